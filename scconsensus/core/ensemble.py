@@ -1,0 +1,457 @@
+"""Clustering ensembles: many partitions of item- and feature-subsamples.
+
+Each partition draws its own subsample, method and ``k`` from a child of one
+:class:`numpy.random.SeedSequence`, so the ensemble is the same for any ``n_jobs``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+from joblib import Parallel, delayed
+from tqdm.auto import tqdm
+
+from .._validation import (
+    RandomState,
+    check_choice,
+    check_dense_memory,
+    check_fraction,
+    check_matrix,
+    seed_sequence,
+)
+
+__all__ = ["METHODS", "Ensemble", "generate_ensemble"]
+
+LINKAGES = ("single", "average", "complete", "ward", "centroid")
+DISTANCES = ("euclidean", "pearson", "spearman", "cosine")
+METHODS = (
+    "kmeans",
+    "kmeans_split",
+    "hc",
+    *(f"hc_{link}" for link in LINKAGES),
+    "pam",
+    "spectral",
+    "leiden",
+)
+# Lloyd's k-means above this many sampled items is replaced by mini-batch k-means.
+MINIBATCH_ABOVE = 50_000
+
+
+@dataclass
+class Ensemble:
+    """An ensemble of partitions.
+
+    Attributes
+    ----------
+    labels
+        ``(n_items, n_partitions)`` int32 labels ``0..k_l-1``; ``-1`` for items a
+        partition did not sample (unless they were predicted).
+    partitions
+        One row per partition: method, requested ``k``, clusters found, items
+        sampled, and the method's parameters.
+    params
+        The parameters the ensemble was generated with.
+    """
+
+    labels: np.ndarray
+    partitions: pd.DataFrame
+    params: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def n_partitions(self) -> int:
+        return self.labels.shape[1]
+
+
+@dataclass(frozen=True)
+class _Spec:
+    method: str
+    k: int | None
+    seed: np.random.SeedSequence
+
+
+def _k_choices(k: int | tuple[int, int] | Sequence[int], n_items: int) -> tuple[str, list[int]]:
+    """``("range", [lo, hi])`` or ``("list", values)``, each value checked against ``n_items``."""
+    if isinstance(k, bool):
+        raise ValueError(f"k must be an int, a (lo, hi) tuple or a list of ints, got {k!r}.")
+    if isinstance(k, int | np.integer):
+        values, kind = [int(k)], "list"
+    elif isinstance(k, tuple):
+        if len(k) != 2:
+            raise ValueError(f"k as a tuple is an inclusive (lo, hi) range, got {k!r}.")
+        values, kind = [int(k[0]), int(k[1])], "range"
+        if values[0] > values[1]:
+            raise ValueError(f"k range {k!r} has lo > hi.")
+    else:
+        values, kind = [int(v) for v in k], "list"
+        if not values:
+            raise ValueError("k is an empty list.")
+    for v in values:
+        if v < 2:
+            raise ValueError(f"k={v} is too small: every partition needs at least 2 clusters.")
+        if v >= n_items:
+            raise ValueError(
+                f"k={v} is too large for {n_items} sampled items per partition; "
+                f"use k < {n_items} (or a larger subsample)."
+            )
+    return kind, values
+
+
+def _plan(
+    n_partitions: int,
+    methods: Sequence[str],
+    k: Any,
+    n_sub: int,
+    random_state: RandomState,
+) -> list[_Spec]:
+    """Method, ``k`` and seed of every partition, fixed before any work is scheduled."""
+    if all(m == "leiden" for m in methods):
+        kind, values = "list", [0]  # Leiden's resolution, not k, sets the number of clusters
+    else:
+        kind, values = _k_choices(k, n_sub)
+    root = seed_sequence(random_state)
+    children = root.spawn(n_partitions)
+    k_rng = np.random.default_rng(root.spawn(1)[0])
+    split_lo = max(2, int(np.ceil(np.sqrt(n_sub) / 2)))
+    split_hi = max(split_lo, min(int(np.floor(np.sqrt(n_sub))), n_sub - 1))
+    specs = []
+    n_methods = len(methods)
+    for i, seed in enumerate(children):
+        method = methods[i % n_methods]
+        if method == "kmeans_split":
+            ki = int(k_rng.integers(split_lo, split_hi + 1))
+        elif method == "leiden":
+            ki = None
+        elif kind == "range":
+            ki = int(k_rng.integers(values[0], values[1] + 1))
+        else:
+            ki = values[(i // n_methods) % len(values)]
+        specs.append(_Spec(method, ki, seed))
+    return specs
+
+
+def _distance_input(X: np.ndarray, distance: str) -> tuple[np.ndarray, str]:
+    """Rows transformed so that a scipy metric gives the requested distance."""
+    if distance == "pearson":
+        return X, "correlation"
+    if distance == "spearman":
+        from scipy.stats import rankdata
+
+        return rankdata(X, axis=1), "correlation"
+    return X, distance
+
+
+def _hc(X: np.ndarray, k: int, linkage: str, distance: str) -> np.ndarray:
+    from scipy.cluster.hierarchy import fcluster
+    from scipy.cluster.hierarchy import linkage as scipy_linkage
+    from scipy.spatial.distance import pdist
+
+    if linkage in ("ward", "centroid") and distance == "euclidean":
+        # scipy's ward/centroid on observations use the O(n) memory path
+        tree = scipy_linkage(X, method=linkage, metric="euclidean")
+    else:
+        Xd, metric = _distance_input(X, distance)
+        d = pdist(Xd, metric=metric)
+        # constant rows give NaN correlation distances: treat them as maximally distant
+        np.nan_to_num(d, copy=False, nan=2.0 if metric == "correlation" else np.nanmax(d))
+        tree = scipy_linkage(d, method=linkage)
+    return fcluster(tree, t=k, criterion="maxclust") - 1
+
+
+def _kmeans(X: np.ndarray, k: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    from sklearn.cluster import KMeans, MiniBatchKMeans
+
+    if X.shape[0] > MINIBATCH_ABOVE:
+        model = MiniBatchKMeans(
+            n_clusters=k, n_init=1, random_state=seed, batch_size=4096, max_no_improvement=10
+        )
+    else:
+        model = KMeans(n_clusters=k, n_init=1, random_state=seed)
+    labels = model.fit_predict(X)
+    return labels, model.cluster_centers_
+
+
+def _pam(X: np.ndarray, k: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    import kmedoids
+    from sklearn.metrics import pairwise_distances
+
+    check_dense_memory(X.shape[0], itemsize=8, what="PAM (k-medoids) distance matrix")
+    d = pairwise_distances(X)
+    result = kmedoids.fasterpam(d, k, random_state=seed, n_cpu=1)
+    medoids = np.asarray(result.medoids)
+    return np.asarray(result.labels, dtype=np.int64), X[medoids]
+
+
+def _spectral(X: np.ndarray, k: int, seed: int, n_neighbors: int) -> np.ndarray:
+    from sklearn.cluster import SpectralClustering
+
+    model = SpectralClustering(
+        n_clusters=k,
+        affinity="nearest_neighbors",
+        n_neighbors=min(n_neighbors, X.shape[0] - 1),
+        random_state=seed,
+        assign_labels="cluster_qr",
+    )
+    return model.fit_predict(X)
+
+
+def _leiden(
+    X: np.ndarray, resolution: float, seed: int, n_neighbors: int, graph: sp.csr_matrix | None
+) -> np.ndarray:
+    import igraph as ig
+    import leidenalg
+
+    if graph is None:
+        from .coassociation import knn_indices
+
+        k = min(n_neighbors, X.shape[0] - 1)
+        nn = knn_indices(X, k, random_state=seed)
+        rows = np.repeat(np.arange(X.shape[0]), k)
+        graph = sp.csr_matrix((np.ones(rows.size), (rows, nn.ravel())), shape=(X.shape[0],) * 2)
+    sym = sp.triu(graph + graph.T, k=1).tocoo()
+    g = ig.Graph(n=graph.shape[0], edges=np.column_stack([sym.row, sym.col]), directed=False)
+    part = leidenalg.find_partition(
+        g,
+        leidenalg.RBConfigurationVertexPartition,
+        weights=sym.data.astype(float),
+        resolution_parameter=resolution,
+        seed=seed % (2**31),
+        n_iterations=-1,
+    )
+    return np.asarray(part.membership, dtype=np.int64)
+
+
+def _relabel(labels: np.ndarray) -> np.ndarray:
+    """Labels renumbered 0..k-1 (empty clusters removed)."""
+    _, inverse = np.unique(labels, return_inverse=True)
+    return inverse.astype(np.int32)
+
+
+def _predict(
+    X_all: np.ndarray, X_fit: np.ndarray, fit_labels: np.ndarray, missing: np.ndarray, how: str
+) -> np.ndarray:
+    """Labels of unsampled items from the partition's own predictor."""
+    if how == "centroid":
+        k = int(fit_labels.max()) + 1
+        centroids = np.vstack([X_fit[fit_labels == c].mean(axis=0) for c in range(k)])
+        from sklearn.metrics import pairwise_distances_argmin
+
+        return pairwise_distances_argmin(X_all[missing], centroids)
+    from sklearn.neighbors import KNeighborsClassifier
+
+    model = KNeighborsClassifier(n_neighbors=1).fit(X_fit, fit_labels)
+    return model.predict(X_all[missing])
+
+
+_PREDICTOR = {"kmeans": "centroid", "kmeans_split": "centroid", "pam": "centroid"}
+
+
+def _run_partition(
+    X: np.ndarray | sp.csr_matrix,
+    spec: _Spec,
+    n_sub: int,
+    n_feat: int,
+    linkage: str,
+    distance: str,
+    resolution: tuple[float, float],
+    n_neighbors: int,
+    predict_unsampled: bool | str,
+    graph: sp.csr_matrix | None,
+) -> tuple[np.ndarray, dict[str, Any]]:
+    rng = np.random.default_rng(spec.seed)
+    n, p = X.shape
+    items = np.sort(rng.choice(n, size=n_sub, replace=False)) if n_sub < n else np.arange(n)
+    feats = np.sort(rng.choice(p, size=n_feat, replace=False)) if n_feat < p else None
+    seed = int(rng.integers(2**31 - 1))
+    X_sub = X[items] if feats is None else X[items][:, feats]
+    if sp.issparse(X_sub):
+        X_sub = X_sub.toarray()
+    method = spec.method
+    info: dict[str, Any] = {"method": method, "k": spec.k or 0, "linkage": "", "distance": ""}
+    info["resolution"] = np.nan
+    if method in ("kmeans", "kmeans_split"):
+        fit, _ = _kmeans(X_sub, spec.k, seed)
+    elif method.startswith("hc"):
+        link = method[3:] or linkage
+        fit = _hc(X_sub, spec.k, link, distance)
+        info.update(linkage=link, distance=distance)
+    elif method == "pam":
+        fit, _ = _pam(X_sub, spec.k, seed)
+    elif method == "spectral":
+        fit = _spectral(X_sub, spec.k, seed, n_neighbors)
+    else:  # leiden
+        res = float(rng.uniform(*resolution))
+        sub_graph = graph[items][:, items] if graph is not None and feats is None else None
+        fit = _leiden(X_sub, res, seed, n_neighbors, sub_graph)
+        info["resolution"] = res
+    fit = _relabel(fit)
+    out = np.full(n, -1, dtype=np.int32)
+    out[items] = fit
+    if predict_unsampled and n_sub < n:
+        how = predict_unsampled if isinstance(predict_unsampled, str) else None
+        how = how or _PREDICTOR.get(method, "neighbor")
+        missing = np.ones(n, dtype=bool)
+        missing[items] = False
+        X_all = X if feats is None else X[:, feats]
+        if sp.issparse(X_all):
+            X_all = X_all.toarray()
+        out[missing] = _predict(X_all, X_sub, fit, missing, how)
+    info["n_clusters"] = int(fit.max()) + 1
+    info["n_sampled"] = int(n_sub)
+    return out, info
+
+
+def generate_ensemble(
+    X: np.ndarray | sp.spmatrix,
+    n_partitions: int = 100,
+    methods: str | Sequence[str] = ("kmeans",),
+    k: int | tuple[int, int] | Sequence[int] = (2, 20),
+    *,
+    subsample: float = 0.8,
+    feature_subsample: float = 1.0,
+    predict_unsampled: bool | str = False,
+    linkage: str = "average",
+    distance: str = "euclidean",
+    resolution: tuple[float, float] = (0.2, 2.0),
+    n_neighbors: int = 15,
+    random_state: RandomState = 0,
+    n_jobs: int | None = 1,
+    progress: bool | None = None,
+) -> Ensemble:
+    """Build an ensemble of partitions of the rows of ``X``.
+
+    Parameters
+    ----------
+    X
+        ``(n_items, n_features)`` data (dense or sparse).
+    n_partitions
+        Number of partitions ``R``.
+    methods
+        One method or a list cycled over the partitions ("ensemble type 2" when
+        mixed): ``"kmeans"``; ``"kmeans_split"`` (random ``k`` in
+        ``[√n/2, √n]``, the papers' "ensemble type 1"); ``"hc"`` (``linkage`` and
+        ``distance`` below) or ``"hc_<linkage>"``; ``"pam"`` (k-medoids,
+        FasterPAM); ``"spectral"`` (kNN affinity); ``"leiden"`` (kNN graph of the
+        subsample, resolution drawn from ``resolution``; ``k`` unused).
+    k
+        Clusters per partition: an int; a ``(lo, hi)`` tuple, drawn uniformly
+        (inclusive) per partition; or a list, cycled.
+    subsample
+        Fraction of items sampled without replacement per partition
+        (ConsensusClusterPlus's ``pItem``).
+    feature_subsample
+        Fraction of features per partition (``pFeature``).
+    predict_unsampled
+        Assign unsampled items with the partition's own predictor instead of
+        labelling them ``-1``: ``True`` (nearest centroid for k-means/PAM,
+        nearest neighbour otherwise), ``"centroid"`` or ``"neighbor"``.
+    linkage, distance
+        For ``"hc"``: linkage in single/average/complete/ward/centroid and
+        distance in euclidean/pearson/spearman/cosine (pearson and spearman are
+        ``1 - r`` between items, as in ConsensusClusterPlus).
+    resolution
+        Range of Leiden resolutions.
+    n_neighbors
+        kNN graph size for Leiden and spectral clustering.
+    random_state
+        Seed; every partition gets its own child stream, so results do not
+        depend on ``n_jobs``.
+    n_jobs
+        Parallel workers (joblib; run inside ``joblib.parallel_config(backend="dask")``
+        to use a Dask cluster).
+    progress
+        Show a progress bar (default: when there are 20 or more partitions).
+
+    Returns
+    -------
+    :class:`Ensemble`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scconsensus.core.ensemble import generate_ensemble
+    >>> X = np.random.default_rng(0).normal(size=(60, 3))
+    >>> ens = generate_ensemble(X, n_partitions=5, k=3, progress=False)
+    >>> ens.labels.shape
+    (60, 5)
+    """
+    X = check_matrix(X)
+    n, p = X.shape
+    if isinstance(n_partitions, bool) or int(n_partitions) != n_partitions or n_partitions < 1:
+        raise ValueError(f"n_partitions must be a positive integer, got {n_partitions!r}.")
+    n_partitions = int(n_partitions)
+    methods = [methods] if isinstance(methods, str) else list(methods)
+    if not methods:
+        raise ValueError("methods is empty; give at least one clustering method.")
+    for m in methods:
+        check_choice(m, METHODS, "method")
+    check_choice(linkage, LINKAGES, "linkage")
+    check_choice(distance, DISTANCES, "distance")
+    subsample = check_fraction(subsample, "subsample")
+    feature_subsample = check_fraction(feature_subsample, "feature_subsample")
+    if predict_unsampled not in (True, False, "centroid", "neighbor"):
+        raise ValueError(
+            "predict_unsampled must be True, False, 'centroid' or 'neighbor', "
+            f"got {predict_unsampled!r}."
+        )
+    lo, hi = (float(r) for r in resolution)
+    if not (0 < lo <= hi):
+        raise ValueError(
+            f"resolution must be a (lo, hi) range with 0 < lo <= hi, got {resolution}."
+        )
+    n_sub = max(2, int(round(subsample * n)))
+    n_feat = max(1, int(round(feature_subsample * p)))
+    specs = _plan(n_partitions, methods, k, n_sub, random_state)
+    for m in set(methods):
+        if m.startswith("hc") and not (m in ("hc_ward", "hc_centroid") and distance == "euclidean"):
+            check_dense_memory(n_sub, itemsize=4, what=f"Hierarchical clustering ({m})")
+
+    graph = None
+    if "leiden" in methods and feature_subsample == 1.0:
+        graph = _knn_graph(X, n_neighbors, random_state)
+
+    show = progress if progress is not None else n_partitions >= 20
+    run = delayed(_run_partition)
+    args = (n_sub, n_feat, linkage, distance, (lo, hi), int(n_neighbors), predict_unsampled, graph)
+    tasks = (run(X, spec, *args) for spec in specs)
+    results = Parallel(n_jobs=n_jobs, return_as="generator")(tasks)
+    labels = np.empty((n, n_partitions), dtype=np.int32)
+    infos = []
+    for i, (col, info) in enumerate(
+        tqdm(results, total=n_partitions, disable=not show, desc="ensemble", unit="partition")
+    ):
+        labels[:, i] = col
+        infos.append(info)
+    partitions = pd.DataFrame(infos)
+    params = {
+        "n_partitions": n_partitions,
+        "methods": list(methods),
+        "k": list(k) if isinstance(k, tuple | list) else int(k),
+        "k_kind": "range" if isinstance(k, tuple) else "list",
+        "subsample": subsample,
+        "feature_subsample": feature_subsample,
+        "predict_unsampled": str(predict_unsampled),
+        "linkage": linkage,
+        "distance": distance,
+        "resolution": [lo, hi],
+        "n_neighbors": int(n_neighbors),
+        "random_state": random_state if isinstance(random_state, int) else str(random_state),
+    }
+    return Ensemble(labels=labels, partitions=partitions, params=params)
+
+
+def _knn_graph(X: np.ndarray | sp.csr_matrix, n_neighbors: int, random_state: RandomState):
+    """One kNN graph of all items, shared by every Leiden partition (restricted per subsample)."""
+    from .coassociation import knn_indices
+
+    dense = X.toarray() if sp.issparse(X) else X
+    n = dense.shape[0]
+    k = min(n_neighbors, n - 1)
+    seed = int(np.random.default_rng(seed_sequence(random_state).spawn(2)[1]).integers(2**31))
+    nn = knn_indices(dense, k, random_state=seed)
+    rows = np.repeat(np.arange(n), k)
+    return sp.csr_matrix((np.ones(rows.size), (rows, nn.ravel())), shape=(n, n))

@@ -1,0 +1,3 @@
+"""Plotting: Scanpy-style figures of ensembles and consensus results."""
+
+__all__: list[str] = []

@@ -1,0 +1,142 @@
+"""Reading inputs from and writing results to AnnData, shared by every ``tl`` wrapper.
+
+One layout for every consensus method (ours and ConsensusClusterPlus):
+
+- ``.obs[key]``: categorical hard labels ``"0" .. "k-1"``
+- ``.obsm[f"{key}_membership"]``: ``(n_obs, k)`` soft memberships, rows sum to 1
+- ``.obs[f"{key}_confidence"]``: largest membership per item
+- ``.obs[f"{key}_entropy"]``: entropy (nats) of the membership per item
+- ``.uns[key]``: ``{"params": {...}, ...method figures}``
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from anndata import AnnData
+
+from .._validation import check_labels, check_matrix
+from ..core._membership import confidence, entropy, hard_labels, normalize_rows
+
+#: Above this many features, ``use_rep=None`` refuses ``.X`` without a representation.
+MAX_FEATURES_WITHOUT_REP = 5_000
+
+
+def get_rep(adata: AnnData, use_rep: str | None = None, *, layer: str | None = None):
+    """The matrix to cluster: ``.obsm[use_rep]``, a layer, ``X_pca`` when present, else ``X``.
+
+    Raises
+    ------
+    ValueError
+        If ``use_rep`` is missing, or ``X`` is too wide to use without a
+        reduced representation, or the matrix holds NaN/inf.
+    """
+    if not isinstance(adata, AnnData):
+        raise ValueError(f"Expected an AnnData object, got {type(adata).__name__}.")
+    if layer is not None:
+        if use_rep is not None:
+            raise ValueError("Pass either use_rep or layer, not both.")
+        if layer not in adata.layers:
+            raise ValueError(
+                f"layer={layer!r} is not in adata.layers (available: {list(adata.layers)})."
+            )
+        return check_matrix(adata.layers[layer], f"adata.layers[{layer!r}]")
+    if use_rep is None:
+        if "X_pca" in adata.obsm:
+            return check_matrix(adata.obsm["X_pca"], "adata.obsm['X_pca']")
+        if adata.n_vars > MAX_FEATURES_WITHOUT_REP:
+            raise ValueError(
+                f"adata has {adata.n_vars} features and no 'X_pca'. Run sc.pp.pca(adata) "
+                "first, or pass use_rep='X' to cluster on all features."
+            )
+        use_rep = "X"
+    if use_rep == "X":
+        if adata.X is None:
+            raise ValueError("adata.X is empty; pass use_rep naming an .obsm entry.")
+        return check_matrix(adata.X, "adata.X")
+    if use_rep not in adata.obsm:
+        raise ValueError(
+            f"use_rep={use_rep!r} is not in adata.obsm (available: {list(adata.obsm)}). "
+            "Compute it first (e.g. sc.pp.pca) or pass use_rep='X'."
+        )
+    rep = adata.obsm[use_rep]
+    if isinstance(rep, pd.DataFrame):
+        rep = rep.to_numpy()
+    return check_matrix(rep, f"adata.obsm[{use_rep!r}]")
+
+
+def get_ensemble(adata: AnnData, ensemble_key: str = "scc_ensemble") -> np.ndarray:
+    """The ``(n_obs, n_partitions)`` int32 label matrix written by :func:`scconsensus.tl.ensemble`."""
+    if not isinstance(adata, AnnData):
+        raise ValueError(f"Expected an AnnData object, got {type(adata).__name__}.")
+    if ensemble_key not in adata.obsm:
+        raise ValueError(
+            f"No ensemble at adata.obsm[{ensemble_key!r}]. Run scconsensus.tl.ensemble(adata) "
+            "first, or pass ensemble_key naming an existing ensemble."
+        )
+    return check_labels(adata.obsm[ensemble_key], f"adata.obsm[{ensemble_key!r}]")
+
+
+def sanitize_uns(value: Any) -> Any:
+    """Make a value writable to ``.h5ad`` (str keys, no None, no tuples, no lists of dicts)."""
+    if isinstance(value, Mapping):
+        return {str(k): sanitize_uns(v) for k, v in value.items()}
+    if value is None:
+        return "None"
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, tuple | list):
+        items = [sanitize_uns(v) for v in value]
+        if all(isinstance(v, str) for v in items):
+            return np.asarray(items, dtype=object) if items else np.array([], dtype=float)
+        if all(isinstance(v, bool | int | float) for v in items):
+            return np.asarray(items)
+        return {str(i): v for i, v in enumerate(items)}
+    return value
+
+
+def store_consensus(
+    adata: AnnData,
+    key_added: str,
+    membership: np.ndarray,
+    *,
+    params: Mapping[str, Any],
+    labels: np.ndarray | None = None,
+    uns: Mapping[str, Any] | None = None,
+) -> None:
+    """Write a consensus result in the shared layout (see module docstring).
+
+    Parameters
+    ----------
+    adata
+        Written in place.
+    key_added
+        Prefix of every key written.
+    membership
+        ``(n_obs, k)`` soft memberships; rows are renormalised to sum to one.
+    params
+        The call's parameters, stored under ``.uns[key_added]["params"]``.
+    labels
+        Hard labels ``0..k-1``; the argmax of ``membership`` when omitted.
+    uns
+        Further method figures for ``.uns[key_added]``.
+    """
+    membership = normalize_rows(membership)
+    if membership.shape[0] != adata.n_obs:
+        raise ValueError(
+            f"membership has {membership.shape[0]} rows but adata has {adata.n_obs} items."
+        )
+    k = membership.shape[1]
+    labels = hard_labels(membership) if labels is None else np.asarray(labels, dtype=np.int64)
+    categories = [str(i) for i in range(k)]
+    adata.obs[key_added] = pd.Categorical.from_codes(labels, categories=categories)
+    adata.obsm[f"{key_added}_membership"] = membership
+    adata.obs[f"{key_added}_confidence"] = confidence(membership)
+    adata.obs[f"{key_added}_entropy"] = entropy(membership)
+    record = {"params": dict(params)}
+    if uns:
+        record.update(uns)
+    adata.uns[key_added] = sanitize_uns(record)

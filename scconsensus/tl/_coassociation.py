@@ -1,0 +1,137 @@
+"""``tl.coassociation``: store the ensemble's co-association counts in ``.obsp``."""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from anndata import AnnData
+from scanpy import logging as logg
+
+from .._settings import settings
+from .._validation import RandomState, check_choice
+from ..core.coassociation import coassociation as _coassociation
+from ..core.coassociation import sample_pairs
+from ._anndata import get_ensemble, get_rep, sanitize_uns
+
+
+def resolve_mode(mode: str, n_items: int) -> str:
+    """``"dense"`` or ``"sparse"`` for ``mode="auto"`` by size (``settings.dense_auto_max_items``)."""
+    check_choice(mode, ("auto", "dense", "sparse"), "mode")
+    if mode == "auto":
+        mode = "dense" if n_items <= settings.dense_auto_max_items else "sparse"
+        logg.info(f"    mode='auto' chose the {mode} route for {n_items} items")
+    return mode
+
+
+def ensemble_coassociation(
+    adata: AnnData,
+    ensemble_key: str = "scc_ensemble",
+    *,
+    mode: str = "auto",
+    use_rep: str | None = None,
+    n_neighbors: int = 10,
+    n_random: int = 30,
+    random_state: RandomState = 0,
+):
+    """Co-association ``(C, N)`` of the ensemble at ``.obsm[ensemble_key]``, computed on demand.
+
+    Sparse mode samples pairs from the kNN graph of the representation (when
+    one is available) plus random pairs.
+    """
+    labels = get_ensemble(adata, ensemble_key)
+    mode = resolve_mode(mode, labels.shape[0])
+    if mode == "dense":
+        return _coassociation(labels, "dense")
+    try:
+        X = get_rep(adata, use_rep)
+    except ValueError:
+        if use_rep is not None:
+            raise
+        X = None
+    if X is not None and sp.issparse(X):
+        X = None  # kNN on a wide sparse X is not worth it; random pairs only
+    pairs = sample_pairs(
+        labels.shape[0], X, n_neighbors=n_neighbors, n_random=n_random, random_state=random_state
+    )
+    return _coassociation(labels, "sparse", pairs=pairs)
+
+
+def coassociation(
+    adata: AnnData,
+    ensemble_key: str = "scc_ensemble",
+    *,
+    mode: str = "auto",
+    use_rep: str | None = None,
+    n_neighbors: int = 10,
+    n_random: int = 30,
+    random_state: RandomState = 0,
+    key_added: str = "scc_coassoc",
+    copy: bool = False,
+) -> AnnData | None:
+    """Count how often items are clustered together across the ensemble.
+
+    Parameters
+    ----------
+    adata
+        With an ensemble from :func:`scconsensus.tl.ensemble`.
+    ensemble_key
+        ``.obsm`` key of the ensemble labels.
+    mode
+        ``"dense"`` (all pairs), ``"sparse"`` (kNN + random pairs), or ``"auto"``
+        (dense up to ``scconsensus.settings.dense_auto_max_items`` items).
+    use_rep
+        Representation for the kNN pairs of sparse mode (default ``X_pca`` or ``X``).
+    n_neighbors, n_random
+        kNN and random partners per item in sparse mode.
+    random_state
+        Seed for the random pairs.
+    key_added
+        ``.obsp[f"{key_added}_c"]`` (co-clustered counts), ``.obsp[f"{key_added}_n"]``
+        (co-sampled counts) and ``.uns[key_added]``.
+    copy
+        Return a modified copy instead of writing in place.
+
+    Returns
+    -------
+    ``None`` or a copy. In sparse mode both matrices share one sparsity pattern
+    (zeros of ``C`` kept explicitly): the sampled pairs with ``N > 0``.
+
+    Examples
+    --------
+    >>> import scconsensus as scc
+    >>> adata = scc.datasets.iris()
+    >>> scc.tl.ensemble(adata, n_partitions=10, k=3)
+    >>> scc.tl.coassociation(adata)
+    >>> adata.obsp["scc_coassoc_c"].shape
+    (150, 150)
+    """
+    labels = get_ensemble(adata, ensemble_key)
+    mode = resolve_mode(mode, labels.shape[0])
+    C, N = ensemble_coassociation(
+        adata,
+        ensemble_key,
+        mode=mode,
+        use_rep=use_rep,
+        n_neighbors=n_neighbors,
+        n_random=n_random,
+        random_state=random_state,
+    )
+    adata = adata.copy() if copy else adata
+    adata.obsp[f"{key_added}_c"] = C
+    adata.obsp[f"{key_added}_n"] = N
+    n_pairs = int(np.count_nonzero(np.triu(N, 1))) if mode == "dense" else N.nnz // 2
+    adata.uns[key_added] = sanitize_uns(
+        {
+            "params": {
+                "ensemble_key": ensemble_key,
+                "mode": mode,
+                "use_rep": use_rep,
+                "n_neighbors": n_neighbors,
+                "n_random": n_random,
+                "random_state": random_state,
+            },
+            "n_pairs": n_pairs,
+            "n_partitions": labels.shape[1],
+        }
+    )
+    return adata if copy else None

@@ -1,0 +1,123 @@
+"""``tl.ensemble``: build a clustering ensemble on an AnnData."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from anndata import AnnData
+from scanpy import logging as logg
+
+from .._validation import RandomState
+from ..core.ensemble import generate_ensemble
+from ._anndata import get_rep, sanitize_uns
+
+
+def ensemble(
+    adata: AnnData,
+    n_partitions: int = 100,
+    methods: str | Sequence[str] = ("kmeans",),
+    *,
+    k: int | tuple[int, int] | Sequence[int] = (2, 20),
+    subsample: float = 0.8,
+    feature_subsample: float = 1.0,
+    predict_unsampled: bool | str = False,
+    linkage: str = "average",
+    distance: str = "euclidean",
+    resolution: tuple[float, float] = (0.2, 2.0),
+    n_neighbors: int = 15,
+    use_rep: str | None = None,
+    layer: str | None = None,
+    random_state: RandomState = 0,
+    n_jobs: int | None = 1,
+    key_added: str = "scc_ensemble",
+    copy: bool = False,
+) -> AnnData | None:
+    """Cluster many item/feature subsamples of ``adata`` into an ensemble of partitions.
+
+    Parameters
+    ----------
+    adata
+        Items (cells or samples) in rows.
+    n_partitions
+        Number of partitions.
+    methods
+        ``"kmeans"``, ``"kmeans_split"``, ``"hc"`` / ``"hc_single"`` /
+        ``"hc_average"`` / ``"hc_complete"`` / ``"hc_ward"`` / ``"hc_centroid"``,
+        ``"pam"``, ``"spectral"``, ``"leiden"``, or a list of them cycled over the
+        partitions. See :func:`scconsensus.core.ensemble.generate_ensemble`.
+    k
+        Clusters per partition: int, inclusive ``(lo, hi)`` range drawn per
+        partition, or a list cycled over partitions.
+    subsample
+        Fraction of items per partition (ConsensusClusterPlus's ``pItem``).
+    feature_subsample
+        Fraction of features per partition (``pFeature``).
+    predict_unsampled
+        Label the items a partition left out with its own predictor instead of ``-1``.
+    linkage, distance
+        Hierarchical clustering settings (``distance="pearson"`` with
+        ``linkage="average"`` is ConsensusClusterPlus's default protocol).
+    resolution
+        Range of Leiden resolutions drawn per partition.
+    n_neighbors
+        kNN graph size for Leiden and spectral.
+    use_rep
+        ``.obsm`` key or ``"X"``; default ``"X_pca"`` when present, else ``X``.
+    layer
+        Cluster ``adata.layers[layer]`` instead.
+    random_state
+        Seed; the same seed gives the same ensemble for any ``n_jobs``.
+    n_jobs
+        Parallel workers.
+    key_added
+        Results go to ``.obsm[key_added]`` and ``.uns[key_added]``.
+    copy
+        Return a modified copy instead of writing in place.
+
+    Returns
+    -------
+    ``None`` or a copy, with
+
+    ``.obsm[key_added]``
+        ``(n_obs, n_partitions)`` int32 labels, ``-1`` for unsampled items.
+    ``.uns[key_added]``
+        ``{"params": {...}, "partitions": DataFrame}``: method, ``k``,
+        clusters found and parameters of every partition.
+
+    Examples
+    --------
+    >>> import scconsensus as scc
+    >>> adata = scc.datasets.iris()
+    >>> scc.tl.ensemble(adata, n_partitions=10, methods=["kmeans", "hc"], k=(2, 5))
+    >>> adata.obsm["scc_ensemble"].shape
+    (150, 10)
+    """
+    X = get_rep(adata, use_rep, layer=layer)
+    start = logg.info(f"building an ensemble of {n_partitions} partitions")
+    result = generate_ensemble(
+        X,
+        n_partitions,
+        methods,
+        k,
+        subsample=subsample,
+        feature_subsample=feature_subsample,
+        predict_unsampled=predict_unsampled,
+        linkage=linkage,
+        distance=distance,
+        resolution=resolution,
+        n_neighbors=n_neighbors,
+        random_state=random_state,
+        n_jobs=n_jobs,
+    )
+    adata = adata.copy() if copy else adata
+    params = dict(result.params, use_rep=use_rep, layer=layer)
+    adata.obsm[key_added] = result.labels
+    partitions = result.partitions.copy()
+    partitions.index = partitions.index.astype(str)
+    adata.uns[key_added] = {"params": sanitize_uns(params), "partitions": partitions}
+    logg.info(
+        "    finished",
+        time=start,
+        deep=f"added\n    .obsm[{key_added!r}], ensemble labels\n    .uns[{key_added!r}]",
+    )
+    return adata if copy else None
