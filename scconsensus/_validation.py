@@ -49,7 +49,7 @@ def check_matrix(X: Any, name: str = "X", *, min_items: int = 2) -> np.ndarray |
 
 
 def check_labels(labels: Any, name: str = "labels") -> np.ndarray:
-    """Return an ensemble label matrix as C-contiguous int32 (items x partitions), -1 = unsampled."""
+    """An ensemble label matrix as C-contiguous int32 (items x partitions), -1 = unsampled."""
     labels = np.asarray(labels)
     if labels.ndim == 1:
         labels = labels[:, None]

@@ -403,8 +403,8 @@ def generate_ensemble(
         raise ValueError(
             f"resolution must be a (lo, hi) range with 0 < lo <= hi, got {resolution}."
         )
-    n_sub = max(2, int(round(subsample * n)))
-    n_feat = max(1, int(round(feature_subsample * p)))
+    n_sub = max(2, round(subsample * n))
+    n_feat = max(1, round(feature_subsample * p))
     specs = _plan(n_partitions, methods, k, n_sub, random_state)
     for m in set(methods):
         if m.startswith("hc") and not (m in ("hc_ward", "hc_centroid") and distance == "euclidean"):

@@ -1,4 +1,4 @@
-"""Tools: AnnData wrappers in Scanpy's style (results in ``.obs``, ``.obsm``, ``.obsp``, ``.uns``)."""
+"""Tools: AnnData wrappers in Scanpy's style (results in ``.obs/.obsm/.obsp/.uns``)."""
 
 from ._coassociation import coassociation
 from ._ensemble import ensemble

@@ -69,7 +69,7 @@ def get_rep(adata: AnnData, use_rep: str | None = None, *, layer: str | None = N
 
 
 def get_ensemble(adata: AnnData, ensemble_key: str = "scc_ensemble") -> np.ndarray:
-    """The ``(n_obs, n_partitions)`` int32 label matrix written by :func:`scconsensus.tl.ensemble`."""
+    """The ``(n_obs, n_partitions)`` int32 labels written by :func:`scconsensus.tl.ensemble`."""
     if not isinstance(adata, AnnData):
         raise ValueError(f"Expected an AnnData object, got {type(adata).__name__}.")
     if ensemble_key not in adata.obsm:

@@ -15,7 +15,7 @@ from ._anndata import get_ensemble, get_rep, sanitize_uns
 
 
 def resolve_mode(mode: str, n_items: int) -> str:
-    """``"dense"`` or ``"sparse"`` for ``mode="auto"`` by size (``settings.dense_auto_max_items``)."""
+    """``"dense"`` or ``"sparse"``: ``mode="auto"`` decides by ``settings.dense_auto_max_items``."""
     check_choice(mode, ("auto", "dense", "sparse"), "mode")
     if mode == "auto":
         mode = "dense" if n_items <= settings.dense_auto_max_items else "sparse"
