@@ -156,8 +156,8 @@ def coassociation(
 
 def _on_pattern(values: sp.csr_matrix, pattern: sp.csr_matrix) -> sp.csr_matrix:
     """``values`` read on the sparsity pattern of ``pattern`` (zeros kept explicitly)."""
-    rows, cols = pattern.nonzero()
-    data = np.asarray(values[rows, cols]).ravel()
+    rows = np.repeat(np.arange(pattern.shape[0]), np.diff(pattern.indptr))
+    data = np.asarray(values[rows, pattern.indices]).ravel() if rows.size else np.zeros(0)
     return sp.csr_matrix((data, pattern.indices.copy(), pattern.indptr.copy()), shape=pattern.shape)
 
 
@@ -169,15 +169,18 @@ def pairs_from_sparse(
     ``c`` is read on the pattern of ``N``, so pairs co-sampled but never co-clustered
     keep ``c = 0`` even if ``C`` lost its explicit zeros.
     """
-    N = sp.triu(sp.csr_matrix(N), k=1).tocoo()
+    N = sp.csr_matrix(N)
     C = sp.csr_matrix(C)
     if C.shape != N.shape:
         raise ValueError(f"C and N shapes differ: {C.shape} vs {N.shape}.")
-    keep = N.data > 0
-    rows = N.row[keep].astype(np.int64)
-    cols = N.col[keep].astype(np.int64)
-    c = np.asarray(C[rows, cols]).ravel().astype(np.float64)
-    return rows, cols, c, N.data[keep].astype(np.float64)
+    N.sort_indices()
+    C.sort_indices()
+    if not (np.array_equal(C.indptr, N.indptr) and np.array_equal(C.indices, N.indices)):
+        C = _on_pattern(C, N)
+    rows = np.repeat(np.arange(N.shape[0], dtype=np.int64), np.diff(N.indptr))
+    cols = N.indices.astype(np.int64)
+    keep = (cols > rows) & (N.data > 0)
+    return rows[keep], cols[keep], C.data[keep].astype(np.float64), N.data[keep].astype(np.float64)
 
 
 def sample_pairs(

@@ -1,0 +1,225 @@
+"""Command line: ``scconsensus run`` on an ``.h5ad`` or a bundled dataset, ``scconsensus demo``.
+
+Consensus methods plug in by name: ``--method NAME`` calls ``scconsensus.tl.NAME`` with the
+options its signature accepts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import anndata as ad
+import pandas as pd
+
+from . import datasets, tl
+
+#: Consensus methods the CLI knows; each runs if ``scconsensus.tl`` provides it.
+CONSENSUS_METHODS = ("pcc", "pla", "dpp")
+BUNDLED = ("pbmc68k_reduced", "iris", "wine", "breast_cancer", "digits")
+
+
+def available_methods() -> list[str]:
+    """Consensus methods present in this installation."""
+    return [m for m in CONSENSUS_METHODS if hasattr(tl, m)]
+
+
+def _parse_value(text: str) -> Any:
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return {"true": True, "false": False, "none": None}.get(text.lower(), text)
+
+
+def _parse_params(items: list[str]) -> dict[str, Any]:
+    params = {}
+    for item in items:
+        if "=" not in item:
+            raise SystemExit(f"--param expects KEY=VALUE, got {item!r}")
+        key, value = item.split("=", 1)
+        params[key.strip()] = _parse_value(value.strip())
+    return params
+
+
+def _load(source: str) -> ad.AnnData:
+    if source in BUNDLED:
+        return getattr(datasets, source)()
+    path = Path(source)
+    if not path.exists():
+        raise SystemExit(
+            f"Input {source!r} is neither a file nor a bundled dataset ({', '.join(BUNDLED)})."
+        )
+    return ad.read_h5ad(path)
+
+
+def run_method(adata: ad.AnnData, name: str, **options: Any) -> None:
+    """Call ``scconsensus.tl.<name>(adata, ...)`` with the options its signature accepts."""
+    if name not in CONSENSUS_METHODS:
+        raise ValueError(f"Unknown method {name!r}; choose from {list(CONSENSUS_METHODS)}.")
+    if not hasattr(tl, name):
+        raise ValueError(f"Method {name!r} is not available in this installation.")
+    fn = getattr(tl, name)
+    accepted = inspect.signature(fn).parameters
+    fn(adata, **{k: v for k, v in options.items() if k in accepted and v is not None})
+
+
+def _summary(adata: ad.AnnData, keys: list[str], truth: str | None) -> pd.DataFrame:
+    from .metrics import adjusted_rand_index, h_criterion, nmi
+
+    rows = []
+    for key in keys:
+        row = {
+            "method": key,
+            "clusters": int(adata.obs[key].nunique()),
+            "mean_confidence": float(adata.obs[f"{key}_confidence"].mean()),
+        }
+        if truth is not None:
+            row["ARI"] = adjusted_rand_index(adata.obs[truth], adata.obs[key])
+            row["NMI"] = nmi(adata.obs[truth], adata.obs[key])
+            row["H"] = h_criterion(adata.obs[truth], adata.obs[key])
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("method") if rows else pd.DataFrame()
+
+
+def _report(adata: ad.AnnData, outdir: Path, keys: list[str]) -> Path | None:
+    try:
+        from ._report import write_report
+    except ImportError:
+        return None
+    return write_report(adata, outdir, keys)
+
+
+def run(args: argparse.Namespace) -> int:
+    adata = _load(args.input)
+    methods = args.method or available_methods()
+    start = time.perf_counter()
+    if args.ensemble_key not in adata.obsm or args.rebuild_ensemble:
+        k = tuple(int(v) for v in args.k.split(","))
+        tl.ensemble(
+            adata,
+            args.n_partitions,
+            args.ensemble_methods.split(","),
+            k=k if len(k) == 2 else list(k),
+            subsample=args.subsample,
+            use_rep=args.use_rep,
+            random_state=args.random_state,
+            n_jobs=args.n_jobs,
+            key_added=args.ensemble_key,
+        )
+        print(f"ensemble: {args.n_partitions} partitions in {time.perf_counter() - start:.1f} s")
+    extra = _parse_params(args.param)
+    for name in methods:
+        t0 = time.perf_counter()
+        run_method(
+            adata,
+            name,
+            n_clusters=args.n_clusters,
+            random_state=args.random_state,
+            ensemble_key=args.ensemble_key,
+            use_rep=args.use_rep,
+            key_added=name,
+            **extra,
+        )
+        print(f"{name}: {time.perf_counter() - t0:.1f} s")
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    adata.write_h5ad(out)
+    truth = args.truth if args.truth in adata.obs else None
+    table = _summary(adata, methods, truth)
+    if not table.empty:
+        print(table.round(3).to_string())
+    figures = (
+        Path(args.figures) if args.figures else out.with_suffix("").parent / (out.stem + "_figures")
+    )
+    report = _report(adata, figures, methods) if not args.no_figures else None
+    print(f"wrote {out}" + (f" and {report}" if report else ""))
+    return 0
+
+
+def demo(args: argparse.Namespace) -> int:
+    outdir = Path(args.outdir)
+    ns = argparse.Namespace(
+        input="pbmc68k_reduced",
+        method=available_methods(),
+        out=str(outdir / "pbmc68k_reduced_consensus.h5ad"),
+        figures=str(outdir / "figures"),
+        no_figures=False,
+        ensemble_key="scc_ensemble",
+        rebuild_ensemble=True,
+        n_partitions=50,
+        ensemble_methods="kmeans,leiden",
+        k="4,14",
+        subsample=0.8,
+        use_rep="X_pca",
+        random_state=0,
+        n_jobs=1,
+        n_clusters=10,
+        truth="truth",
+        param=[],
+    )
+    print(
+        "scconsensus demo: 700 PBMCs (pbmc68k_reduced), 50 k-means/Leiden partitions on X_pca, "
+        f"consensus by {', '.join(ns.method) or 'no method (none installed)'}"
+    )
+    return run(ns)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="scconsensus", description="Consensus clustering for gene-expression data."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    p_run = sub.add_parser("run", help="build an ensemble and run consensus methods")
+    p_run.add_argument("input", help=f".h5ad file or bundled dataset ({', '.join(BUNDLED)})")
+    p_run.add_argument(
+        "--method",
+        action="append",
+        choices=CONSENSUS_METHODS,
+        help="consensus method (repeatable; default: all available)",
+    )
+    p_run.add_argument("--out", required=True, help="output .h5ad")
+    p_run.add_argument("--figures", help="figure folder (default: next to --out)")
+    p_run.add_argument("--no-figures", action="store_true", help="skip the figure report")
+    p_run.add_argument("--n-partitions", type=int, default=100)
+    p_run.add_argument(
+        "--ensemble-methods", default="kmeans", help="comma-separated, e.g. kmeans,leiden,hc"
+    )
+    p_run.add_argument("--k", default="2,20", help="lo,hi range (two values) or a list")
+    p_run.add_argument("--subsample", type=float, default=0.8)
+    p_run.add_argument("--ensemble-key", default="scc_ensemble")
+    p_run.add_argument(
+        "--rebuild-ensemble", action="store_true", help="rebuild even if INPUT has one"
+    )
+    p_run.add_argument("--use-rep", default=None, help=".obsm key or X (default X_pca, else X)")
+    p_run.add_argument("--n-clusters", type=int, default=10)
+    p_run.add_argument("--random-state", type=int, default=0)
+    p_run.add_argument("--n-jobs", type=int, default=1)
+    p_run.add_argument("--truth", default="truth", help=".obs column to score against")
+    p_run.add_argument(
+        "--param", action="append", default=[], help="extra KEY=VALUE passed to the methods"
+    )
+    p_run.set_defaults(func=run)
+    p_demo = sub.add_parser("demo", help="run everything on the bundled PBMC data")
+    p_demo.add_argument("--outdir", default="scconsensus_demo")
+    p_demo.set_defaults(func=demo)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except (ValueError, MemoryError) as err:
+        print(f"scconsensus: error: {err}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,110 @@
+import numpy as np
+import pytest
+
+from scconsensus.core.ensemble import METHODS, generate_ensemble
+from scconsensus.metrics import adjusted_rand_index
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_every_method_runs(blobs, method):
+    X, y = blobs
+    ens = generate_ensemble(X, 4, method, k=3, subsample=0.9, random_state=0, progress=False)
+    assert ens.labels.shape == (X.shape[0], 4)
+    assert ens.labels.dtype == np.int32
+    assert ((ens.labels >= 0).sum(axis=0) == round(0.9 * X.shape[0])).all()
+    assert (ens.partitions["method"] == method).all()
+    assert (ens.partitions["n_clusters"] >= 1).all()
+    # clusters are labelled 0..k-1 with none empty
+    for col in ens.labels.T:
+        used = np.unique(col[col >= 0])
+        np.testing.assert_array_equal(used, np.arange(used.size))
+    if method in ("kmeans", "hc", "hc_average", "hc_ward", "pam", "spectral"):
+        sampled = ens.labels[:, 0] >= 0
+        assert adjusted_rand_index(y[sampled], ens.labels[sampled, 0]) > 0.9
+
+
+@pytest.mark.parametrize("distance", ["euclidean", "pearson", "spearman", "cosine"])
+def test_hc_distances(blobs, distance):
+    X, _ = blobs
+    ens = generate_ensemble(X + 10, 2, "hc", k=3, distance=distance, progress=False)
+    assert (ens.partitions["distance"] == distance).all()
+    assert ens.labels.max() <= 2
+
+
+def test_deterministic_across_n_jobs(blobs):
+    X, _ = blobs
+    kw = dict(methods=["kmeans", "hc_average", "leiden", "pam"], k=(2, 6), random_state=7)
+    a = generate_ensemble(X, 8, progress=False, n_jobs=1, **kw)
+    b = generate_ensemble(X, 8, progress=False, n_jobs=2, **kw)
+    np.testing.assert_array_equal(a.labels, b.labels)
+    assert a.partitions.equals(b.partitions)
+    c = generate_ensemble(X, 8, progress=False, n_jobs=1, **dict(kw, random_state=8))
+    assert not np.array_equal(a.labels, c.labels)
+
+
+def test_k_range_list_and_split(blobs):
+    X, _ = blobs
+    ens = generate_ensemble(X, 30, "kmeans", k=(2, 5), progress=False)
+    assert set(ens.partitions["k"]) <= {2, 3, 4, 5} and len(set(ens.partitions["k"])) > 1
+    ens = generate_ensemble(X, 6, "kmeans", k=[3, 7], progress=False)
+    assert ens.partitions["k"].tolist() == [3, 7, 3, 7, 3, 7]
+    ens = generate_ensemble(X, 5, "kmeans_split", subsample=1.0, progress=False)
+    n = X.shape[0]
+    assert ens.partitions["k"].between(np.ceil(np.sqrt(n) / 2), np.floor(np.sqrt(n))).all()
+
+
+def test_mixed_methods_cycle(blobs):
+    X, _ = blobs
+    ens = generate_ensemble(X, 6, ["hc_single", "kmeans", "spectral"], k=3, progress=False)
+    assert ens.partitions["method"].tolist() == ["hc_single", "kmeans", "spectral"] * 2
+
+
+def test_feature_subsample(blobs):
+    X, _ = blobs
+    ens = generate_ensemble(X, 3, "kmeans", k=3, feature_subsample=0.5, progress=False)
+    assert ens.labels.shape == (X.shape[0], 3)
+
+
+@pytest.mark.parametrize("how", [True, "centroid", "neighbor"])
+def test_predict_unsampled(blobs, how):
+    X, y = blobs
+    ens = generate_ensemble(
+        X, 3, ["kmeans", "hc_single"], k=3, subsample=0.3, predict_unsampled=how, progress=False
+    )
+    assert (ens.labels >= 0).all()
+    assert adjusted_rand_index(y, ens.labels[:, 0]) > 0.9
+
+
+def test_sparse_input(blobs):
+    import scipy.sparse as sp
+
+    X, _ = blobs
+    ens = generate_ensemble(sp.csr_matrix(np.abs(X)), 2, "kmeans", k=3, progress=False)
+    assert ens.labels.shape == (X.shape[0], 2)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        (dict(X=np.array([[np.nan, 1.0], [0.0, 1.0], [1.0, 2.0]])), "NaN"),
+        (dict(X=np.array([[np.inf, 1.0], [0.0, 1.0], [1.0, 2.0]])), "NaN or infinite"),
+        (dict(X=np.ones((1, 3))), "at least 2"),
+        (dict(k=120), "too large"),
+        (dict(k=(2, 500)), "too large"),
+        (dict(k=1), "at least 2"),
+        (dict(methods="dbscan"), "not supported"),
+        (dict(subsample=0.0), r"subsample must be in \(0, 1\]"),
+        (dict(subsample=1.5), r"subsample must be in \(0, 1\]"),
+        (dict(feature_subsample=-1), "feature_subsample"),
+        (dict(n_partitions=0), "positive integer"),
+        (dict(distance="manhattan"), "distance"),
+        (dict(X=np.ones(10)), "2-D"),
+        (dict(predict_unsampled="maybe"), "predict_unsampled"),
+    ],
+)
+def test_bad_input(blobs, kwargs, match):
+    X, _ = blobs
+    args = dict(X=X, n_partitions=2, methods="kmeans", k=3, progress=False)
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=match):
+        generate_ensemble(**args)
