@@ -91,7 +91,7 @@ class ConsensusK:
     item_consensus
         ``{k: (n, k)}`` mean consensus of each item with the members of each cluster.
     cluster_consensus
-        Long table with columns ``k``, ``cluster``, ``size``, ``consensus``.
+        Long table with columns ``k``, ``cluster``, ``cluster_consensus``, ``size``.
     consensus
         ``{k: (n, n) M_k}`` when kept, else empty.
     partitions
@@ -133,7 +133,7 @@ class ConsensusK:
 
     def summary(self) -> pd.DataFrame:
         """One row per ``k``: area, delta area, PAC and the smallest cluster consensus."""
-        cc = self.cluster_consensus.groupby("k")["consensus"]
+        cc = self.cluster_consensus.groupby("k")["cluster_consensus"]
         return pd.DataFrame(
             {
                 "area": self.area,
@@ -146,20 +146,23 @@ class ConsensusK:
         )
 
     def to_uns(self) -> dict[str, Any]:
-        """The shared ``.uns`` record (without ``params``); see :func:`summarize_consensus`."""
+        """The summary part of the shared ``.uns[key]`` record.
+
+        Same keys and shapes as :func:`scconsensus.r.consensus_cluster_plus` writes:
+        ``k``, ``cdf`` (``len(k) x n_bins``), ``cdf_x``, ``area``, ``delta_area``, ``pac``,
+        ``pac_window`` and ``cluster_consensus`` (columns ``k``, ``cluster``,
+        ``cluster_consensus``, plus ``size``); ``best_k`` (lowest PAC) is extra.
+        """
         return {
             "k": np.asarray(self.ks, dtype=np.int64),
-            "cdf_x": np.asarray(self.cdf_x, dtype=np.float64),
             "cdf": np.asarray(self.cdf, dtype=np.float64),
+            "cdf_x": np.asarray(self.cdf_x, dtype=np.float64),
             "area": np.asarray(self.area, dtype=np.float64),
             "delta_area": np.asarray(self.delta_area, dtype=np.float64),
             "pac": np.asarray(self.pac, dtype=np.float64),
-            "pac_window": np.asarray(self.params.get("pac_window", (0.1, 0.9)), dtype=float),
-            "best_k": self.best_k,
+            "pac_window": [float(v) for v in self.params.get("pac_window", (0.1, 0.9))],
             "cluster_consensus": self.cluster_consensus.reset_index(drop=True),
-            "item_consensus": {
-                str(k): np.asarray(v, dtype=np.float64) for k, v in self.item_consensus.items()
-            },
+            "best_k": self.best_k,
         }
 
 
@@ -440,7 +443,7 @@ def summarize_consensus(
         sizes = np.bincount(lab, minlength=ic.shape[1])
         cc = cluster_consensus(M, lab)
         rows.extend(
-            {"k": int(k), "cluster": c, "size": int(sizes[c]), "consensus": float(cc[c])}
+            {"k": int(k), "cluster": c, "cluster_consensus": float(cc[c]), "size": int(sizes[c])}
             for c in range(ic.shape[1])
         )
         if keep_matrices:
@@ -461,7 +464,7 @@ def summarize_consensus(
         delta_area=delta_area(area),
         pac=np.asarray(pacs),
         item_consensus=ics,
-        cluster_consensus=pd.DataFrame(rows, columns=["k", "cluster", "size", "consensus"]),
+        cluster_consensus=pd.DataFrame(rows, columns=["k", "cluster", "cluster_consensus", "size"]),
         consensus=kept,
         params=params,
     )

@@ -1,6 +1,8 @@
 """Tools: AnnData wrappers in Scanpy's style (results in ``.obs/.obsm/.obsp/.uns``)."""
 
 from ._coassociation import coassociation
+from ._compare import compare
+from ._consensus_k import consensus_k
 from ._ensemble import ensemble
 
-__all__ = ["coassociation", "ensemble"]
+__all__ = ["coassociation", "compare", "consensus_k", "ensemble"]
