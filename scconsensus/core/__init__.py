@@ -5,6 +5,16 @@ power users call directly.
 """
 
 from .coassociation import coassociation, pairs_from_sparse, sample_pairs
+from .dpp import DPPConsensus, SpectralDPP, dpp_consensus
 from .ensemble import Ensemble, generate_ensemble
 
-__all__ = ["Ensemble", "coassociation", "generate_ensemble", "pairs_from_sparse", "sample_pairs"]
+__all__ = [
+    "DPPConsensus",
+    "Ensemble",
+    "SpectralDPP",
+    "coassociation",
+    "dpp_consensus",
+    "generate_ensemble",
+    "pairs_from_sparse",
+    "sample_pairs",
+]

@@ -3,6 +3,7 @@
 from ._coassociation import coassociation
 from ._compare import compare
 from ._consensus_k import consensus_k
+from ._dpp import dpp
 from ._ensemble import ensemble
 
-__all__ = ["coassociation", "compare", "consensus_k", "ensemble"]
+__all__ = ["coassociation", "compare", "consensus_k", "dpp", "ensemble"]
