@@ -1,0 +1,132 @@
+"""``tl.compare``: agreement between consensus results, and with a reference labelling."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+from anndata import AnnData
+
+from .. import metrics
+
+_SCORES = {
+    "ari": metrics.adjusted_rand_index,
+    "nmi": metrics.nmi,
+    "h": metrics.h_criterion,
+}
+
+
+def _consensus_keys(adata: AnnData) -> list[str]:
+    # Every result in the shared layout has labels in .obs and memberships in .obsm.
+    return [c for c in adata.obs.columns if f"{c}_membership" in adata.obsm]
+
+
+def _labels(adata: AnnData, key: str) -> pd.Series:
+    if key not in adata.obs:
+        found = _consensus_keys(adata)
+        raise ValueError(
+            f"{key!r} is not a column of adata.obs; consensus results found: {found}. "
+            "Run a consensus method (e.g. scconsensus.tl.pcc) or pass keys naming .obs columns."
+        )
+    return adata.obs[key]
+
+
+def compare(
+    adata: AnnData,
+    keys: Sequence[str] | None = None,
+    truth: str | Sequence | np.ndarray | None = None,
+) -> pd.DataFrame:
+    """Pairwise agreement (ARI, NMI, H) between consensus labelings and with a reference.
+
+    Parameters
+    ----------
+    adata
+        Holds the labelings in ``.obs``.
+    keys
+        ``.obs`` columns to compare: any mix of scconsensus results (``"pcc"``,
+        ``"pla"``, ...) and ConsensusClusterPlus results (``"ccp_k3"``, ...).
+        Default: every column with a ``.obsm[f"{key}_membership"]``, i.e. every
+        consensus result stored in the shared layout.
+    truth
+        Reference labelling: an ``.obs`` column name, or labels of the
+        ``n_obs`` items. Each key is also compared with it.
+
+    Returns
+    -------
+    One row per unordered pair of keys, then one per key against ``truth``,
+    with columns ``key_1``, ``key_2`` (``truth``'s column name, or
+    ``"truth"``), ``n_clusters_1``, ``n_clusters_2``, ``n_items`` (items
+    labelled in both; missing labels are left out), ``ari`` (adjusted Rand
+    index), ``nmi`` (normalised mutual information) and ``h`` (fraction of
+    items on which the two agree after the best one-to-one matching of
+    clusters, eq. 11 of 000_). ``adata`` is not modified.
+
+    Examples
+    --------
+    >>> import scconsensus as scc
+    >>> adata = scc.datasets.iris()
+    >>> adata.obs["a"] = adata.obs["truth"]
+    >>> scc.tl.compare(adata, keys=["a"], truth="truth")[["key_1", "key_2", "ari", "h"]]
+      key_1  key_2  ari    h
+    0     a  truth  1.0  1.0
+    """
+    if not isinstance(adata, AnnData):
+        raise ValueError(f"Expected an AnnData object, got {type(adata).__name__}.")
+    if keys is None:
+        keys = _consensus_keys(adata)
+        if not keys:
+            raise ValueError(
+                "No consensus results in adata (no .obs[key] with .obsm[key + '_membership']). "
+                "Run a consensus method first, or pass keys naming .obs columns."
+            )
+    elif isinstance(keys, str):
+        keys = [keys]
+    keys = list(dict.fromkeys(keys))
+    columns = {key: _labels(adata, key) for key in keys}
+
+    truth_name = None
+    if truth is not None:
+        if isinstance(truth, str):
+            truth_name = truth
+            truth_values = _labels(adata, truth)
+        else:
+            truth_name = "truth"
+            truth_values = pd.Series(np.asarray(truth).ravel(), index=adata.obs_names)
+            if truth_values.size != adata.n_obs:
+                raise ValueError(
+                    f"truth has {truth_values.size} labels but adata has {adata.n_obs} items."
+                )
+        if truth_name in columns:
+            raise ValueError(f"truth={truth_name!r} is also in keys; compare it once.")
+        if len(keys) < 1:
+            raise ValueError("Pass at least one key to compare with truth.")
+    elif len(keys) < 2:
+        raise ValueError(
+            f"Comparing needs two labelings or a truth; got keys={keys} and truth=None."
+        )
+
+    pairs = list(combinations(keys, 2))
+    if truth_name is not None:
+        columns[truth_name] = truth_values
+        pairs += [(key, truth_name) for key in keys]
+
+    rows = []
+    for a, b in pairs:
+        la, lb = columns[a], columns[b]
+        both = (la.notna() & lb.notna()).to_numpy()
+        if both.sum() < 2:
+            raise ValueError(f"{a!r} and {b!r} label fewer than 2 items in common.")
+        va = la.to_numpy()[both].astype(str)
+        vb = lb.to_numpy()[both].astype(str)
+        row = {
+            "key_1": a,
+            "key_2": b,
+            "n_clusters_1": int(np.unique(va).size),
+            "n_clusters_2": int(np.unique(vb).size),
+            "n_items": int(both.sum()),
+        }
+        row.update({name: score(vb, va) for name, score in _SCORES.items()})
+        rows.append(row)
+    return pd.DataFrame(rows)
