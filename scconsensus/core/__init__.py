@@ -7,6 +7,7 @@ power users call directly.
 from .coassociation import coassociation, pairs_from_sparse, sample_pairs
 from .dpp import DPPConsensus, SpectralDPP, dpp_consensus
 from .ensemble import Ensemble, generate_ensemble
+from .pla import PLAResult, pla, pla_em, pla_extend, predict_ensemble_labels
 
 __all__ = [
     "DPPConsensus",
@@ -15,6 +16,11 @@ __all__ = [
     "coassociation",
     "dpp_consensus",
     "generate_ensemble",
+    "PLAResult",
     "pairs_from_sparse",
+    "pla",
+    "pla_em",
+    "pla_extend",
+    "predict_ensemble_labels",
     "sample_pairs",
 ]

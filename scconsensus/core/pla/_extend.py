@@ -1,0 +1,235 @@
+"""Out-of-sample extension of a PLA fit (003_ Sect. 3.3, eqs. 22–26).
+
+For a new item ``x`` the co-association with a fitted item ``i`` is
+``z_ix = Σ_l α_l <y_i^l, φ_l(x)>`` (eq. 23), where ``φ_l(x)`` is ``x``'s membership in
+partition ``l`` — known when ``x`` was in the ensemble but left out of the fit, or
+predicted by the partition's classifier for a cell never seen (nearest neighbour for
+single linkage, as in the paper). Then ``p(i|x) = z_ix / Σ_b z_bx`` (eq. 24) and, with
+``p(x|v) ≈ Σ_i p(i|v) p(x|i)`` (eq. 25) and Bayes (eq. 26),
+
+    p(v|x) = Σ_i p(i|x) p(v|i).
+
+Because ``z_ix`` is a sum of inner products this never needs the ``(n-r) x r`` block:
+``Σ_i z_ix p(v|i) = Σ_l α_l φ_l(x)ᵀ (Y_lᵀ P)`` with the ``k_l x K`` summaries
+``Y_lᵀ P`` of the fitted items, so extending ``m`` items costs O(m·L·K) for hard
+ensembles (O(k r (n-r)) in the paper's dense form).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..._validation import check_labels, check_matrix
+from ._members import Members, as_members
+
+__all__ = ["pla_extend", "predict_ensemble_labels"]
+
+
+def _extend(
+    posteriors: np.ndarray, fitted: Members, new: Members, alpha: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Extended posteriors and a mask of items without any co-association (left uniform)."""
+    w = fitted.column_weights(alpha)
+    summary = np.asarray(fitted.H.T @ posteriors) * w[:, None]  # (C, K): α_l Y_lᵀ P
+    mass = np.asarray(fitted.H.sum(axis=0)).ravel() * w  # (C,): α_l Y_lᵀ 1
+    num = np.asarray(new.H @ summary)
+    den = np.asarray(new.H @ mass).ravel()
+    empty = den <= 0
+    K = posteriors.shape[1]
+    out = np.full((new.n_items, K), 1.0 / K)
+    ok = ~empty
+    out[ok] = num[ok] / den[ok, None]
+    out[ok] /= out[ok].sum(axis=1, keepdims=True)
+    return out, empty
+
+
+def pla_extend(
+    posteriors: np.ndarray,
+    ensemble_fit,
+    ensemble_new,
+    weights: np.ndarray | None = None,
+) -> np.ndarray:
+    """Posteriors ``p(v|x)`` of new items from a fitted PLA (eqs. 22–26 of 003_).
+
+    Parameters
+    ----------
+    posteriors
+        ``(r, K)`` fitted ``p(v|i)`` of the items the model was fitted on.
+    ensemble_fit
+        The ensemble restricted to those ``r`` items: ``(r, L)`` labels (``-1`` =
+        unsampled) or a list of ``L`` soft ``(r, k_l)`` memberships.
+    ensemble_new
+        The same ``L`` partitions on the new items, in the same format: their
+        labels in the ensemble, or labels predicted by each partition's classifier
+        (see :func:`predict_ensemble_labels`).
+    weights
+        ``(L,)`` partition weights ``α`` of a weighted fit; uniform when omitted.
+
+    Returns
+    -------
+    ``(m, K)`` posteriors, rows summing to 1. Items that share no cluster with
+    any fitted item get uniform rows (with a warning).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scconsensus.core.pla import pla_extend
+    >>> fit_labels = np.array([[0, 1], [0, 1], [1, 0], [1, 0]])
+    >>> post = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0], [0.0, 1.0]])
+    >>> pla_extend(post, fit_labels, np.array([[1, 0]])).round(2).tolist()
+    [[0.0, 1.0]]
+    """
+    fitted = as_members(ensemble_fit)
+    new = as_members(ensemble_new)
+    posteriors = check_matrix(posteriors, "posteriors", min_items=1)
+    if posteriors.shape[0] != fitted.n_items:
+        raise ValueError(
+            f"posteriors has {posteriors.shape[0]} rows but ensemble_fit has "
+            f"{fitted.n_items} items; pass the ensemble of the fitted items only."
+        )
+    if new.n_partitions != fitted.n_partitions:
+        raise ValueError(
+            f"ensemble_new has {new.n_partitions} partitions but ensemble_fit has "
+            f"{fitted.n_partitions}; both must hold the same partitions."
+        )
+    fitted, new = align_members(fitted, new)
+    alpha = _check_weights(weights, fitted.n_partitions)
+    out, empty = _extend(np.asarray(posteriors), fitted, new, alpha)
+    if empty.any():
+        warnings.warn(
+            f"{int(empty.sum())} new item(s) share no cluster with any fitted item "
+            "(never sampled, or weights zero on their partitions); they get uniform "
+            "posteriors.",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    return out
+
+
+def _relayout(m: Members, width: np.ndarray) -> Members:
+    offsets = np.concatenate([[0], np.cumsum(width)])
+    own = np.searchsorted(m.part, np.arange(m.n_partitions))
+    coo = m.H.tocoo()
+    p = m.part[coo.col]
+    cols = offsets[p] + (coo.col - own[p])
+    H = sp.csr_matrix((coo.data, (coo.row, cols)), shape=(m.n_items, int(offsets[-1])))
+    H.sort_indices()
+    part = np.repeat(np.arange(m.n_partitions, dtype=np.int64), width)
+    return Members(H, part, m.n_partitions)
+
+
+def align_members(a: Members, b: Members) -> tuple[Members, Members]:
+    """Both ensembles with one column layout (a cluster missing on one side is empty there).
+
+    Hard label matrices built separately (fitted items, new items) can see different
+    numbers of clusters per partition; label ``c`` of partition ``l`` must map to the
+    same column on both sides.
+    """
+    wa = np.bincount(a.part, minlength=a.n_partitions)
+    wb = np.bincount(b.part, minlength=b.n_partitions)
+    if np.array_equal(wa, wb):
+        return a, b
+    width = np.maximum(wa, wb)
+    return _relayout(a, width), _relayout(b, width)
+
+
+def _check_weights(weights, n_partitions: int) -> np.ndarray:
+    if weights is None:
+        return np.full(n_partitions, 1.0 / n_partitions)
+    w = np.asarray(weights, dtype=np.float64).ravel()
+    if w.size != n_partitions:
+        raise ValueError(f"weights has {w.size} entries but the ensemble has {n_partitions}.")
+    if not np.all(np.isfinite(w)) or w.min() < 0 or w.sum() <= 0:
+        raise ValueError("weights must be finite, non-negative and not all zero.")
+    return w / w.sum()
+
+
+def predict_ensemble_labels(
+    X_ref: np.ndarray,
+    labels_ref: np.ndarray,
+    X_new: np.ndarray,
+    *,
+    n_neighbors: int = 1,
+) -> np.ndarray:
+    """Labels of new items in every partition of a reference ensemble, by k-NN vote.
+
+    The nearest-neighbour rule is the natural predictor of single linkage
+    (003_ Sect. 2) and the generic fallback for any clustering; for partition ``l``
+    only reference items it sampled (label ``>= 0``) vote.
+
+    Parameters
+    ----------
+    X_ref
+        ``(n_ref, p)`` representation of the reference items.
+    labels_ref
+        ``(n_ref, L)`` reference ensemble labels, ``-1`` = unsampled.
+    X_new
+        ``(m, p)`` the new items in the same space (same features, or an embedding
+        projected with the reference's PCA).
+    n_neighbors
+        Voters per partition (majority, ties to the nearest).
+
+    Returns
+    -------
+    ``(m, L)`` int32 labels.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scconsensus.core.pla import predict_ensemble_labels
+    >>> X = np.array([[0.0], [1.0], [10.0], [11.0]])
+    >>> labels = np.array([[0, -1], [0, 1], [1, 0], [-1, 0]])
+    >>> predict_ensemble_labels(X, labels, np.array([[0.2], [10.5]])).tolist()
+    [[0, 1], [1, 0]]
+    """
+    from sklearn.neighbors import NearestNeighbors
+
+    X_ref = check_matrix(X_ref, "X_ref", min_items=1)
+    X_new = check_matrix(X_new, "X_new", min_items=1)
+    labels_ref = check_labels(labels_ref, "labels_ref")
+    if labels_ref.shape[0] != X_ref.shape[0]:
+        raise ValueError(
+            f"labels_ref has {labels_ref.shape[0]} rows but X_ref has {X_ref.shape[0]}."
+        )
+    if X_new.shape[1] != X_ref.shape[1]:
+        raise ValueError(
+            f"X_new has {X_new.shape[1]} features but X_ref has {X_ref.shape[1]}; both "
+            "must live in the same space (same genes, or the reference's PCA projection)."
+        )
+    k = int(n_neighbors)
+    if k < 1:
+        raise ValueError(f"n_neighbors must be at least 1, got {n_neighbors}.")
+    n_ref, L = labels_ref.shape
+    m = X_new.shape[0]
+    n_cand = min(n_ref, max(4 * k, 32))
+    idx = NearestNeighbors(n_neighbors=n_cand).fit(X_ref).kneighbors(X_new, return_distance=False)
+    out = np.empty((m, L), dtype=np.int32)
+    rank_bonus = 1e-6 * (n_cand - np.arange(n_cand))[None, :]  # ties go to the nearest
+    for part in range(L):
+        lab = labels_ref[idx, part]
+        valid = lab >= 0
+        used = valid & (np.cumsum(valid, axis=1) <= k)
+        enough = used.sum(axis=1) >= min(k, int((labels_ref[:, part] >= 0).sum()))
+        width = int(labels_ref[:, part].max()) + 1
+        if width <= 0:
+            raise ValueError(f"Partition {part} of labels_ref samples no item.")
+        votes = np.zeros((m, width))
+        rows, cols = np.nonzero(used)
+        np.add.at(votes, (rows, lab[rows, cols]), 1.0 + rank_bonus[0, cols])
+        out[:, part] = votes.argmax(axis=1)
+        short = np.flatnonzero(~enough)
+        if short.size:
+            # few sampled items near these points: search this partition's sampled items
+            keep = np.flatnonzero(labels_ref[:, part] >= 0)
+            kk = min(k, keep.size)
+            nn = NearestNeighbors(n_neighbors=kk).fit(X_ref[keep])
+            near = keep[nn.kneighbors(X_new[short], return_distance=False)]
+            lab_s = labels_ref[near, part]
+            votes_s = np.zeros((short.size, width))
+            r_s = np.repeat(np.arange(short.size), kk)
+            np.add.at(votes_s, (r_s, lab_s.ravel()), 1.0 + np.tile(rank_bonus[0, :kk], short.size))
+            out[short, part] = votes_s.argmax(axis=1)
+    return out

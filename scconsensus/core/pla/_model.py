@@ -1,0 +1,538 @@
+"""PLA and weighted PLA on an ensemble, with cross-validated λ and fit-on-a-subset.
+
+Weighted PLA (003_ Sect. 3.2) alternates EM on ``Z_α = Σ_l α_l Z_l`` with the
+closed-form weights of eq. 21, ``α_l ∝ exp(-c_l / λ)``. Both half-steps decrease
+``F(θ, α) = Σ_l α_l c_l − λ H(α)``, recorded in ``objective_trace``.
+
+Unit of ``c_l`` (a choice the paper leaves open): eq. 18 sums raw counts, so ``c_l``
+grows with ``n²`` and any ``λ`` on the paper's grid {0.1 … 500} would give one-hot
+weights. We divide by the mean partition mass ``s = mean_l Σ_ij z^(l)_ij``, which
+makes ``c_l`` a cross-entropy in nats per unit of co-association (about ``2 log n``),
+the same for every partition and independent of ``n`` and ``L``; λ is then in nats and
+the paper's grid spans sparse (0.1) to uniform (500) weights. A common factor leaves
+eq. 21's family of solutions unchanged (it rescales λ), and uniform α reproduces
+unweighted PLA exactly.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+from tqdm.auto import tqdm
+
+from ..._settings import settings
+from ..._validation import (
+    RandomState,
+    check_choice,
+    check_dense_memory,
+    check_fraction,
+    check_matrix,
+    check_n_clusters,
+    seed_sequence,
+)
+from ..coassociation import sample_pairs
+from ._em import _TINY, PLAFit, pla_em
+from ._extend import _extend
+from ._members import Members, as_members, symmetric_pattern
+from ._problem import Problem, pattern_logq
+
+__all__ = ["LAMBDA_GRID", "PLAResult", "pla"]
+
+#: λ values tried by cross-validation (the grid of 003_ Sect. 4).
+LAMBDA_GRID = (0.1, 0.5, 1.0, 10.0, 20.0, 50.0, 100.0, 500.0)
+
+_CV_COLUMNS = {
+    "heldout": "heldout_nll",
+    "penalized": "penalized",
+    "weighted": "weighted_nll",
+}
+
+
+@dataclass
+class PLAResult:
+    """A (weighted) PLA consensus.
+
+    Attributes
+    ----------
+    posteriors
+        ``(n, K)`` ``p(v|i)`` for every item (fitted or extended), rows sum to 1;
+        clusters ordered by decreasing prior ``p(v)``.
+    labels
+        ``(n,)`` argmax of ``posteriors``.
+    likelihoods
+        ``(r, K)`` ``p(j|v)`` over the ``r`` fitted items (columns sum to 1).
+    marginals
+        ``(r,)`` ``p(i)`` of the fitted items (eq. 6).
+    cluster_priors
+        ``(K,)`` ``p(v) = Σ_i p(i) p(v|i)``.
+    fit_index
+        ``(r,)`` indices of the items the model was fitted on (all items unless
+        ``fit_size``/``fit_fraction`` was given); the others were extended.
+    log_likelihood
+        Final log-likelihood (eq. 5; of ``Z_α`` when weighted).
+    log_likelihood_trace
+        Log-likelihood before each EM step of the final EM run (non-decreasing).
+    n_iter, converged
+        Of the final EM run.
+    restart_log_likelihoods
+        Final log-likelihood of each restart of the first EM run.
+    weights
+        ``(L,)`` partition weights ``α`` (uniform when unweighted).
+    lam
+        λ used (``nan`` when unweighted).
+    objective_trace
+        ``F = Σ α_l c_l − λH(α)`` after every half-step of weighted PLA (non-increasing).
+    cv_scores
+        One row per λ of the grid: mean (and sd over folds) of the three held-out
+        scores of ``cv_score``. Empty when λ was given.
+    mode
+        ``"dense"`` or ``"sparse"``.
+    n_stored
+        Stored entries of ``Z`` (``r²`` when dense; pattern entries when sparse).
+    """
+
+    posteriors: np.ndarray
+    labels: np.ndarray
+    likelihoods: np.ndarray
+    marginals: np.ndarray
+    cluster_priors: np.ndarray
+    fit_index: np.ndarray
+    log_likelihood: float
+    log_likelihood_trace: np.ndarray
+    n_iter: int
+    converged: bool
+    restart_log_likelihoods: np.ndarray
+    weights: np.ndarray
+    lam: float
+    objective_trace: np.ndarray
+    cv_scores: pd.DataFrame
+    mode: str
+    n_stored: int
+
+
+def _entropy(alpha: np.ndarray) -> float:
+    a = alpha[alpha > 0]
+    return float(-np.sum(a * np.log(a)))
+
+
+def entropic_weights(costs: np.ndarray, lam: float) -> np.ndarray:
+    """``α_l = exp(-c_l/λ) / Σ exp(-c_l'/λ)`` (eq. 21), computed without overflow."""
+    costs = np.asarray(costs, dtype=np.float64)
+    z = -(costs - costs.min()) / float(lam)
+    w = np.exp(z)
+    return w / w.sum()
+
+
+def _row_sums(Z) -> np.ndarray:
+    return np.asarray(Z.sum(axis=1), dtype=np.float64).ravel()
+
+
+def _fit_weighted(
+    problem: Problem,
+    n_clusters: int,
+    lam: float,
+    start: PLAFit,
+    *,
+    max_outer: int,
+    outer_tol: float,
+    em_kw: dict,
+) -> tuple[PLAFit, np.ndarray, list[float], np.ndarray]:
+    """Alternate eq. 21 and EM from an unweighted fit. Returns fit, α, F trace, row sums."""
+    L = problem.n_partitions
+    scale = float(problem.partition_mass().mean())
+    alpha = np.full(L, 1.0 / L)
+    fit = start
+    d = None
+    costs = -problem.partition_loglik(fit) / scale
+    objective = float(alpha @ costs - lam * _entropy(alpha))
+    trace = [objective]
+    for _ in range(int(max_outer)):
+        alpha = entropic_weights(costs, lam)
+        trace.append(float(alpha @ costs - lam * _entropy(alpha)))
+        Z = problem.z(alpha)
+        d = _row_sums(Z)
+        fit = pla_em(Z, n_clusters, init=(fit.posteriors, fit.likelihoods), **em_kw)
+        costs = -problem.partition_loglik(fit) / scale
+        new = float(alpha @ costs - lam * _entropy(alpha))
+        trace.append(new)
+        if abs(new - objective) <= outer_tol * abs(objective):
+            break
+        objective = new
+    if d is None:
+        d = _row_sums(problem.z(alpha))
+    return fit, alpha, trace, d
+
+
+def _heldout_scores(
+    problem: Problem,
+    train: np.ndarray,
+    test: np.ndarray,
+    fit: PLAFit,
+    alpha: np.ndarray,
+    d_train: np.ndarray,
+    lam: float,
+) -> tuple[float, float, float]:
+    """Held-out scores per unit mass: NLL of ``Z_α``, eq. 27 (that minus λH(α)), NLL of ``Z``.
+
+    The held-out items get posteriors from the out-of-sample extension (eqs. 22-26);
+    ``p(x) = Σ_i p(i) p(x|i)`` with ``p(x|i) = z_ix / (Σ_b z_ib + z_ix)``.
+    """
+    L = problem.n_partitions
+    m_train = problem.members.subset(train)
+    m_test = problem.members.subset(test)
+    post, _ = _extend(fit.posteriors, m_train, m_test, alpha)
+    Zb = problem.block(test, train, alpha)
+    Zu = problem.block(test, train, np.full(L, 1.0 / L))
+    p_train = d_train / d_train.sum()
+    W = fit.likelihoods
+    if sp.issparse(Zb):
+        cols = Zb.indices
+        frac = Zb.data / np.maximum(d_train[cols] + Zb.data, _TINY)
+        px = np.asarray(
+            sp.csr_matrix((frac * p_train[cols], Zb.indices, Zb.indptr), shape=Zb.shape).sum(1)
+        ).ravel()
+        logq = pattern_logq(Zb, post, W, np.log(np.maximum(px, _TINY)))
+        ll = float(Zb.data @ logq)
+        ll_u = float(Zu.data @ logq)
+        mass = float(Zu.sum())
+    else:
+        px = (Zb / np.maximum(d_train[None, :] + Zb, _TINY) * p_train[None, :]).sum(axis=1)
+        logq = np.log(np.maximum(post @ W.T, _TINY)) + np.log(np.maximum(px, _TINY))[:, None]
+        ll = float(np.sum(Zb * logq))
+        ll_u = float(np.sum(Zu * logq))
+        mass = float(Zu.sum())
+    nll = -ll / max(mass, _TINY)
+    return nll, nll - lam * _entropy(alpha), -ll_u / max(mass, _TINY)
+
+
+def _cross_validate(
+    problem: Problem,
+    n_clusters: int,
+    lam_grid,
+    cv_folds: int,
+    seed: np.random.SeedSequence,
+    *,
+    em_kw: dict,
+    n_restarts: int,
+    max_outer: int,
+    outer_tol: float,
+    progress: bool | None,
+) -> pd.DataFrame:
+    n = problem.n_items
+    rng = np.random.default_rng(seed)
+    folds = np.array_split(rng.permutation(n), cv_folds)
+    grid = [float(x) for x in lam_grid]
+    pen = np.zeros((len(grid), cv_folds))
+    nll = np.zeros((len(grid), cv_folds))
+    unif = np.zeros((len(grid), cv_folds))
+    bar = tqdm(total=cv_folds * len(grid), desc="wPLA λ cross-validation", disable=not progress)
+    for f, test in enumerate(folds):
+        test = np.sort(test)
+        train = np.setdiff1d(np.arange(n), test)
+        sub = problem.subset(train)
+        L = sub.n_partitions
+        start = pla_em(
+            sub.z(np.full(L, 1.0 / L)),
+            n_clusters,
+            n_restarts=n_restarts,
+            random_state=seed.spawn(1)[0],
+            **em_kw,
+        )
+        for g, lam in enumerate(grid):
+            fit, alpha, _, d = _fit_weighted(
+                sub, n_clusters, lam, start, max_outer=max_outer, outer_tol=outer_tol,
+                em_kw=em_kw,
+            )
+            nll[g, f], pen[g, f], unif[g, f] = _heldout_scores(problem, train, test, fit, alpha, d, lam)
+            bar.update()
+    bar.close()
+    return pd.DataFrame(
+        {
+            "lam": grid,
+            "heldout_nll": unif.mean(axis=1),
+            "heldout_nll_sd": unif.std(axis=1),
+            "penalized": pen.mean(axis=1),
+            "penalized_sd": pen.std(axis=1),
+            "weighted_nll": nll.mean(axis=1),
+            "weighted_nll_sd": nll.std(axis=1),
+        }
+    )
+
+
+def _fit_items(n: int, fit_size, fit_fraction, n_clusters: int, seed) -> np.ndarray:
+    if fit_size is not None and fit_fraction is not None:
+        raise ValueError("Pass either fit_size or fit_fraction, not both.")
+    if fit_size is None and fit_fraction is None:
+        return np.arange(n)
+    if fit_fraction is not None:
+        r = int(np.ceil(check_fraction(fit_fraction, "fit_fraction") * n))
+    else:
+        if isinstance(fit_size, bool) or not isinstance(fit_size, int | np.integer):
+            raise ValueError(f"fit_size must be an integer number of items, got {fit_size!r}.")
+        r = int(fit_size)
+    if r <= n_clusters or r > n:
+        raise ValueError(
+            f"fit_size/fit_fraction gives {r} fitted items; it must be more than "
+            f"n_clusters={n_clusters} and at most the {n} items."
+        )
+    if r == n:
+        return np.arange(n)
+    return np.sort(np.random.default_rng(seed).choice(n, size=r, replace=False))
+
+
+def _sparse_pattern(
+    members: Members, fit_index: np.ndarray, n_total: int, X, pairs, n_neighbors: int,
+    n_random: int, diagonal: bool, seed,
+) -> sp.csr_matrix:
+    r = fit_index.size
+    if pairs is not None:
+        pairs = np.asarray(pairs)
+        if pairs.ndim != 2 or pairs.shape[1] != 2 or pairs.dtype.kind not in "iu":
+            raise ValueError(f"pairs must be an (m, 2) integer array, got {pairs.shape}.")
+        if pairs.size and (pairs.min() < 0 or pairs.max() >= n_total):
+            raise ValueError(f"pairs index items outside 0..{n_total - 1}.")
+        local = np.full(n_total, -1, dtype=np.int64)
+        local[fit_index] = np.arange(r)
+        mapped = local[pairs]
+        pairs = mapped[(mapped >= 0).all(axis=1)]
+        pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+    else:
+        if X is not None:
+            X = check_matrix(X, "X")
+            if X.shape[0] != n_total:
+                raise ValueError(f"X has {X.shape[0]} rows but the ensemble has {n_total} items.")
+            X = X[fit_index]
+            if sp.issparse(X):
+                X = X.toarray()
+        pairs = sample_pairs(r, X, n_neighbors=n_neighbors, n_random=n_random, random_state=seed)
+    pattern = symmetric_pattern(r, pairs, diagonal=diagonal)
+    # keep only pairs that carry co-association under uniform weights: zeros add nothing
+    probe = Problem(members, pattern).z(np.full(members.n_partitions, 1.0))
+    probe.eliminate_zeros()
+    probe.data[:] = 1.0
+    probe.sort_indices()
+    return probe
+
+
+def pla(
+    ensemble,
+    n_clusters: int = 10,
+    *,
+    weighted: bool = False,
+    lam: float | str = "cv",
+    lam_grid=LAMBDA_GRID,
+    cv_folds: int = 3,
+    cv_score: str = "heldout",
+    mode: str = "auto",
+    X: np.ndarray | None = None,
+    pairs: np.ndarray | None = None,
+    n_neighbors: int = 10,
+    n_random: int = 30,
+    diagonal: bool = True,
+    fit_size: int | None = None,
+    fit_fraction: float | None = None,
+    n_restarts: int = 3,
+    max_iter: int = 300,
+    tol: float = 1e-7,
+    max_outer: int = 30,
+    outer_tol: float = 1e-6,
+    random_state: RandomState = 0,
+    progress: bool | None = None,
+) -> PLAResult:
+    """Probabilistic Label Aggregation (Lange & Buhmann 2005), optionally weighted.
+
+    Fits ``p(i, j) ≈ p(i) Σ_v p(v|i) p(j|v)`` to the aggregated co-association
+    ``Z = Σ_l α_l Y_l Y_lᵀ`` of the ensemble by EM (Sect. 3.1); with
+    ``weighted=True`` also the partition weights ``α`` (Sect. 3.2), λ chosen by
+    cross-validation on held-out items; items outside the fitted subset get
+    posteriors from the out-of-sample extension (Sect. 3.3).
+
+    Parameters
+    ----------
+    ensemble
+        ``(n, L)`` integer labels (``-1`` = the partition did not sample the item),
+        or a list of ``L`` soft memberships ``(n, k_l)`` (rows on the simplex, zero
+        rows for unsampled items).
+    n_clusters
+        ``K``, the number of consensus clusters.
+    weighted
+        Weighted PLA (learn ``α``).
+    lam
+        λ of the entropy regulariser (> 0), or ``"cv"`` to choose it from
+        ``lam_grid`` by ``cv_folds``-fold cross-validation over items.
+    lam_grid
+        λ values tried by cross-validation.
+    cv_folds
+        Folds of held-out items (at least 2).
+    cv_score
+        What the cross-validation minimises over the held-out items (whose
+        posteriors come from the out-of-sample extension), per unit of
+        co-association: ``"heldout"`` (default) the negative log-likelihood of
+        their observed, unweighted co-association with the training items;
+        ``"penalized"`` the negative log-likelihood of the α-weighted
+        co-association minus ``λH(α)``, eq. 27 as printed; ``"weighted"`` that
+        without the penalty. Eq. 27 is the held-out version of the objective
+        ``min_α Σ α_l c_l − λH(α)``, whose minimum falls with λ (its derivative is
+        ``−H(α) < 0``), so it selects the largest λ of the grid, i.e. near-uniform
+        weights; ``"weighted"`` rewards the partitions the fit already explains and
+        selects the smallest. ``"heldout"`` scores every λ against the same data.
+    mode
+        ``"dense"`` (all pairs, O(r²K) per EM step), ``"sparse"`` (the pairs of
+        ``pairs`` or of :func:`~scconsensus.core.coassociation.sample_pairs`,
+        O(pairs·K) per step, no ``r x r`` temporary) or ``"auto"`` (dense up to
+        ``settings.dense_auto_max_items`` fitted items).
+    X
+        ``(n, p)`` representation for kNN pairs in sparse mode (random pairs only
+        when omitted).
+    pairs
+        ``(m, 2)`` item pairs for sparse mode; overrides ``X``/``n_neighbors``/``n_random``.
+    n_neighbors, n_random
+        Pairs per item for sparse mode (see ``sample_pairs``).
+    diagonal
+        Include ``z_ii`` (``Z = Σ Y_l Y_lᵀ`` has it; the paper keeps it).
+    fit_size, fit_fraction
+        Fit on ``r`` randomly chosen items (or a fraction) and extend to the rest.
+    n_restarts
+        EM restarts (the best log-likelihood is kept).
+    max_iter, tol
+        EM stops after ``max_iter`` steps or when the relative log-likelihood
+        change is at most ``tol``.
+    max_outer, outer_tol
+        Weighted PLA alternations and their relative tolerance on ``F``.
+    random_state
+        Seed of restarts, fitted subset, sampled pairs and CV folds.
+    progress
+        Show a progress bar over the λ cross-validation.
+
+    Returns
+    -------
+    :class:`PLAResult`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scconsensus.core.pla import pla
+    >>> rng = np.random.default_rng(0)
+    >>> truth = np.repeat([0, 1, 2], 20)
+    >>> labels = np.column_stack([np.where(rng.random(60) < 0.1, rng.integers(0, 3, 60), truth)
+    ...                           for _ in range(15)])
+    >>> res = pla(labels, 3, random_state=0)
+    >>> res.posteriors.shape, bool(np.allclose(res.posteriors.sum(1), 1))
+    ((60, 3), True)
+    """
+    members = as_members(ensemble)
+    n = members.n_items
+    K = check_n_clusters(n_clusters, n)
+    check_choice(mode, ("auto", "dense", "sparse"), "mode")
+    check_choice(cv_score, tuple(_CV_COLUMNS), "cv_score")
+    if not isinstance(weighted, bool | np.bool_):
+        raise ValueError(f"weighted must be True or False, got {weighted!r}.")
+    if weighted:
+        if isinstance(lam, str):
+            check_choice(lam, ("cv",), "lam")
+            grid = np.asarray(lam_grid, dtype=np.float64).ravel()
+            if grid.size == 0 or not np.all(np.isfinite(grid)) or grid.min() <= 0:
+                raise ValueError("lam_grid must hold positive, finite λ values.")
+            if int(cv_folds) < 2:
+                raise ValueError(f"cv_folds must be at least 2, got {cv_folds}.")
+        elif not (np.isfinite(lam) and float(lam) > 0):
+            raise ValueError(f"lam must be a positive number or 'cv', got {lam!r}.")
+    if int(max_outer) < 1:
+        raise ValueError(f"max_outer must be at least 1, got {max_outer}.")
+
+    s_em, s_fit, s_pairs, s_cv = seed_sequence(random_state).spawn(4)
+    fit_index = _fit_items(n, fit_size, fit_fraction, K, s_fit)
+    r = fit_index.size
+    fit_members = members.subset(fit_index)
+    if mode == "auto":
+        mode = "dense" if r <= settings.dense_auto_max_items else "sparse"
+    if mode == "dense" and not diagonal:
+        raise ValueError("diagonal=False is only supported with mode='sparse'.")
+    if mode == "dense":
+        check_dense_memory(r, n_matrices=3, what="Dense PLA")
+        problem = Problem(fit_members)
+        n_stored = r * r
+    else:
+        pattern = _sparse_pattern(
+            fit_members, fit_index, n, X, pairs, n_neighbors, n_random, diagonal, s_pairs
+        )
+        problem = Problem(fit_members, pattern)
+        n_stored = int(pattern.nnz)
+
+    uncovered = members.sampled()[fit_index] == 0
+    if uncovered.any():
+        warnings.warn(
+            f"{int(uncovered.sum())} item(s) are in no partition; they get uniform "
+            "posteriors. Generate the ensemble with predict_unsampled=True or more partitions.",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+
+    L = members.n_partitions
+    em_kw = {"max_iter": int(max_iter), "tol": float(tol)}
+    uniform = np.full(L, 1.0 / L)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        fit = pla_em(problem.z(np.ones(L)), K, n_restarts=n_restarts, random_state=s_em, **em_kw)
+    restarts = fit.restart_log_likelihoods
+    alpha = uniform
+    lam_used = np.nan
+    objective = np.empty(0)
+    cv = pd.DataFrame(
+        columns=["lam", "heldout_nll", "heldout_nll_sd", "penalized", "penalized_sd",
+                 "weighted_nll", "weighted_nll_sd"]
+    )
+    if weighted:
+        if isinstance(lam, str):
+            cv = _cross_validate(
+                problem, K, lam_grid, int(cv_folds), s_cv, em_kw=em_kw, n_restarts=n_restarts,
+                max_outer=max_outer, outer_tol=outer_tol, progress=progress,
+            )
+            col = _CV_COLUMNS[cv_score]
+            lam_used = float(cv["lam"].iloc[int(np.argmin(cv[col].to_numpy()))])
+        else:
+            lam_used = float(lam)
+        fit, alpha, trace, _ = _fit_weighted(
+            problem, K, lam_used, fit, max_outer=max_outer, outer_tol=outer_tol, em_kw=em_kw
+        )
+        objective = np.asarray(trace)
+
+    posteriors = np.empty((n, K))
+    posteriors[fit_index] = fit.posteriors
+    rest = np.setdiff1d(np.arange(n), fit_index)
+    if rest.size:
+        ext, empty = _extend(fit.posteriors, fit_members, members.subset(rest), alpha)
+        posteriors[rest] = ext
+        if empty.any():
+            warnings.warn(
+                f"{int(empty.sum())} extended item(s) share no cluster with a fitted item; "
+                "they get uniform posteriors.",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+    priors = fit.marginals @ fit.posteriors
+    order = np.lexsort((np.arange(K), -priors))
+    posteriors = posteriors[:, order]
+    return PLAResult(
+        posteriors=posteriors,
+        labels=posteriors.argmax(axis=1).astype(np.int32),
+        likelihoods=fit.likelihoods[:, order],
+        marginals=fit.marginals,
+        cluster_priors=priors[order],
+        fit_index=fit_index,
+        log_likelihood=fit.log_likelihood,
+        log_likelihood_trace=fit.log_likelihood_trace,
+        n_iter=fit.n_iter,
+        converged=fit.converged,
+        restart_log_likelihoods=restarts,
+        weights=alpha,
+        lam=lam_used,
+        objective_trace=objective,
+        cv_scores=cv,
+        mode=mode,
+        n_stored=n_stored,
+    )

@@ -1,0 +1,303 @@
+"""``tl.pla`` / ``tl.pla_transfer``: Probabilistic Label Aggregation on an AnnData."""
+
+from __future__ import annotations
+
+import numpy as np
+from anndata import AnnData
+from scanpy import logging as logg
+
+from .._settings import settings
+from .._validation import RandomState, check_labels
+from ..core._membership import order_clusters
+from ..core.pla import LAMBDA_GRID, pla_extend, predict_ensemble_labels
+from ..core.pla import pla as _pla
+from ._anndata import get_ensemble, get_rep, store_consensus
+
+__all__ = ["pla", "pla_transfer"]
+
+
+def pla(
+    adata: AnnData,
+    n_clusters: int = 10,
+    weighted: bool = False,
+    *,
+    ensemble_key: str = "scc_ensemble",
+    key_added: str = "pla",
+    lam: float | str = "cv",
+    lam_grid=LAMBDA_GRID,
+    cv_folds: int = 3,
+    cv_score: str = "heldout",
+    mode: str = "auto",
+    use_rep: str | None = None,
+    n_neighbors: int = 10,
+    n_random: int = 30,
+    fit_size: int | None = None,
+    fit_fraction: float | None = None,
+    n_restarts: int = 3,
+    max_iter: int = 300,
+    tol: float = 1e-7,
+    random_state: RandomState = 0,
+    copy: bool = False,
+) -> AnnData | None:
+    """Consensus by (weighted) Probabilistic Label Aggregation (Lange & Buhmann 2005).
+
+    Factorises the ensemble's co-association ``Z = Σ_l α_l Y_l Y_lᵀ`` as
+    ``p(i) Σ_v p(v|i) p(j|v)`` by EM; the posteriors ``p(v|i)`` are the soft
+    consensus. See :func:`scconsensus.core.pla.pla` for the model and options.
+
+    Parameters
+    ----------
+    adata
+        With an ensemble at ``.obsm[ensemble_key]`` (:func:`scconsensus.tl.ensemble`).
+    n_clusters
+        Consensus clusters ``K`` (clusters left without mass are dropped).
+    weighted
+        Learn partition weights ``α`` (wPLA, entropy-regularised, eq. 21).
+    ensemble_key
+        Where the ensemble labels are.
+    key_added
+        Prefix of the results.
+    lam, lam_grid, cv_folds, cv_score
+        λ of wPLA, or ``"cv"`` to pick it from ``lam_grid`` on held-out items.
+    mode
+        ``"dense"``, ``"sparse"`` (sampled pairs) or ``"auto"``.
+    use_rep
+        Representation whose kNN pairs are used in sparse mode (default
+        ``X_pca`` when present); random pairs carry the rest.
+    n_neighbors, n_random
+        Pairs per item in sparse mode.
+    fit_size, fit_fraction
+        Fit on a random subset of items and extend the model to the rest
+        (out-of-sample extension, Sect. 3.3).
+    n_restarts, max_iter, tol
+        EM restarts, most steps, relative log-likelihood tolerance.
+    random_state
+        Seed.
+    copy
+        Return a modified copy instead of writing in place.
+
+    Returns
+    -------
+    ``None`` or a copy, with the shared consensus layout: ``.obs[key_added]``
+    (labels ``"0".."k-1"``, by decreasing size), ``.obsm[f"{key_added}_membership"]``
+    (``p(v|i)``), ``.obs[f"{key_added}_confidence"]``, ``.obs[f"{key_added}_entropy"]``,
+    and ``.uns[key_added]`` with ``params``, ``log_likelihood``,
+    ``log_likelihood_trace``, ``cluster_priors``, ``weights`` (α), ``lam``,
+    ``cv_scores`` and ``fit_index`` (items the model was fitted on).
+
+    Examples
+    --------
+    >>> import scconsensus as scc
+    >>> adata = scc.datasets.iris()
+    >>> scc.tl.ensemble(adata, n_partitions=20, k=(2, 6), random_state=0)
+    >>> scc.tl.pla(adata, n_clusters=3)
+    >>> adata.obsm["pla_membership"].shape
+    (150, 3)
+    """
+    labels = get_ensemble(adata, ensemble_key)
+    X = None
+    resolved = mode
+    if mode != "dense":
+        n_fit = adata.n_obs if fit_size is None else int(fit_size)
+        if fit_fraction is not None:
+            n_fit = int(np.ceil(float(fit_fraction) * adata.n_obs))
+        if mode == "sparse" or n_fit > settings.dense_auto_max_items:
+            resolved = "sparse"
+            if use_rep is not None or "X_pca" in adata.obsm:
+                X = get_rep(adata, use_rep)
+    start = logg.info(f"running {'weighted ' if weighted else ''}PLA with n_clusters={n_clusters}")
+    res = _pla(
+        labels,
+        n_clusters,
+        weighted=weighted,
+        lam=lam,
+        lam_grid=lam_grid,
+        cv_folds=cv_folds,
+        cv_score=cv_score,
+        mode=resolved,
+        X=X,
+        n_neighbors=n_neighbors,
+        n_random=n_random,
+        fit_size=fit_size,
+        fit_fraction=fit_fraction,
+        n_restarts=n_restarts,
+        max_iter=max_iter,
+        tol=tol,
+        random_state=random_state,
+    )
+    keep = order_clusters(res.posteriors, min_mass=1e-8)
+    membership = res.posteriors[:, keep]
+    adata = adata.copy() if copy else adata
+    params = {
+        "n_clusters": n_clusters,
+        "weighted": weighted,
+        "ensemble_key": ensemble_key,
+        "lam": lam,
+        "lam_grid": [float(x) for x in lam_grid],
+        "cv_folds": cv_folds,
+        "cv_score": cv_score,
+        "mode": res.mode,
+        "use_rep": use_rep,
+        "n_neighbors": n_neighbors,
+        "n_random": n_random,
+        "fit_size": fit_size,
+        "fit_fraction": fit_fraction,
+        "n_restarts": n_restarts,
+        "max_iter": max_iter,
+        "tol": tol,
+        "random_state": random_state if isinstance(random_state, int | None) else "custom",
+    }
+    uns = {
+        "log_likelihood": res.log_likelihood,
+        "log_likelihood_trace": res.log_likelihood_trace,
+        "n_iter": res.n_iter,
+        "converged": res.converged,
+        "cluster_priors": res.cluster_priors[keep],
+        "weights": res.weights,
+        "lam": res.lam,
+        "fit_index": res.fit_index,
+        "n_stored": res.n_stored,
+    }
+    if weighted:
+        uns["objective_trace"] = res.objective_trace
+        if not res.cv_scores.empty:
+            uns["cv_scores"] = res.cv_scores
+    store_consensus(adata, key_added, membership, params=params, uns=uns)
+    logg.info(
+        "    finished",
+        time=start,
+        deep=(
+            f"added\n    .obs[{key_added!r}], consensus labels ({membership.shape[1]} clusters)\n"
+            f"    .obsm['{key_added}_membership'], posteriors p(v|i)\n"
+            f"    .uns[{key_added!r}], log-likelihood and weights"
+        ),
+    )
+    return adata if copy else None
+
+
+def pla_transfer(
+    adata_ref: AnnData,
+    adata_new: AnnData,
+    key: str = "pla",
+    *,
+    use_rep: str | None = None,
+    n_neighbors: int = 1,
+    new_ensemble_key: str | None = None,
+    key_added: str | None = None,
+    copy: bool = False,
+) -> AnnData | None:
+    """Assign new cells to a reference's PLA clusters (out-of-sample extension, eqs. 22–26).
+
+    Every partition of the reference ensemble labels each new cell — by default
+    with a nearest-neighbour vote among the reference cells it sampled (the
+    paper's predictor for single linkage, and a generic one for any method) —
+    which gives the new cell's co-association with the fitted reference cells;
+    its posterior is then ``p(v|x) = Σ_i p(i|x) p(v|i)``.
+
+    What the reference must hold: the ensemble at
+    ``.obsm[params["ensemble_key"]]``, the fit from :func:`pla` at
+    ``.obsm[f"{key}_membership"]`` and ``.uns[key]`` (weights α, fitted items), and
+    a representation ``use_rep`` shared with ``adata_new`` (same genes in ``X``, or
+    an embedding such as ``X_pca`` projected onto the reference's PCs, e.g. with
+    ``sc.tl.ingest``). Alternatively pass ``new_ensemble_key``: labels of the new
+    cells under the *same* partitions (a shared ensemble), then no representation
+    is needed.
+
+    Parameters
+    ----------
+    adata_ref
+        Reference with a :func:`pla` result under ``key``.
+    adata_new
+        New cells; written (or copied) with the shared consensus layout.
+    key
+        ``key_added`` of the reference's :func:`pla` call.
+    use_rep
+        Representation in both objects (default ``X_pca`` when present, else ``X``).
+    n_neighbors
+        Voters of the nearest-neighbour predictor.
+    new_ensemble_key
+        ``.obsm`` key of ``adata_new`` holding its labels in the reference's partitions.
+    key_added
+        Prefix of the results in ``adata_new`` (default ``key``). Cluster ``"c"`` is
+        the reference's cluster ``"c"``.
+    copy
+        Return a modified copy of ``adata_new`` instead of writing in place.
+
+    Returns
+    -------
+    ``None`` or a copy of ``adata_new``.
+
+    Examples
+    --------
+    >>> import scconsensus as scc
+    >>> adata = scc.datasets.iris()
+    >>> ref, new = adata[:120].copy(), adata[120:].copy()
+    >>> scc.tl.ensemble(ref, n_partitions=20, k=(2, 6), use_rep="X", random_state=0)
+    >>> scc.tl.pla(ref, n_clusters=3)
+    >>> scc.tl.pla_transfer(ref, new, use_rep="X")
+    >>> new.obs["pla"].cat.categories.tolist() == ref.obs["pla"].cat.categories.tolist()
+    True
+    """
+    if not isinstance(adata_ref, AnnData) or not isinstance(adata_new, AnnData):
+        raise ValueError("adata_ref and adata_new must both be AnnData objects.")
+    if key not in adata_ref.uns or f"{key}_membership" not in adata_ref.obsm:
+        raise ValueError(
+            f"adata_ref has no PLA result under key={key!r}: run scconsensus.tl.pla(adata_ref, "
+            "key_added=key) first."
+        )
+    record = adata_ref.uns[key]
+    params = record.get("params", {})
+    ensemble_key = str(params.get("ensemble_key", "scc_ensemble"))
+    labels_ref = get_ensemble(adata_ref, ensemble_key)
+    posteriors = np.asarray(adata_ref.obsm[f"{key}_membership"], dtype=np.float64)
+    weights = np.asarray(record.get("weights", np.full(labels_ref.shape[1], 1.0)), dtype=float)
+    fit_index = np.asarray(record.get("fit_index", np.arange(adata_ref.n_obs)), dtype=np.int64)
+    if new_ensemble_key is not None:
+        if new_ensemble_key not in adata_new.obsm:
+            raise ValueError(
+                f"new_ensemble_key={new_ensemble_key!r} is not in adata_new.obsm "
+                f"(available: {list(adata_new.obsm)})."
+            )
+        labels_new = check_labels(adata_new.obsm[new_ensemble_key], "new ensemble labels")
+        if labels_new.shape[1] != labels_ref.shape[1]:
+            raise ValueError(
+                f"adata_new.obsm[{new_ensemble_key!r}] has {labels_new.shape[1]} partitions "
+                f"but the reference ensemble has {labels_ref.shape[1]}."
+            )
+        how = f"shared ensemble .obsm[{new_ensemble_key!r}]"
+    else:
+        X_ref = get_rep(adata_ref, use_rep)
+        X_new = get_rep(adata_new, use_rep)
+        if X_ref.shape[1] != X_new.shape[1]:
+            raise ValueError(
+                f"The representation has {X_ref.shape[1]} columns in adata_ref and "
+                f"{X_new.shape[1]} in adata_new; project the new cells into the reference "
+                "space first (same genes, or sc.tl.ingest for X_pca)."
+            )
+        if hasattr(X_ref, "toarray"):
+            X_ref = X_ref.toarray()
+        if hasattr(X_new, "toarray"):
+            X_new = X_new.toarray()
+        labels_new = predict_ensemble_labels(X_ref, labels_ref, X_new, n_neighbors=n_neighbors)
+        how = f"{n_neighbors}-nearest-neighbour predictor on {use_rep or 'default rep'}"
+    start = logg.info(f"transferring PLA clusters to {adata_new.n_obs} cells ({how})")
+    membership = pla_extend(
+        posteriors[fit_index], labels_ref[fit_index], labels_new, weights=weights
+    )
+    key_added = key if key_added is None else key_added
+    adata_new = adata_new.copy() if copy else adata_new
+    store_consensus(
+        adata_new,
+        key_added,
+        membership,
+        params={
+            "reference_key": key,
+            "use_rep": use_rep,
+            "n_neighbors": n_neighbors,
+            "new_ensemble_key": new_ensemble_key,
+        },
+        uns={"transferred_from": key, "weights": weights},
+    )
+    logg.info("    finished", time=start)
+    return adata_new if copy else None
+
