@@ -7,17 +7,22 @@ power users call directly.
 from .coassociation import coassociation, pairs_from_sparse, sample_pairs
 from .dpp import DPPConsensus, SpectralDPP, dpp_consensus
 from .ensemble import Ensemble, generate_ensemble
+from .pcc import Bregman, PCCResult, cluster_relationships, pcc
 from .pla import PLAResult, pla, pla_em, pla_extend, predict_ensemble_labels
 
 __all__ = [
+    "Bregman",
     "DPPConsensus",
     "Ensemble",
     "SpectralDPP",
     "coassociation",
     "dpp_consensus",
     "generate_ensemble",
+    "PCCResult",
     "PLAResult",
+    "cluster_relationships",
     "pairs_from_sparse",
+    "pcc",
     "pla",
     "pla_em",
     "pla_extend",

@@ -5,6 +5,16 @@ from ._compare import compare
 from ._consensus_k import consensus_k
 from ._dpp import dpp
 from ._ensemble import ensemble
+from ._pcc import pcc
 from ._pla import pla, pla_transfer
 
-__all__ = ["coassociation", "compare", "consensus_k", "dpp", "ensemble", "pla", "pla_transfer"]
+__all__ = [
+    "coassociation",
+    "compare",
+    "consensus_k",
+    "dpp",
+    "ensemble",
+    "pcc",
+    "pla",
+    "pla_transfer",
+]

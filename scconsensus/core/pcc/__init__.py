@@ -1,0 +1,11 @@
+"""Probabilistic consensus clustering (PCC; Lourenço et al., Machine Learning 2015).
+
+Array-level solvers: :func:`pcc` on a dense or sparse co-association, the
+:class:`Bregman` divergence type, and :func:`cluster_relationships` (Sect. 7.4).
+"""
+
+from ._core import pcc
+from ._divergences import Bregman
+from ._result import PCCResult, cluster_relationships
+
+__all__ = ["Bregman", "PCCResult", "cluster_relationships", "pcc"]

@@ -1,0 +1,288 @@
+"""Array-level entry point of probabilistic consensus clustering (PCC)."""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..._validation import check_n_clusters, seed_sequence
+from .._membership import hard_labels, order_clusters
+from . import _greedy, _sparse
+from ._divergences import Bregman, check_divergence
+from ._result import PCCResult, thin_trace
+
+SOLVERS = ("greedy",)
+_STATUS = {0: "max_iter", 1: "converged", 2: "stalled"}
+
+
+def _check_dense(C, N):
+    C = np.asarray(C)
+    N = np.asarray(N)
+    for name, M in (("C", C), ("N", N)):
+        if M.dtype.kind not in "biuf":
+            raise ValueError(f"{name} must be numeric, got dtype {M.dtype}.")
+        if M.ndim != 2 or M.shape[0] != M.shape[1]:
+            raise ValueError(f"{name} must be a square (n x n) matrix, got shape {M.shape}.")
+    if C.shape != N.shape:
+        raise ValueError(
+            f"C has shape {C.shape} but N has shape {N.shape}; both must be the n x n "
+            "co-clustering and co-sampling counts of the same items "
+            "(scconsensus.core.coassociation returns them together)."
+        )
+    for name, M in (("C", C), ("N", N)):
+        if M.dtype.kind == "f" and not np.all(np.isfinite(M)):
+            raise ValueError(
+                f"{name} contains NaN or infinite values; co-association counts must be finite."
+            )
+    if (N < 0).any() or (C < 0).any():
+        raise ValueError("C and N must be non-negative counts.")
+    if (C > N).any():
+        raise ValueError(
+            "C exceeds N for some pairs: items cannot be co-clustered more often than they "
+            "were co-sampled. Pass (C, N) in that order."
+        )
+    if not (np.array_equal(C, C.T) and np.array_equal(N, N.T)):
+        raise ValueError("C and N must be symmetric (c_ij = c_ji, N_ij = N_ji).")
+    if C.dtype.kind != "f" and C.dtype != N.dtype:
+        C = C.astype(np.float64)
+        N = N.astype(np.float64)
+    if C.dtype.kind not in "if" or N.dtype.kind not in "if" or C.dtype != N.dtype:
+        C = C.astype(np.float64)
+        N = N.astype(np.float64)
+    C = np.ascontiguousarray(C)
+    N = np.ascontiguousarray(N)
+    n = N.shape[0]
+    weight = float(N.sum(dtype=np.float64) - np.trace(N, dtype=np.float64))
+    return C, N, n, weight
+
+
+def _check_sparse(C, N):
+    if not (sp.issparse(C) and sp.issparse(N)):
+        raise ValueError(
+            "Pass C and N both dense (numpy) or both sparse (scipy CSR from "
+            "scconsensus.core.coassociation(mode='sparse'))."
+        )
+    if C.shape != N.shape or C.ndim != 2 or C.shape[0] != C.shape[1]:
+        raise ValueError(
+            f"C has shape {C.shape} and N has shape {N.shape}; both must be the same n x n."
+        )
+    n = N.shape[0]
+    Nc = sp.coo_matrix(N, dtype=np.float64)
+    Nc.sum_duplicates()
+    Cc = sp.coo_matrix(C, dtype=np.float64)
+    Cc.sum_duplicates()
+    if not (np.all(np.isfinite(Nc.data)) and np.all(np.isfinite(Cc.data))):
+        raise ValueError("C or N contains NaN or infinite values; counts must be finite.")
+    if (Nc.data < 0).any() or (Cc.data < 0).any():
+        raise ValueError("C and N must be non-negative counts.")
+    # the model has no self pairs, and pairs never co-sampled carry no evidence
+    keep = (Nc.row != Nc.col) & (Nc.data > 0)
+    rows = Nc.row[keep].astype(np.int64)
+    cols = Nc.col[keep].astype(np.int64)
+    nval = Nc.data[keep]
+    key = rows * n + cols
+    order = np.argsort(key, kind="stable")
+    rows, cols, nval, key = rows[order], cols[order], nval[order], key[order]
+    cmask = (Cc.row != Cc.col) & (Cc.data != 0)
+    ckey = Cc.row[cmask].astype(np.int64) * n + Cc.col[cmask]
+    pos = np.searchsorted(key, ckey)
+    found = pos < key.size
+    found[found] = key[pos[found]] == ckey[found]
+    if not found.all():
+        raise ValueError(
+            "C has entries where N is zero: a pair cannot be co-clustered without being "
+            "co-sampled. Build C and N together with scconsensus.core.coassociation."
+        )
+    cval = np.zeros(key.size)
+    cval[pos] = Cc.data[cmask]
+    if (cval > nval).any():
+        raise ValueError(
+            "C exceeds N for some pairs: items cannot be co-clustered more often than they "
+            "were co-sampled. Pass (C, N) in that order."
+        )
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
+    indices = np.ascontiguousarray(cols)
+    mirror = _sparse.mirror_index(indptr, indices, n)
+    if not (np.array_equal(nval[mirror], nval) and np.array_equal(cval[mirror], cval)):
+        raise ValueError("C and N must be symmetric (c_ij = c_ji, N_ij = N_ji).")
+    return indptr, indices, np.ascontiguousarray(cval), np.ascontiguousarray(nval), mirror, n
+
+
+def _random_start(n: int, K: int, seq: np.random.SeedSequence) -> np.ndarray:
+    # exactly uniform memberships are a stationary point (all gradient entries equal):
+    # start from uniformly random points of the simplex instead
+    rng = np.random.default_rng(seq)
+    return np.ascontiguousarray(rng.dirichlet(np.ones(K), size=n))
+
+
+def pcc(
+    C,
+    N,
+    n_clusters: int,
+    divergence: str | Bregman = "kl",
+    *,
+    solver: str = "greedy",
+    n_init: int = 3,
+    tol: float = 1e-5,
+    max_iter: int | None = None,
+    random_state=0,
+    min_mass: float = 0.5,
+    init: np.ndarray | None = None,
+) -> PCCResult:
+    """Probabilistic consensus clustering of a co-association matrix.
+
+    Minimises eq. (2)-(3) of Lourenço et al. (2015),
+    ``f(Y) = sum_{i<j} N_ij d_phi(c_ij / N_ij, y_i . y_j)``, over memberships
+    ``y_i`` on the simplex, with the greedy primal line search of their Sect. 5
+    (a numba kernel, O(nK) per iteration for dense input and O(lK + l log n)
+    with ``l`` sampled pairs per item for sparse input, Sect. 5.4).
+
+    Parameters
+    ----------
+    C
+        Co-clustering counts ``c_ij``: a dense ``(n, n)`` array, or a symmetric
+        :class:`scipy.sparse.csr_matrix` holding only sampled pairs (then ``N``
+        must be sparse with the same pattern). The diagonal is ignored.
+    N
+        Co-sampling counts ``N_ij >= c_ij``; pairs with ``N_ij = 0`` carry no
+        information (incomplete partitions).
+    n_clusters
+        Maximum number of clusters ``K``; clusters left without mass are dropped.
+    divergence
+        ``"kl"`` (binomial likelihood, PCC-KL / PEACE), ``"l2"`` (eq. 4) or a
+        :class:`Bregman` divergence.
+    solver
+        ``"greedy"``: the paper's line search (dense or sparse by the type of ``C``).
+    n_init
+        Random restarts; the one with the lowest objective is returned.
+    tol
+        Relative KKT tolerance: stop when ``max_j (g_JV - g_JU)`` is below
+        ``tol`` times the mean co-sampled weight per item.
+    max_iter
+        Iteration cap per restart; ``None`` gives ``50 n K`` (the paper's rule
+        of thumb is that ``~nK`` iterations are needed).
+    random_state
+        Seed for the random starting points.
+    min_mass
+        Clusters whose expected size (total membership) is at most this many
+        items are treated as empty: dropped, and each item's membership is
+        renormalised over the rest. The solver stops at a tolerance, so a
+        cluster the optimum empties can keep a residue of a few hundredths.
+    init
+        Optional ``(n, K)`` starting memberships (rows on the simplex); then
+        ``n_init`` is ignored.
+
+    Returns
+    -------
+    :class:`PCCResult` with ``membership``, ``labels``, ``objective``,
+    ``objective_trace``, ``n_iter``, ``converged`` and ``kkt_gap``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scconsensus.core import pcc
+    >>> truth = np.repeat([0, 1, 2], 20)
+    >>> rng = np.random.default_rng(0)
+    >>> labels = np.stack([np.where(rng.random(60) < 0.1, rng.integers(0, 3, 60), truth)
+    ...                    for _ in range(30)], axis=1)
+    >>> C = sum((l[:, None] == l[None, :]).astype(np.int32) for l in labels.T)
+    >>> N = np.full_like(C, 30)
+    >>> res = pcc(C, N, n_clusters=5, random_state=0)
+    >>> res.n_clusters
+    3
+    """
+    bregman = check_divergence(divergence)
+    if solver not in SOLVERS:
+        raise ValueError(f"solver={solver!r} is not supported; choose one of {list(SOLVERS)}.")
+    sparse_input = sp.issparse(C) or sp.issparse(N)
+    if sparse_input:
+        indptr, indices, cval, nval, mirror, n = _check_sparse(C, N)
+        weight = float(nval.sum())
+        has_pair = np.diff(indptr) > 0
+    else:
+        C, N, n, weight = _check_dense(C, N)
+        offdiag = N.copy() if N.dtype.kind == "f" else N.astype(np.int64)
+        np.fill_diagonal(offdiag, 0)
+        has_pair = (offdiag > 0).any(axis=1)
+        del offdiag
+    if n < 3:
+        raise ValueError(f"PCC needs at least 3 items, got {n}.")
+    K = check_n_clusters(n_clusters, n)
+    if weight <= 0:
+        raise ValueError(
+            "No pair of items was ever co-sampled (all N_ij = 0 off the diagonal); "
+            "the ensemble carries no co-association evidence."
+        )
+    if isinstance(n_init, bool) or int(n_init) != n_init or int(n_init) < 1:
+        raise ValueError(f"n_init must be a positive integer, got {n_init!r}.")
+    n_init = int(n_init)
+    tol = float(tol)
+    if not (tol > 0 and np.isfinite(tol)):
+        raise ValueError(f"tol must be a positive number, got {tol}.")
+    if max_iter is None:
+        max_iter = 50 * n * K
+    if isinstance(max_iter, bool) or int(max_iter) != max_iter or int(max_iter) < 0:
+        raise ValueError(f"max_iter must be a non-negative integer, got {max_iter!r}.")
+    max_iter = int(max_iter)
+    scale = weight / n
+    tol_abs = tol * scale
+
+    if init is not None:
+        Y0 = np.array(init, dtype=np.float64)
+        if Y0.shape != (n, K):
+            raise ValueError(
+                f"init must have shape (n_items, n_clusters) = {(n, K)}, got {Y0.shape}."
+            )
+        if not np.all(np.isfinite(Y0)) or (Y0 < 0).any() or not np.allclose(Y0.sum(1), 1.0):
+            raise ValueError("init rows must be finite, non-negative and sum to 1.")
+        starts = [np.ascontiguousarray(Y0)]
+    else:
+        seqs = seed_sequence(random_state).spawn(n_init)
+        starts = [_random_start(n, K, s) for s in seqs]
+
+    best = None
+    objectives = []
+    for Y in starts:
+        if sparse_input:
+            trace, n_iter, status, gap = _sparse.solve_sparse(
+                indptr, indices, cval, nval, mirror, Y, bregman, max_iter=max_iter, tol_abs=tol_abs
+            )
+            obj = _sparse.objective_sparse(indptr, indices, cval, nval, Y, bregman)
+        else:
+            trace, n_iter, status, gap = _greedy.solve_dense(
+                C, N, Y, bregman, max_iter=max_iter, tol_abs=tol_abs
+            )
+            obj = _greedy.objective_dense(C, N, Y, bregman)
+        if not np.all(np.isfinite(Y)):  # pragma: no cover - a solver bug, never user input
+            raise RuntimeError("PCC produced non-finite memberships; please report this.")
+        trace[-1] = obj
+        objectives.append(obj)
+        if best is None or obj < best[0]:
+            best = (obj, Y, trace, n_iter, status, gap)
+
+    obj, Y, trace, n_iter, status, gap = best
+    Y = np.clip(Y, 0.0, None)
+    order = order_clusters(Y, min_mass=min_mass)
+    membership = Y[:, order]
+    rowsum = membership.sum(axis=1, keepdims=True)
+    membership = np.divide(membership, rowsum, out=np.zeros_like(membership), where=rowsum > 0)
+    lost = rowsum[:, 0] <= 0
+    isolated = ~has_pair
+    uniform = isolated | lost
+    if uniform.any():
+        membership[uniform] = 1.0 / membership.shape[1]
+    return PCCResult(
+        membership=membership,
+        labels=hard_labels(membership),
+        objective=float(obj),
+        objective_trace=thin_trace(trace),
+        n_iter=n_iter,
+        converged=status == 1,
+        kkt_gap=float(gap / scale),
+        divergence=bregman.name,
+        solver="greedy-sparse" if sparse_input else "greedy",
+        restart_objectives=np.asarray(objectives),
+        cluster_order=order.astype(np.int64),
+        n_isolated=int(isolated.sum()),
+    )

@@ -1,0 +1,345 @@
+"""Bregman divergences on the 2-simplex, as used by PCC (Sect. 4 of Lourenço et al. 2015).
+
+PCC compares the observed co-clustering frequency ``p = c_ij / N_ij`` with the
+model's co-clustering probability ``q = y_i . y_j`` through
+``d_phi(p, q) = B_phi(psi(p) || psi(q))`` with ``psi(x) = (x, 1 - x)``.
+Writing ``h(x) = phi(psi(x))``, this is
+
+    d(p, q) = h(p) - h(q) - (p - q) h'(q),     d/dq d(p, q) = (q - p) h''(q),
+
+so the line search only ever needs ``h''`` (the curvature of ``phi`` along
+``(1, -1)``). The solver needs ``d(p, .)`` convex on ``[0, 1]`` for every
+``p`` in ``[0, 1]`` ("double convexity"): ``h''(q) + (q - p) h'''(q) >= 0``,
+which being linear in ``p`` is checked at ``p = 0`` and ``p = 1``.
+
+The numba kernels dispatch on an integer ``kind`` so that built-in divergences
+are compiled once and cached on disk; a user-supplied :class:`Bregman`
+re-specialises the same kernel source around its own functions.
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable
+
+import numba
+import numpy as np
+
+KIND_L2 = 0
+KIND_KL = 1
+KIND_POWER = 2
+KIND_CUSTOM = 3
+
+
+@numba.njit(cache=True, error_model="numpy", inline="always")
+def _clip01(q):
+    if q < 0.0:
+        return 0.0
+    if q > 1.0:
+        return 1.0
+    return q
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _deriv(kind, par, p, q):
+    """``d/dq d(p, q)``; may be +-inf at the border of the domain, never NaN."""
+    q = _clip01(q)
+    if kind == KIND_L2:
+        return 2.0 * (q - p)
+    if kind == KIND_KL:
+        out = 0.0
+        # floor the denominators: at q = 0 < p (or q = 1 > p) the derivative is -inf (+inf),
+        # a huge finite value keeps inf * 0 = NaN out of the gradient sums
+        if p > 0.0:
+            out -= p / max(q, 1e-250)
+        if p < 1.0:
+            out += (1.0 - p) / max(1.0 - q, 1e-250)
+        return out
+    # power family h(x) = (x^a + (1-x)^a - 1) / (a (a-1)), 1 < a < 2
+    if q == p:
+        return 0.0
+    return (q - p) * (q ** (par - 2.0) + (1.0 - q) ** (par - 2.0))
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _div(kind, par, p, q):
+    """``d(p, q) >= 0``; +inf outside the domain (KL with ``q`` in {0, 1} against ``p``)."""
+    q = _clip01(q)
+    if kind == KIND_L2:
+        return (p - q) * (p - q)
+    if kind == KIND_KL:
+        out = 0.0
+        if p > 0.0:
+            if q <= 0.0:
+                return np.inf
+            out += p * np.log(p / q)
+        if p < 1.0:
+            if q >= 1.0:
+                return np.inf
+            out += (1.0 - p) * np.log((1.0 - p) / (1.0 - q))
+        return max(out, 0.0)
+    if q == p:
+        return 0.0
+    a = par
+    hp = (p**a + (1.0 - p) ** a - 1.0) / (a * (a - 1.0))
+    hq = (q**a + (1.0 - q) ** a - 1.0) / (a * (a - 1.0))
+    dhq = (q ** (a - 1.0) - (1.0 - q) ** (a - 1.0)) / (a - 1.0)
+    return max(hp - hq - (p - q) * dhq, 0.0)
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _div_array(kind, par, p, q):
+    out = np.empty(p.shape[0])
+    for t in range(p.shape[0]):
+        out[t] = _div(kind, par, p[t], q[t])
+    return out
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _deriv_array(kind, par, p, q):
+    out = np.empty(p.shape[0])
+    for t in range(p.shape[0]):
+        out[t] = _deriv(kind, par, p[t], q[t])
+    return out
+
+
+def _custom_scalars(phi, grad, hess):
+    """Numba scalar ``_div`` / ``_deriv`` built from a user's phi, gradient and Hessian on R^2."""
+
+    @numba.njit(error_model="numpy")
+    def deriv(kind, par, p, q):
+        q = min(max(q, 0.0), 1.0)
+        if q == p:
+            return 0.0
+        x = np.empty(2)
+        x[0] = q
+        x[1] = 1.0 - q
+        H = hess(x)
+        curv = H[0, 0] - H[0, 1] - H[1, 0] + H[1, 1]
+        out = (q - p) * curv
+        if np.isnan(out):
+            # border of phi's domain: the divergence grows without bound away from p
+            return np.inf if q > p else -np.inf
+        return out
+
+    @numba.njit(error_model="numpy")
+    def div(kind, par, p, q):
+        q = min(max(q, 0.0), 1.0)
+        if q == p:
+            return 0.0
+        xp = np.empty(2)
+        xp[0] = p
+        xp[1] = 1.0 - p
+        xq = np.empty(2)
+        xq[0] = q
+        xq[1] = 1.0 - q
+        g = grad(xq)
+        out = phi(xp) - phi(xq) - (p - q) * (g[0] - g[1])
+        if np.isnan(out):
+            return np.inf
+        return max(out, 0.0)
+
+    return div, deriv
+
+
+def respecialize(module: types.ModuleType, names: list[str], div, deriv) -> dict[str, Callable]:
+    """Re-jit the kernels ``names`` of ``module`` with ``_div``/``_deriv`` replaced.
+
+    The kernels are compiled from the very same source as the cached built-in
+    ones, so a custom divergence runs exactly the paper's algorithm.
+    """
+    scope = dict(module.__dict__)
+    scope["_div"] = div
+    scope["_deriv"] = deriv
+    out = {}
+    for name in names:
+        py = getattr(module, name).py_func
+        fn = types.FunctionType(py.__code__, scope, name, py.__defaults__, py.__closure__)
+        scope[name] = out[name] = numba.njit(fn, error_model="numpy")
+    return out
+
+
+class Bregman:
+    """A double-convex Bregman divergence on the 2-simplex for :func:`~scconsensus.core.pcc`.
+
+    Parameters
+    ----------
+    phi
+        Strictly convex function of a point ``x = (x1, x2)`` of the 2-simplex
+        (a length-2 float array) returning a float. Must be numba-compilable
+        (plain numpy arithmetic).
+    grad
+        Its gradient, a length-2 array.
+    hess
+        Its Hessian, a ``2 x 2`` array.
+    name
+        Label recorded in results.
+    check
+        Verify numerically that the divergence is convex in its second
+        argument (double convexity, Sect. 2 and 5.2 of the paper); the exact
+        line search relies on it.
+
+    Examples
+    --------
+    Squared Euclidean distance in ``R^2`` (twice the built-in ``"l2"``):
+
+    >>> import numpy as np
+    >>> from scconsensus.core import Bregman
+    >>> sq = Bregman(
+    ...     lambda x: x[0] ** 2 + x[1] ** 2,
+    ...     lambda x: 2.0 * x,
+    ...     lambda x: 2.0 * np.eye(2),
+    ...     name="squared-euclidean",
+    ... )
+    >>> round(float(sq.divergence(0.2, 0.5)), 6)
+    0.18
+    """
+
+    def __init__(
+        self,
+        phi: Callable,
+        grad: Callable,
+        hess: Callable,
+        *,
+        name: str = "custom",
+        check: bool = True,
+    ) -> None:
+        for fname, f in (("phi", phi), ("grad", grad), ("hess", hess)):
+            if not callable(f):
+                raise ValueError(f"Bregman: {fname} must be callable, got {type(f).__name__}.")
+        self.name = str(name)
+        self.kind = KIND_CUSTOM
+        self.param = 0.0
+        try:
+            jphi, jgrad, jhess = (numba.njit(f, error_model="numpy") for f in (phi, grad, hess))
+            div, deriv = _custom_scalars(jphi, jgrad, jhess)
+            # compile now so that a function numba cannot handle fails here, clearly
+            div(KIND_CUSTOM, 0.0, 0.3, 0.6)
+            deriv(KIND_CUSTOM, 0.0, 0.3, 0.6)
+        except Exception as err:  # numba raises many error types
+            raise ValueError(
+                "Bregman: phi, grad and hess must be numba-compilable functions of a length-2 "
+                "numpy array (use plain numpy arithmetic, no Python objects). Numba said: "
+                f"{str(err).splitlines()[0] if str(err) else type(err).__name__}"
+            ) from err
+        self._scalar_div = div
+        self._scalar_deriv = deriv
+        self._kernel_cache: dict[str, dict[str, Callable]] = {}
+        if check:
+            self.check_double_convex()
+
+    @classmethod
+    def _builtin(cls, kind: int, param: float, name: str) -> Bregman:
+        self = object.__new__(cls)
+        self.name = name
+        self.kind = kind
+        self.param = float(param)
+        self._scalar_div = None
+        self._scalar_deriv = None
+        self._kernel_cache = {}
+        return self
+
+    @classmethod
+    def kl(cls) -> Bregman:
+        """Kullback–Leibler, ``phi = -H``: the binomial likelihood of the co-association (PEACE)."""
+        return cls._builtin(KIND_KL, 0.0, "kl")
+
+    @classmethod
+    def l2(cls) -> Bregman:
+        """Squared error ``(p - q)^2`` of eq. (4)."""
+        return cls._builtin(KIND_L2, 0.0, "l2")
+
+    @classmethod
+    def power(cls, a: float = 1.5) -> Bregman:
+        """Power (beta-type) family ``h(x) = (x^a + (1-x)^a - 1) / (a (a-1))``.
+
+        Double-convex on the 2-simplex for ``1 < a <= 2``: it interpolates
+        between KL (``a -> 1``) and twice the squared error (``a = 2``).
+        """
+        a = float(a)
+        if not (1.0 < a <= 2.0):
+            raise ValueError(
+                f"Bregman.power(a) is double-convex on the 2-simplex only for 1 < a <= 2, got {a}."
+            )
+        return cls._builtin(KIND_POWER, a, f"power{a:g}")
+
+    def __repr__(self) -> str:
+        return f"Bregman({self.name!r})"
+
+    # -- numpy evaluation -------------------------------------------------------------
+    def divergence(self, p, q) -> np.ndarray:
+        """``d(p, q)`` elementwise (``p`` observed frequency, ``q`` model probability)."""
+        p, q = np.broadcast_arrays(np.asarray(p, float), np.asarray(q, float))
+        fn = self.kernels("_divergences")["_div_array"]
+        out = fn(
+            self.kind, self.param, np.ascontiguousarray(p.ravel()), np.ascontiguousarray(q.ravel())
+        )
+        return out.reshape(p.shape)
+
+    def derivative(self, p, q) -> np.ndarray:
+        """``d/dq d(p, q)`` elementwise."""
+        p, q = np.broadcast_arrays(np.asarray(p, float), np.asarray(q, float))
+        fn = self.kernels("_divergences")["_deriv_array"]
+        out = fn(
+            self.kind, self.param, np.ascontiguousarray(p.ravel()), np.ascontiguousarray(q.ravel())
+        )
+        return out.reshape(p.shape)
+
+    def check_double_convex(self, n_grid: int = 199, rtol: float = 1e-6) -> None:
+        """Raise ``ValueError`` unless ``d(p, .)`` is convex on (0, 1) for ``p`` in {0, 1}.
+
+        Convexity in ``q`` is linear in ``p``, so the two ends of ``[0, 1]``
+        suffice; the second derivative is taken by central differences of
+        :meth:`derivative` on an interior grid.
+        """
+        q = np.linspace(0.0, 1.0, n_grid + 2)[1:-1]
+        h = 1e-5
+        for p in (0.0, 1.0):
+            hi = self.derivative(np.full_like(q, p), q + h)
+            lo = self.derivative(np.full_like(q, p), q - h)
+            second = (hi - lo) / (2.0 * h)
+            scale = np.abs(hi) + np.abs(lo) + 1.0
+            bad = np.flatnonzero(~(second >= -rtol * scale / h))
+            if bad.size:
+                raise ValueError(
+                    f"Bregman divergence {self.name!r} is not double-convex on the 2-simplex: "
+                    f"d(p={p:g}, q) is concave near q={q[bad[0]]:.3g}. PCC's exact line search "
+                    "(Sect. 5.2) needs convexity in the second argument; choose another phi "
+                    "(e.g. Bregman.kl(), Bregman.l2() or Bregman.power(a) with 1 < a <= 2)."
+                )
+
+    # -- kernels ------------------------------------------------------------------------
+    def kernels(self, module_name: str) -> dict[str, Callable]:
+        """The numba kernels of ``scconsensus.core.pcc.<module_name>`` for this divergence."""
+        import importlib
+
+        module = importlib.import_module(f"scconsensus.core.pcc.{module_name}")
+        names = list(module.KERNELS)
+        if self.kind != KIND_CUSTOM:
+            return {name: getattr(module, name) for name in names}
+        if module_name not in self._kernel_cache:
+            self._kernel_cache[module_name] = respecialize(
+                module, names, self._scalar_div, self._scalar_deriv
+            )
+        return self._kernel_cache[module_name]
+
+
+KERNELS = ("_div_array", "_deriv_array")
+
+DIVERGENCES = ("kl", "l2")
+
+
+def check_divergence(divergence: str | Bregman) -> Bregman:
+    """``"kl"``, ``"l2"`` or a :class:`Bregman` instance."""
+    if isinstance(divergence, Bregman):
+        return divergence
+    if isinstance(divergence, str):
+        key = divergence.lower()
+        if key in ("kl", "kullback-leibler"):
+            return Bregman.kl()
+        if key in ("l2", "squared", "sq_l2"):
+            return Bregman.l2()
+    raise ValueError(
+        f"divergence={divergence!r} is not supported; use 'kl', 'l2' or a "
+        "scconsensus.core.Bregman instance (e.g. Bregman.power(1.5))."
+    )
