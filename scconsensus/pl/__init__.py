@@ -1,3 +1,16 @@
 """Plotting: Scanpy-style figures of ensembles and consensus results."""
 
-__all__: list[str] = []
+from ._consensus_k import consensus_cdf, delta_area, pac
+from ._graph import cluster_graph
+from ._heatmap import consensus_heatmap
+from ._membership import confidence, membership
+
+__all__: list[str] = [
+    "cluster_graph",
+    "confidence",
+    "consensus_cdf",
+    "consensus_heatmap",
+    "delta_area",
+    "membership",
+    "pac",
+]

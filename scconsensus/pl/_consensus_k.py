@@ -1,0 +1,200 @@
+"""Choosing ``k``: consensus CDF, delta area and PAC curves (ours and ConsensusClusterPlus's)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+from anndata import AnnData
+from matplotlib.axes import Axes
+
+from ._utils import as_list, check_adata, finish, get_axes
+
+__all__ = ["consensus_cdf", "delta_area", "pac"]
+
+_LINESTYLES = ("-", "--", ":", "-.")
+
+
+def _record(adata: AnnData, key: str) -> dict:
+    rec = adata.uns.get(key)
+    if not isinstance(rec, dict) or "cdf" not in rec or "k" not in rec:
+        raise ValueError(
+            f"No consensus-k statistics at adata.uns[{key!r}]: run "
+            f"scconsensus.tl.consensus_k(adata, key_added={key!r}) or "
+            f"scconsensus.r.consensus_cluster_plus(adata, key_added={key!r}) first."
+        )
+    return rec
+
+
+def _label(adata: AnnData, key: str) -> str:
+    params = adata.uns[key].get("params", {})
+    if "cluster_alg" in params:  # written by scconsensus.r.consensus_cluster_plus
+        return f"{key} (ConsensusClusterPlus)"
+    return key
+
+
+def consensus_cdf(
+    adata: AnnData,
+    key: str | Sequence[str] = "consensus_k",
+    *,
+    figsize: tuple[float, float] = (5.0, 4.0),
+    ax: Axes | None = None,
+    show: bool | None = None,
+    save: str | Path | bool | None = None,
+) -> Axes:
+    """Consensus CDF per ``k`` (one line each; several keys overlay with line styles).
+
+    A flat middle section (values near 0 or 1 only) marks a stable ``k``; the PAC window
+    is shaded.
+
+    Parameters
+    ----------
+    adata
+        With ``.uns[key]`` from :func:`scconsensus.tl.consensus_k` or
+        :func:`scconsensus.r.consensus_cluster_plus`.
+    key
+        One key, or a list to compare sources (e.g. ``["consensus_k", "ccp"]``).
+    figsize, ax, show, save
+        As in Scanpy.
+
+    Returns
+    -------
+    :class:`~matplotlib.axes.Axes`.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import scconsensus as scc
+    >>> adata = scc.datasets.iris()
+    >>> scc.tl.consensus_k(adata, max_k=4, reps=10, distance="euclidean")
+    >>> ax = scc.pl.consensus_cdf(adata, show=False)
+    """
+    adata = check_adata(adata)
+    keys = as_list(key)
+    ax = get_axes(ax, figsize)
+    all_k = sorted({int(k) for kk in keys for k in np.atleast_1d(_record(adata, kk)["k"])})
+    cmap = plt.get_cmap("viridis")
+    colors = {k: cmap(i / max(1, len(all_k) - 1)) for i, k in enumerate(all_k)}
+    for j, kk in enumerate(keys):
+        rec = _record(adata, kk)
+        x = np.concatenate([[0.0], np.asarray(rec["cdf_x"], dtype=float)])
+        cdf = np.atleast_2d(np.asarray(rec["cdf"], dtype=float))
+        for k, F in zip(np.atleast_1d(rec["k"]), cdf, strict=True):
+            label = f"k={int(k)}" if len(keys) == 1 else f"{_label(adata, kk)} k={int(k)}"
+            ax.step(
+                x,
+                np.concatenate([[F[0]], F]),
+                where="pre",
+                color=colors[int(k)],
+                linestyle=_LINESTYLES[j % len(_LINESTYLES)],
+                label=label,
+            )
+    window = np.asarray(_record(adata, keys[0]).get("pac_window", (0.1, 0.9)), dtype=float)
+    ax.axvspan(window[0], window[1], color="0.9", zorder=-1, label="PAC window")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("consensus index")
+    ax.set_ylabel("CDF")
+    ax.set_title("consensus CDF")
+    ax.legend(fontsize=7, frameon=False, loc="lower right")
+    finish(ax.figure, show, save, "consensus_cdf.png")
+    return ax
+
+
+def _curve(adata, keys, field, ylabel, title, ax, figsize, show, save, name):
+    adata = check_adata(adata)
+    keys = as_list(keys)
+    ax = get_axes(ax, figsize)
+    for j, kk in enumerate(keys):
+        rec = _record(adata, kk)
+        ks = np.atleast_1d(rec["k"]).astype(int)
+        ax.plot(
+            ks,
+            np.asarray(rec[field], dtype=float),
+            marker="o",
+            linestyle=_LINESTYLES[j % len(_LINESTYLES)],
+            label=_label(adata, kk),
+        )
+    ax.set_xlabel("k")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.legend(fontsize=8, frameon=False)
+    finish(ax.figure, show, save, name)
+    return ax
+
+
+def delta_area(
+    adata: AnnData,
+    key: str | Sequence[str] = "consensus_k",
+    *,
+    figsize: tuple[float, float] = (5.0, 3.5),
+    ax: Axes | None = None,
+    show: bool | None = None,
+    save: str | Path | bool | None = None,
+) -> Axes:
+    """ConsensusClusterPlus's delta area (relative gain in CDF area) against ``k``.
+
+    The ``k`` after which the curve drops to near zero is Monti et al.'s choice.
+    Parameters as :func:`consensus_cdf`.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import scconsensus as scc
+    >>> adata = scc.datasets.iris()
+    >>> scc.tl.consensus_k(adata, max_k=4, reps=10, distance="euclidean")
+    >>> ax = scc.pl.delta_area(adata, show=False)
+    """
+    return _curve(
+        adata,
+        key,
+        "delta_area",
+        "relative change in area under CDF",
+        "delta area",
+        ax,
+        figsize,
+        show,
+        save,
+        "delta_area.png",
+    )
+
+
+def pac(
+    adata: AnnData,
+    key: str | Sequence[str] = "consensus_k",
+    *,
+    figsize: tuple[float, float] = (5.0, 3.5),
+    ax: Axes | None = None,
+    show: bool | None = None,
+    save: str | Path | bool | None = None,
+) -> Axes:
+    """Proportion of ambiguous clustering against ``k`` (lower is more stable).
+
+    Parameters as :func:`consensus_cdf`.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import scconsensus as scc
+    >>> adata = scc.datasets.iris()
+    >>> scc.tl.consensus_k(adata, max_k=4, reps=10, distance="euclidean")
+    >>> ax = scc.pl.pac(adata, show=False)
+    """
+    return _curve(
+        adata,
+        key,
+        "pac",
+        "PAC",
+        "proportion of ambiguous clustering",
+        ax,
+        figsize,
+        show,
+        save,
+        "pac.png",
+    )

@@ -1,0 +1,216 @@
+"""Consensus / co-association heatmap ordered by consensus labels, with annotation bars."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+from anndata import AnnData
+from matplotlib.axes import Axes
+
+from .._validation import check_dense_memory
+from ._utils import as_list, check_adata, column_colors, finish, get_axes
+
+__all__ = ["consensus_heatmap"]
+
+
+def _ratio(C, N) -> np.ndarray:
+    C = C.toarray() if sp.issparse(C) else np.asarray(C, dtype=np.float64)
+    N = N.toarray() if sp.issparse(N) else np.asarray(N, dtype=np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(N > 0, C / np.where(N > 0, N, 1), 0.0)
+
+
+def consensus_matrix(adata: AnnData, key: str, items: np.ndarray | None = None) -> np.ndarray:
+    """The ``n x n`` consensus of ``key`` restricted to ``items`` (all when ``None``).
+
+    ``key`` may name an ``.obsp`` matrix, a result with ``.obsp[f"{key}_consensus"]``
+    (:func:`scconsensus.tl.consensus_k`, :func:`scconsensus.r.consensus_cluster_plus`),
+    a co-association ``.obsp[f"{key}_c"]`` / ``f"{key}_n"`` pair
+    (:func:`scconsensus.tl.coassociation`), or an ensemble in ``.obsm`` (``c / N`` is
+    computed).
+    """
+    sel = slice(None) if items is None else items
+    n = adata.n_obs if items is None else len(items)
+    check_dense_memory(n, n_matrices=2, what="Consensus heatmap")
+    obsp = adata.obsp
+    if key in obsp:
+        M = obsp[key]
+        if key.endswith("_c") and f"{key[:-2]}_n" in obsp:
+            return _ratio(M[sel][:, sel], obsp[f"{key[:-2]}_n"][sel][:, sel])
+        M = M[sel][:, sel]
+        return M.toarray() if sp.issparse(M) else np.asarray(M, dtype=np.float64)
+    if f"{key}_consensus" in obsp:
+        return np.asarray(obsp[f"{key}_consensus"][sel][:, sel], dtype=np.float64)
+    if f"{key}_c" in obsp and f"{key}_n" in obsp:
+        return _ratio(obsp[f"{key}_c"][sel][:, sel], obsp[f"{key}_n"][sel][:, sel])
+    if key in adata.obsm:
+        from ..core.coassociation import coassociation
+
+        labels = np.asarray(adata.obsm[key])[sel]
+        C, N = coassociation(labels, mode="dense")
+        return _ratio(C, N)
+    raise ValueError(
+        f"No consensus matrix for key={key!r}: expected .obsp[{key!r}], "
+        f".obsp['{key}_consensus'] (tl.consensus_k / r.consensus_cluster_plus with stored "
+        f"matrices), .obsp['{key}_c'] and ['{key}_n'] (tl.coassociation), or an ensemble in "
+        f".obsm[{key!r}] (tl.ensemble)."
+    )
+
+
+def _order(M: np.ndarray, labels: np.ndarray | None) -> np.ndarray:
+    """Items grouped by label, and by consensus with their own group inside it."""
+    if labels is None:
+        from scipy.cluster.hierarchy import leaves_list, linkage
+        from scipy.spatial.distance import squareform
+
+        D = 1.0 - M
+        D = 0.5 * (D + D.T)
+        np.fill_diagonal(D, 0.0)
+        return leaves_list(linkage(squareform(D, checks=False), method="average"))
+    codes = np.unique(labels, return_inverse=True)[1]
+    k = codes.max() + 1
+    H = np.zeros((codes.size, k))
+    H[np.arange(codes.size), codes] = 1.0
+    own = (M @ H)[np.arange(codes.size), codes] / H.sum(axis=0)[codes]
+    return np.lexsort((-own, codes))
+
+
+def _sample(adata: AnnData, labels, max_items: int, seed: int) -> np.ndarray | None:
+    n = adata.n_obs
+    if max_items is None or n <= max_items:
+        return None
+    rng = np.random.default_rng(seed)
+    if labels is None:
+        return np.sort(rng.choice(n, size=max_items, replace=False))
+    # stratified: every group keeps its share (at least one item)
+    codes = np.unique(np.asarray(labels).astype(str), return_inverse=True)[1]
+    keep = []
+    for c in range(codes.max() + 1):
+        members = np.flatnonzero(codes == c)
+        m = max(1, round(members.size * max_items / n))
+        keep.append(rng.choice(members, size=min(m, members.size), replace=False))
+    return np.sort(np.concatenate(keep))
+
+
+def consensus_heatmap(
+    adata: AnnData,
+    key: str,
+    groupby: str | None = None,
+    *,
+    annotations: str | Sequence[str] | None = None,
+    cmap: str = "Blues",
+    max_items: int | None = 2000,
+    random_state: int = 0,
+    title: str | None = None,
+    legend: bool = True,
+    figsize: tuple[float, float] = (6.0, 5.5),
+    ax: Axes | None = None,
+    show: bool | None = None,
+    save: str | Path | bool | None = None,
+) -> Axes:
+    """Heatmap of a consensus (or co-association ``c/N``) matrix ordered by labels.
+
+    Parameters
+    ----------
+    adata
+        Annotated data.
+    key
+        Where the matrix is: an ``.obsp`` key, a result key with
+        ``.obsp[f"{key}_consensus"]`` (e.g. ``"consensus_k_k3"``, ``"ccp_k3"``), a
+        :func:`~scconsensus.tl.coassociation` key, or an ensemble in ``.obsm``
+        (``"scc_ensemble"``).
+    groupby
+        ``.obs`` column whose groups order the rows and columns (default: ``key`` when
+        it is an ``.obs`` column, else the average-linkage order of ``1 - M``).
+    annotations
+        ``.obs`` columns drawn as colour bars above the heatmap (categorical or numeric);
+        ``groupby`` is always drawn first.
+    cmap
+        Colour map of the consensus values (0..1).
+    max_items
+        Above this many items a stratified random subset (by ``groupby``) is drawn.
+    random_state
+        Seed of that subset.
+    title, legend, figsize
+        Figure decorations.
+    ax
+        Axes to draw into (annotation bars and the colour bar are split off it).
+    show
+        Show the figure (default: ``scanpy.settings.autoshow`` on interactive backends).
+    save
+        File path to save to, or ``True`` for ``scanpy.settings.figdir``.
+
+    Returns
+    -------
+    The heatmap's :class:`~matplotlib.axes.Axes`.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import scconsensus as scc
+    >>> adata = scc.datasets.iris()
+    >>> scc.tl.ensemble(adata, n_partitions=10, k=(2, 5))
+    >>> ax = scc.pl.consensus_heatmap(adata, "scc_ensemble", "truth", show=False)
+    """
+    adata = check_adata(adata)
+    if groupby is None and key in adata.obs:
+        groupby = key
+    if groupby is not None and groupby not in adata.obs:
+        raise ValueError(
+            f"groupby={groupby!r} is not a column of adata.obs "
+            f"(available: {list(adata.obs.columns)})."
+        )
+    labels = None if groupby is None else adata.obs[groupby].to_numpy()
+    items = _sample(adata, labels, max_items, random_state)
+    M = consensus_matrix(adata, key, items)
+    idx = np.arange(adata.n_obs) if items is None else items
+    local_labels = None if labels is None else np.asarray(labels)[idx].astype(str)
+    order = _order(M, local_labels)
+    ax = get_axes(ax, figsize)
+    fig = ax.figure
+    from mpl_toolkits.axes_grid1 import make_axes_locatable
+
+    divider = make_axes_locatable(ax)
+    im = ax.imshow(
+        M[np.ix_(order, order)], cmap=cmap, vmin=0, vmax=1, aspect="auto", interpolation="nearest"
+    )
+    ax.set_xticks([])
+    ax.set_yticks([])
+    cax = divider.append_axes("right", size="4%", pad=0.08)
+    fig.colorbar(im, cax=cax, label="consensus")
+    bars = ([groupby] if groupby else []) + [a for a in as_list(annotations) if a != groupby]
+    handles_all = []
+    for col in reversed(bars):
+        bax = divider.append_axes("top", size="4%", pad=0.03)
+        rgba, handles = column_colors(adata, col, idx[order])
+        bax.imshow(rgba[None, :, :], aspect="auto", interpolation="nearest")
+        bax.set_xticks([])
+        bax.set_yticks([0])
+        bax.set_yticklabels([col], fontsize=8)
+        if handles and len(handles) <= 25:
+            handles_all.append((col, handles))
+        top = bax
+    if bars:
+        top.set_title(title if title is not None else f"consensus: {key}")
+    else:
+        ax.set_title(title if title is not None else f"consensus: {key}")
+    if legend and handles_all:
+        y = 1.0
+        for col, handles in handles_all:
+            leg = fig.legend(
+                handles=handles,
+                title=col,
+                loc="upper left",
+                bbox_to_anchor=(0.99, y),
+                fontsize=7,
+                title_fontsize=8,
+                frameon=False,
+            )
+            fig.add_artist(leg)
+            y -= 0.06 * (len(handles) + 2) / 2
+    finish(fig, show, save, f"consensus_heatmap_{key}.png")
+    return ax
