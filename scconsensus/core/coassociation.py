@@ -92,6 +92,7 @@ def coassociation(
     mode: str = "dense",
     *,
     pairs: np.ndarray | None = None,
+    client=None,
 ) -> tuple[np.ndarray, np.ndarray] | tuple[sp.csr_matrix, sp.csr_matrix]:
     """Count co-clustering ``C`` and co-sampling ``N`` over an ensemble.
 
@@ -109,6 +110,9 @@ def coassociation(
     pairs
         ``(m, 2)`` item index pairs for ``mode="sparse"`` (order and duplicates do
         not matter); see :func:`sample_pairs`. Required for sparse mode.
+    client
+        A :class:`dask.distributed.Client`: count the sparse mode's pairs in
+        chunks on its cluster (same counts as the local kernel).
 
     Returns
     -------
@@ -136,9 +140,14 @@ def coassociation(
                 "(kNN plus random pairs) or an explicit (m, 2) array."
             )
         rows, cols = _check_pairs(pairs, n)
-        c = np.empty(rows.size, dtype=np.int32)
-        m = np.empty(rows.size, dtype=np.int32)
-        _count_pairs(labels, rows, cols, c, m)
+        if client is not None:
+            from ._distributed import count_pairs_distributed
+
+            c, m = count_pairs_distributed(client, labels, rows, cols)
+        else:
+            c = np.empty(rows.size, dtype=np.int32)
+            m = np.empty(rows.size, dtype=np.int32)
+            _count_pairs(labels, rows, cols, c, m)
         keep = m > 0
         rows, cols, c, m = rows[keep], cols[keep], c[keep], m[keep]
         r = np.concatenate([rows, cols])

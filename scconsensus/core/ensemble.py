@@ -151,7 +151,7 @@ def _hc(X: np.ndarray, k: int, linkage: str, distance: str) -> np.ndarray:
     from scipy.spatial.distance import pdist
 
     if linkage in ("ward", "centroid") and distance == "euclidean":
-        # scipy's ward/centroid on observations use the O(n) memory path
+        # ward/centroid are defined on euclidean observations (scipy still forms pdist)
         tree = scipy_linkage(X, method=linkage, metric="euclidean")
     else:
         Xd, metric = _distance_input(X, distance)
@@ -321,6 +321,7 @@ def generate_ensemble(
     random_state: RandomState = 0,
     n_jobs: int | None = 1,
     progress: bool | None = None,
+    client: Any = None,
 ) -> Ensemble:
     """Build an ensemble of partitions of the rows of ``X``.
 
@@ -362,9 +363,13 @@ def generate_ensemble(
         depend on ``n_jobs``.
     n_jobs
         Parallel workers (joblib; run inside ``joblib.parallel_config(backend="dask")``
-        to use a Dask cluster).
+        to use a Dask cluster). Ignored when ``client`` is given.
     progress
         Show a progress bar (default: when there are 20 or more partitions).
+    client
+        A :class:`dask.distributed.Client`: run one task per partition on its
+        cluster (``X`` is scattered once to every worker). The ensemble is the same
+        as the local one for the same ``random_state``.
 
     Returns
     -------
@@ -406,9 +411,15 @@ def generate_ensemble(
     n_sub = max(2, round(subsample * n))
     n_feat = max(1, round(feature_subsample * p))
     specs = _plan(n_partitions, methods, k, n_sub, random_state)
-    for m in set(methods):
-        if m.startswith("hc") and not (m in ("hc_ward", "hc_centroid") and distance == "euclidean"):
+    for m in sorted(set(methods)):
+        if m.startswith("hc"):
+            # scipy's linkage builds the condensed float64 distance matrix (4 n^2 bytes)
+            # for every linkage, ward and centroid included
             check_dense_memory(n_sub, itemsize=4, what=f"Hierarchical clustering ({m})")
+    if client is not None:
+        from ._distributed import check_client
+
+        check_client(client)
 
     graph = None
     if "leiden" in methods and feature_subsample == 1.0:
@@ -417,8 +428,13 @@ def generate_ensemble(
     show = progress if progress is not None else n_partitions >= 20
     run = delayed(_run_partition)
     args = (n_sub, n_feat, linkage, distance, (lo, hi), int(n_neighbors), predict_unsampled, graph)
-    tasks = (run(X, spec, *args) for spec in specs)
-    results = Parallel(n_jobs=n_jobs, return_as="generator")(tasks)
+    if client is not None:
+        from ._distributed import map_ordered
+
+        results = map_ordered(client, _run_partition, specs, before=(X,), after=args)
+    else:
+        tasks = (run(X, spec, *args) for spec in specs)
+        results = Parallel(n_jobs=n_jobs, return_as="generator")(tasks)
     labels = np.empty((n, n_partitions), dtype=np.int32)
     infos = []
     for i, (col, info) in enumerate(

@@ -32,6 +32,7 @@ def ensemble_coassociation(
     n_neighbors: int = 10,
     n_random: int = 30,
     random_state: RandomState = 0,
+    client=None,
 ):
     """Co-association ``(C, N)`` of the ensemble at ``.obsm[ensemble_key]``, computed on demand.
 
@@ -53,7 +54,7 @@ def ensemble_coassociation(
     pairs = sample_pairs(
         labels.shape[0], X, n_neighbors=n_neighbors, n_random=n_random, random_state=random_state
     )
-    return _coassociation(labels, "sparse", pairs=pairs)
+    return _coassociation(labels, "sparse", pairs=pairs, client=client)
 
 
 def coassociation(
@@ -65,6 +66,7 @@ def coassociation(
     n_neighbors: int = 10,
     n_random: int = 30,
     random_state: RandomState = 0,
+    client=None,
     key_added: str = "scc_coassoc",
     copy: bool = False,
 ) -> AnnData | None:
@@ -85,6 +87,9 @@ def coassociation(
         kNN and random partners per item in sparse mode.
     random_state
         Seed for the random pairs.
+    client
+        A :class:`dask.distributed.Client`: count the sparse mode's pairs on its
+        cluster (same counts as locally).
     key_added
         ``.obsp[f"{key_added}_c"]`` (co-clustered counts), ``.obsp[f"{key_added}_n"]``
         (co-sampled counts) and ``.uns[key_added]``.
@@ -115,6 +120,7 @@ def coassociation(
         n_neighbors=n_neighbors,
         n_random=n_random,
         random_state=random_state,
+        client=client,
     )
     adata = adata.copy() if copy else adata
     adata.obsp[f"{key_added}_c"] = C

@@ -29,6 +29,7 @@ def ensemble(
     layer: str | None = None,
     random_state: RandomState = 0,
     n_jobs: int | None = 1,
+    client=None,
     key_added: str = "scc_ensemble",
     copy: bool = False,
 ) -> AnnData | None:
@@ -69,6 +70,9 @@ def ensemble(
         Seed; the same seed gives the same ensemble for any ``n_jobs``.
     n_jobs
         Parallel workers.
+    client
+        A :class:`dask.distributed.Client`: generate the partitions on its cluster
+        instead (same ensemble as the local run for the same ``random_state``).
     key_added
         Results go to ``.obsm[key_added]`` and ``.uns[key_added]``.
     copy
@@ -108,6 +112,7 @@ def ensemble(
         n_neighbors=n_neighbors,
         random_state=random_state,
         n_jobs=n_jobs,
+        client=client,
     )
     adata = adata.copy() if copy else adata
     params = dict(result.params, use_rep=use_rep, layer=layer)
