@@ -80,6 +80,11 @@ def _check_pairs(pairs: np.ndarray, n_items: int) -> tuple[np.ndarray, np.ndarra
         raise ValueError(f"pairs must hold integer item indices, got dtype {pairs.dtype}.")
     if pairs.size and (pairs.min() < 0 or pairs.max() >= n_items):
         raise ValueError(f"pairs index items outside 0..{n_items - 1}.")
+    first = pairs[:, 0].astype(np.int64)
+    second = pairs[:, 1].astype(np.int64)
+    key = first * n_items + second
+    if (first < second).all() and (np.diff(key) > 0).all():
+        return first, second  # already canonical (as sample_pairs returns): skip the sort
     lo = np.minimum(pairs[:, 0], pairs[:, 1]).astype(np.int64)
     hi = np.maximum(pairs[:, 0], pairs[:, 1]).astype(np.int64)
     keep = lo != hi
