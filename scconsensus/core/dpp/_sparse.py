@@ -13,7 +13,10 @@ What changes against the exact route (and why it is an approximation):
    threshold θ are those of the sampled pairs with ``C_ij ≥ θ``; two items linked only
    through unsampled pairs may stay apart, so components can only be finer than the exact
    ones, and the merge step (which joins small components by their strongest *sampled*
-   link) absorbs most of that difference.
+   link) absorbs most of that difference. Measured on 500 items in 5 Gaussian clusters
+   (``tests/test_dpp_sparse.py``, same runs for both graphs): identical partitions
+   (ARI > 0.99) at every threshold where the clusters hold together, ARI ≈ 0.8 at the
+   over-fragmented thresholds (θ ≥ 0.9, 11–12 components) that KVI does not choose.
 3. **Validity index.** KVI and SR are computed in the Nyström feature space: cluster
    means and distances to them use ``F`` (O(n d K) per candidate) instead of ``L``.
 4. **Memberships** are exact: mean consensus with each final cluster comes from the run

@@ -1,0 +1,90 @@
+"""``tl.dpp``: AnnData layout, h5ad round trip, copy semantics, route choice."""
+
+from __future__ import annotations
+
+import anndata as ad
+import numpy as np
+import pandas as pd
+import pytest
+
+import scconsensus as scc
+from scconsensus.metrics import adjusted_rand_index
+
+
+@pytest.fixture
+def adata():
+    rng = np.random.default_rng(0)
+    centres = np.array([[0, 0, 0], [7, 0, 0], [0, 7, 0]], dtype=float)
+    truth = np.repeat([0, 1, 2], [40, 35, 25])
+    a = ad.AnnData(centres[truth] + rng.normal(size=(100, 3)))
+    a.obs["truth"] = pd.Categorical(truth.astype(str))
+    return a
+
+
+def test_layout_and_h5ad_round_trip(adata, tmp_path):
+    scc.tl.dpp(adata, n_runs=40)
+    labels = adata.obs["dpp"]
+    assert isinstance(labels.dtype, pd.CategoricalDtype)
+    k = labels.cat.categories.size
+    assert list(labels.cat.categories) == [str(i) for i in range(k)]
+    assert adjusted_rand_index(adata.obs["truth"], labels) > 0.95
+    M = adata.obsm["dpp_membership"]
+    assert M.shape == (100, k)
+    np.testing.assert_allclose(M.sum(1), 1.0)
+    np.testing.assert_allclose(adata.obs["dpp_confidence"], M.max(1))
+    # the hard labels are the thresholded consensus, and each item sits with its own
+    # cluster by mean consensus
+    assert np.mean(M.argmax(1) == labels.cat.codes.to_numpy()) > 0.95
+    uns = adata.uns["dpp"]
+    assert uns["params"]["sampler"] == "dpp" and uns["params"]["n_runs"] == 40
+    cand = uns["candidates"]
+    assert {"threshold", "n_clusters", "kvi", "sr", "chosen"} <= set(cand.columns)
+    assert cand["chosen"].sum() == 1
+    assert uns["threshold"] == cand.loc[cand["chosen"], "threshold"].iloc[0]
+    assert uns["n_clusters"] == k and uns["mode"] == "dense"
+    assert uns["run_sizes"].shape == (40,) and uns["expected_size"] > 1
+    path = tmp_path / "dpp.h5ad"
+    adata.write_h5ad(path)
+    back = ad.read_h5ad(path)
+    pd.testing.assert_series_equal(back.obs["dpp"], adata.obs["dpp"])
+    np.testing.assert_allclose(back.obsm["dpp_membership"], M)
+    pd.testing.assert_frame_equal(back.uns["dpp"]["candidates"], cand)
+    assert back.uns["dpp"]["params"]["tau"] == 0.6
+
+
+def test_copy_leaves_input_alone(adata):
+    before = adata.copy()
+    out = scc.tl.dpp(adata, n_runs=20, sampler="uniform", key_added="u", copy=True)
+    assert "u" in out.obs and "u" not in adata.obs and "u" not in adata.uns
+    assert list(adata.obs.columns) == list(before.obs.columns)
+    assert scc.tl.dpp(adata, n_runs=20) is None
+
+
+def test_reproducible_with_random_state(adata):
+    a = scc.tl.dpp(adata, n_runs=20, random_state=3, copy=True)
+    b = scc.tl.dpp(adata, n_runs=20, random_state=3, copy=True)
+    np.testing.assert_array_equal(a.obs["dpp"], b.obs["dpp"])
+    np.testing.assert_array_equal(a.obsm["dpp_membership"], b.obsm["dpp_membership"])
+
+
+def test_auto_route_follows_settings(adata, monkeypatch):
+    monkeypatch.setattr(scc.settings, "dense_auto_max_items", 50)
+    scc.tl.dpp(adata, n_runs=20, n_components=60)
+    assert adata.uns["dpp"]["mode"] == "sparse" and adata.uns["dpp"]["rank"] <= 60
+    assert adjusted_rand_index(adata.obs["truth"], adata.obs["dpp"]) > 0.9
+
+
+def test_use_rep_and_errors(adata):
+    adata.obsm["X_two"] = adata.X[:, :2]
+    scc.tl.dpp(adata, n_runs=10, use_rep="X_two", key_added="two")
+    assert adata.uns["two"]["params"]["use_rep"] == "X_two"
+    with pytest.raises(ValueError, match="not in adata.obsm"):
+        scc.tl.dpp(adata, n_runs=10, use_rep="X_missing")
+    with pytest.raises(ValueError, match="sampler"):
+        scc.tl.dpp(adata, n_runs=10, sampler="poisson")
+    with pytest.raises(ValueError, match="a must be"):
+        scc.tl.dpp(adata, n_runs=10, a=0.0)
+    with pytest.raises(ValueError, match="layer"):
+        scc.tl.dpp(adata, n_runs=10, layer="counts")
+    with pytest.raises(ValueError, match="AnnData"):
+        scc.tl.dpp(adata.X, n_runs=10)
