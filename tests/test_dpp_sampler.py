@@ -67,14 +67,14 @@ def test_marginal_kernel_closed_form(exact_draws):
 
 
 def test_inclusion_probabilities_match_diag_of_marginal_kernel(exact_draws):
-    L, dpp, ind = exact_draws
+    L, _, ind = exact_draws
     K = L @ np.linalg.inv(L + np.eye(L.shape[0]))
     _assert_within_mc(ind.mean(axis=0), np.diag(K), N_DRAWS, "P(i in Y)")
 
 
 def test_pair_inclusion_is_determinantal(exact_draws):
     # the repulsion a DPP is chosen for: P(i, j) = K_ii K_jj - K_ij^2 < K_ii K_jj
-    L, dpp, ind = exact_draws
+    L, _, ind = exact_draws
     K = L @ np.linalg.inv(L + np.eye(L.shape[0]))
     iu = np.triu_indices(L.shape[0], 1)
     exact = (np.outer(np.diag(K), np.diag(K)) - K**2)[iu]
@@ -83,7 +83,7 @@ def test_pair_inclusion_is_determinantal(exact_draws):
 
 
 def test_subset_sizes_are_sum_of_bernoullis(exact_draws):
-    L, dpp, ind = exact_draws
+    L, _, ind = exact_draws
     lam = np.linalg.eigvalsh(L)
     p = lam / (1 + lam)
     sizes = ind.sum(axis=1)

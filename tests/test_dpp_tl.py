@@ -78,7 +78,7 @@ def test_use_rep_and_errors(adata):
     adata.obsm["X_two"] = adata.X[:, :2]
     scc.tl.dpp(adata, n_runs=10, use_rep="X_two", key_added="two")
     assert adata.uns["two"]["params"]["use_rep"] == "X_two"
-    with pytest.raises(ValueError, match="not in adata.obsm"):
+    with pytest.raises(ValueError, match=r"not in adata\.obsm"):
         scc.tl.dpp(adata, n_runs=10, use_rep="X_missing")
     with pytest.raises(ValueError, match="sampler"):
         scc.tl.dpp(adata, n_runs=10, sampler="poisson")
