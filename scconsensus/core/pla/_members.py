@@ -77,7 +77,7 @@ def _from_labels(labels: np.ndarray) -> Members:
     return Members(H, part, n_partitions)
 
 
-def _from_soft(memberships: Sequence[np.ndarray]) -> Members:
+def _from_soft(memberships: Sequence[np.ndarray], min_items: int = 2) -> Members:
     if len(memberships) == 0:
         raise ValueError("The ensemble is empty: give at least one membership matrix.")
     blocks = []
@@ -110,8 +110,8 @@ def _from_soft(memberships: Sequence[np.ndarray]) -> Members:
                 "sample); normalise them with Y / Y.sum(axis=1, keepdims=True)."
             )
         blocks.append(sp.csr_matrix(Y))
-    if n is None or n < 2:
-        raise ValueError(f"The ensemble has {n} item(s); PLA needs at least 2.")
+    if n is None or n < min_items:
+        raise ValueError(f"The ensemble has {n} item(s); at least {min_items} are needed.")
     H = sp.csr_matrix(sp.hstack(blocks, format="csr"))
     H.eliminate_zeros()
     H.sort_indices()
@@ -119,8 +119,10 @@ def _from_soft(memberships: Sequence[np.ndarray]) -> Members:
     return Members(H, part, len(blocks))
 
 
-def as_members(ensemble) -> Members:
+def as_members(ensemble, *, min_items: int = 2) -> Members:
     """Hard labels ``(n, L)`` (``-1`` = unsampled) or a list of soft ``(n, k_l)`` memberships.
+
+    ``min_items=1`` accepts a single item (new items to extend to).
 
     Raises
     ------
@@ -130,10 +132,13 @@ def as_members(ensemble) -> Members:
     if isinstance(ensemble, Members):
         return ensemble
     if isinstance(ensemble, list | tuple):
-        return _from_soft(ensemble)
+        return _from_soft(ensemble, min_items)
     arr = np.asarray(ensemble)
     if arr.ndim == 3:
-        return _from_soft([arr[:, :, i] for i in range(arr.shape[2])])
+        return _from_soft([arr[:, :, i] for i in range(arr.shape[2])], min_items)
+    if min_items < 2 and arr.ndim == 2 and arr.shape[0] == 1:
+        # check_labels insists on two items; a lone new item is checked as a pair
+        return _from_labels(check_labels(np.vstack([arr, arr]), "ensemble")[:1])
     return _from_labels(check_labels(arr, "ensemble"))
 
 
@@ -239,8 +244,9 @@ def z_on_pattern(
     """Values of ``Z`` on every stored entry of ``pattern`` (rows x cols items)."""
     out = np.zeros(pattern.nnz, dtype=np.float64)
     ptr, idx, _ = _csr_parts(pattern)
-    _pattern_values(*_csr_parts(rows.H), *_csr_parts(cols.H), rows.column_weights(alpha),
-                    ptr, idx, out)
+    _pattern_values(
+        *_csr_parts(rows.H), *_csr_parts(cols.H), rows.column_weights(alpha), ptr, idx, out
+    )
     return out
 
 
@@ -250,8 +256,15 @@ def partition_sums_on_pattern(
     """``(L,)`` sums ``Σ_e weight_e · z^(l)_e`` over the stored entries ``e`` of ``pattern``."""
     out = np.zeros(rows.n_partitions, dtype=np.float64)
     ptr, idx, _ = _csr_parts(pattern)
-    _pattern_partition_sums(*_csr_parts(rows.H), *_csr_parts(cols.H), rows.part, ptr, idx,
-                            np.ascontiguousarray(weight, dtype=np.float64), out)
+    _pattern_partition_sums(
+        *_csr_parts(rows.H),
+        *_csr_parts(cols.H),
+        rows.part,
+        ptr,
+        idx,
+        np.ascontiguousarray(weight, dtype=np.float64),
+        out,
+    )
     return out
 
 

@@ -244,10 +244,16 @@ def _cross_validate(
         )
         for g, lam in enumerate(grid):
             fit, alpha, _, d = _fit_weighted(
-                sub, n_clusters, lam, start, max_outer=max_outer, outer_tol=outer_tol,
+                sub,
+                n_clusters,
+                lam,
+                start,
+                max_outer=max_outer,
+                outer_tol=outer_tol,
                 em_kw=em_kw,
             )
-            nll[g, f], pen[g, f], unif[g, f] = _heldout_scores(problem, train, test, fit, alpha, d, lam)
+            scores = _heldout_scores(problem, train, test, fit, alpha, d, lam)
+            nll[g, f], pen[g, f], unif[g, f] = scores
             bar.update()
     bar.close()
     return pd.DataFrame(
@@ -285,8 +291,15 @@ def _fit_items(n: int, fit_size, fit_fraction, n_clusters: int, seed) -> np.ndar
 
 
 def _sparse_pattern(
-    members: Members, fit_index: np.ndarray, n_total: int, X, pairs, n_neighbors: int,
-    n_random: int, diagonal: bool, seed,
+    members: Members,
+    fit_index: np.ndarray,
+    n_total: int,
+    X,
+    pairs,
+    n_neighbors: int,
+    n_random: int,
+    diagonal: bool,
+    seed,
 ) -> sp.csr_matrix:
     r = fit_index.size
     if pairs is not None:
@@ -483,14 +496,29 @@ def pla(
     lam_used = np.nan
     objective = np.empty(0)
     cv = pd.DataFrame(
-        columns=["lam", "heldout_nll", "heldout_nll_sd", "penalized", "penalized_sd",
-                 "weighted_nll", "weighted_nll_sd"]
+        columns=[
+            "lam",
+            "heldout_nll",
+            "heldout_nll_sd",
+            "penalized",
+            "penalized_sd",
+            "weighted_nll",
+            "weighted_nll_sd",
+        ]
     )
     if weighted:
         if isinstance(lam, str):
             cv = _cross_validate(
-                problem, K, lam_grid, int(cv_folds), s_cv, em_kw=em_kw, n_restarts=n_restarts,
-                max_outer=max_outer, outer_tol=outer_tol, progress=progress,
+                problem,
+                K,
+                lam_grid,
+                int(cv_folds),
+                s_cv,
+                em_kw=em_kw,
+                n_restarts=n_restarts,
+                max_outer=max_outer,
+                outer_tol=outer_tol,
+                progress=progress,
             )
             col = _CV_COLUMNS[cv_score]
             lam_used = float(cv["lam"].iloc[int(np.argmin(cv[col].to_numpy()))])

@@ -1,0 +1,363 @@
+"""PLA / weighted PLA array core (003_ Lange & Buhmann): invariants, extension, errors."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from scconsensus.core.pla import (
+    as_members,
+    entropic_weights,
+    pla,
+    pla_em,
+    pla_extend,
+    predict_ensemble_labels,
+)
+from scconsensus.core.pla._members import z_dense
+from scconsensus.metrics import h_criterion
+
+
+def noisy_ensemble(truth, n_partitions, flip, rng, subsample=1.0):
+    """Partitions of ``truth`` with a fraction ``flip`` of labels redrawn and items left out."""
+    k = truth.max() + 1
+    cols = []
+    for _ in range(n_partitions):
+        lab = np.where(rng.random(truth.size) < flip, rng.integers(0, k, truth.size), truth)
+        lab = rng.permutation(k)[lab]
+        lab[rng.random(truth.size) > subsample] = -1
+        cols.append(lab)
+    return np.column_stack(cols).astype(np.int32)
+
+
+def all_pairs(n):
+    return np.array(list(itertools.combinations(range(n), 2)), dtype=np.int64)
+
+
+@pytest.fixture(scope="module")
+def blobs():
+    rng = np.random.default_rng(0)
+    truth = np.repeat([0, 1, 2], [30, 20, 10])
+    return truth, noisy_ensemble(truth, 20, 0.25, rng, subsample=0.8)
+
+
+# ----------------------------------------------------------------------------- EM invariants
+
+
+@pytest.mark.parametrize("mode", ["dense", "sparse"])
+def test_loglik_never_decreases(blobs, mode):
+    _, labels = blobs
+    kw = {"pairs": all_pairs(labels.shape[0])} if mode == "sparse" else {}
+    for seed in range(3):
+        res = pla(labels, 4, mode=mode, random_state=seed, n_restarts=1, tol=1e-12, **kw)
+        trace = res.log_likelihood_trace
+        assert trace.size > 5
+        assert np.all(np.diff(trace) >= -1e-10 * abs(trace[-1]))
+        assert res.log_likelihood == pytest.approx(trace[-1])
+
+
+def test_loglik_never_decreases_on_random_soft_z():
+    rng = np.random.default_rng(1)
+    Y = [rng.dirichlet(np.ones(3), size=40) for _ in range(6)]
+    Z = sum(y @ y.T for y in Y)
+    fit = pla_em(Z, 5, n_restarts=2, tol=1e-12, max_iter=200, random_state=3)
+    assert np.all(np.diff(fit.log_likelihood_trace) >= -1e-10 * abs(fit.log_likelihood))
+    # eq. 5 evaluated directly at the returned parameters
+    q = fit.marginals[:, None] * (fit.posteriors @ fit.likelihoods.T)
+    assert fit.log_likelihood == pytest.approx(float(np.sum(Z * np.log(q))), rel=1e-10)
+
+
+def test_posteriors_and_likelihoods_are_distributions(blobs):
+    _, labels = blobs
+    for mode in ("dense", "sparse"):
+        res = pla(labels, 3, mode=mode, random_state=0, pairs=all_pairs(labels.shape[0]))
+        assert np.all(res.posteriors >= 0) and np.all(res.likelihoods >= 0)
+        np.testing.assert_allclose(res.posteriors.sum(axis=1), 1.0, atol=1e-12)
+        np.testing.assert_allclose(res.likelihoods.sum(axis=0), 1.0, atol=1e-12)
+        assert res.marginals.sum() == pytest.approx(1.0)
+        assert res.cluster_priors.sum() == pytest.approx(1.0)
+        assert np.all(np.diff(res.cluster_priors) <= 1e-12)  # ordered by prior
+        assert np.isfinite(res.log_likelihood)
+
+
+def test_marginals_are_eq6(blobs):
+    _, labels = blobs
+    res = pla(labels, 3, random_state=0)
+    Z = z_dense(as_members(labels), as_members(labels), np.ones(labels.shape[1]))
+    np.testing.assert_allclose(res.marginals, Z.sum(1) / Z.sum())
+
+
+def test_dense_and_sparse_agree(blobs):
+    _, labels = blobs
+    n = labels.shape[0]
+    dense = pla(labels, 3, mode="dense", random_state=5)
+    sparse = pla(labels, 3, mode="sparse", pairs=all_pairs(n), random_state=5)
+    np.testing.assert_allclose(sparse.posteriors, dense.posteriors, atol=1e-9)
+    np.testing.assert_allclose(sparse.likelihoods, dense.likelihoods, atol=1e-9)
+    assert sparse.log_likelihood == pytest.approx(dense.log_likelihood, rel=1e-12)
+    assert sparse.n_stored < n * n  # zero pairs are not stored
+    # the low-level EM on a CSR copy of Z
+    Z = z_dense(as_members(labels), as_members(labels), np.ones(labels.shape[1]))
+    a = pla_em(Z, 3, random_state=2)
+    b = pla_em(sp.csr_matrix(Z), 3, random_state=2)
+    np.testing.assert_allclose(a.posteriors, b.posteriors, atol=1e-10)
+
+
+def test_weighted_dense_and_sparse_agree(blobs):
+    _, labels = blobs
+    kw = {"weighted": True, "lam": 0.5, "random_state": 1}
+    dense = pla(labels, 3, mode="dense", **kw)
+    sparse = pla(labels, 3, mode="sparse", pairs=all_pairs(labels.shape[0]), **kw)
+    np.testing.assert_allclose(sparse.weights, dense.weights, atol=1e-8)
+    np.testing.assert_allclose(sparse.posteriors, dense.posteriors, atol=1e-7)
+
+
+def test_soft_ensemble_equals_one_hot_and_builds_yyt():
+    rng = np.random.default_rng(2)
+    truth = np.repeat([0, 1], 15)
+    labels = noisy_ensemble(truth, 8, 0.2, rng, subsample=0.9)
+    soft = [np.where(labels[:, [l]] >= 0, np.eye(2)[labels[:, l].clip(0)], 0.0) for l in range(8)]
+    a = pla(labels, 2, random_state=0)
+    b = pla(soft, 2, random_state=0)
+    np.testing.assert_allclose(a.posteriors, b.posteriors, atol=1e-10)
+    Ys = [rng.dirichlet(np.ones(3), size=30) for _ in range(4)]
+    m = as_members(Ys)
+    np.testing.assert_allclose(z_dense(m, m, np.ones(4)), sum(y @ y.T for y in Ys))
+    res = pla(Ys, 2, mode="sparse", pairs=all_pairs(30), random_state=0)
+    np.testing.assert_allclose(res.posteriors, pla(Ys, 2, random_state=0).posteriors, atol=1e-8)
+
+
+def test_same_seed_same_result(blobs):
+    _, labels = blobs
+    a = pla(labels, 3, weighted=True, random_state=11)
+    b = pla(labels, 3, weighted=True, random_state=11)
+    np.testing.assert_array_equal(a.posteriors, b.posteriors)
+    assert a.lam == b.lam
+
+
+def test_recovers_well_separated_clusters(blobs):
+    truth, labels = blobs
+    for mode in ("dense", "sparse"):
+        res = pla(labels, 3, mode=mode, n_random=20, random_state=0)
+        assert h_criterion(truth, res.labels) == 1.0
+
+
+# ----------------------------------------------------------------------------- weighted PLA
+
+
+def test_entropic_weights_closed_form():
+    rng = np.random.default_rng(3)
+    c = rng.normal(size=6)
+    for lam in (0.1, 1.0, 10.0):
+        a = entropic_weights(c, lam)
+        assert a.sum() == pytest.approx(1.0) and np.all(a > 0)
+
+        def f(x, lam=lam):
+            return x @ c + lam * np.sum(x * np.log(x))
+
+        for x in rng.dirichlet(np.ones(6), size=200):
+            assert f(a) <= f(x) + 1e-12
+    np.testing.assert_allclose(entropic_weights(c, 1e9), 1 / 6, atol=1e-8)
+    assert entropic_weights(c, 1e-4).max() == pytest.approx(1.0)
+
+
+def test_weights_sum_to_one_uniform_for_large_lambda(blobs):
+    _, labels = blobs
+    L = labels.shape[1]
+    plain = pla(labels, 3, random_state=0)
+    big = pla(labels, 3, weighted=True, lam=1e9, random_state=0)
+    assert big.weights.sum() == pytest.approx(1.0)
+    np.testing.assert_allclose(big.weights, 1.0 / L, atol=1e-8)
+    # the same fixed point; weighted PLA only runs EM further from it
+    np.testing.assert_allclose(big.posteriors, plain.posteriors, atol=1e-3)
+    np.testing.assert_array_equal(big.labels, plain.labels)
+    small = pla(labels, 3, weighted=True, lam=0.05, random_state=0)
+    assert small.weights.sum() == pytest.approx(1.0)
+    assert small.weights.max() > 5.0 / L
+
+
+def test_weighted_objective_never_increases(blobs):
+    _, labels = blobs
+    for lam in (0.1, 1.0, 10.0):
+        res = pla(labels, 3, weighted=True, lam=lam, random_state=0, tol=1e-10)
+        F = res.objective_trace
+        assert F.size >= 3
+        assert np.all(np.diff(F) <= 1e-9 * np.abs(F[:-1]).max())
+
+
+def test_weights_favour_consistent_partitions():
+    rng = np.random.default_rng(4)
+    truth = np.repeat([0, 1, 2], 20)
+    good = noisy_ensemble(truth, 10, 0.05, rng)
+    junk = rng.integers(0, 3, size=(60, 10)).astype(np.int32)
+    res = pla(np.hstack([good, junk]), 3, weighted=True, lam=1.0, random_state=0)
+    assert res.weights[:10].mean() > 2 * res.weights[10:].mean()
+    assert h_criterion(truth, res.labels) == 1.0
+
+
+def test_lambda_by_cross_validation(blobs):
+    _, labels = blobs
+    res = pla(labels, 3, weighted=True, lam_grid=(0.1, 1.0, 100.0), cv_folds=2, random_state=0)
+    assert res.lam in (0.1, 1.0, 100.0)
+    assert list(res.cv_scores["lam"]) == [0.1, 1.0, 100.0]
+    assert np.isfinite(res.cv_scores[["heldout_nll", "penalized", "weighted_nll"]]).all().all()
+    best = res.cv_scores.loc[res.cv_scores["heldout_nll"].idxmin(), "lam"]
+    assert res.lam == best
+    # eq. 27 as printed picks the largest λ (see the cv_score docs)
+    pen = pla(
+        labels,
+        3,
+        weighted=True,
+        lam_grid=(0.1, 1.0, 100.0),
+        cv_folds=2,
+        cv_score="penalized",
+        random_state=0,
+    )
+    assert pen.lam == 100.0
+
+
+# ----------------------------------------------------------------------------- extension
+
+
+def test_out_of_sample_agrees_with_in_sample():
+    rng = np.random.default_rng(5)
+    truth = np.repeat([0, 1, 2], [60, 40, 20])
+    labels = noisy_ensemble(truth, 30, 0.05, rng, subsample=0.9)
+    full = pla(labels, 3, random_state=0)
+    part = pla(labels, 3, fit_size=50, random_state=0)
+    held = np.setdiff1d(np.arange(120), part.fit_index)
+    assert held.size == 70
+    # same clusters up to a permutation on the held-out items ...
+    assert h_criterion(full.labels[held], part.labels[held]) == 1.0
+    to_full = [np.bincount(full.labels[part.labels == v], minlength=3).argmax() for v in range(3)]
+    assert sorted(to_full) == [0, 1, 2]
+    # ... and close posteriors (the extension averages the posteriors of co-clustered
+    # items, so it is a little less sharp than the in-sample fit)
+    diff = np.abs(part.posteriors[held][:, np.argsort(to_full)] - full.posteriors[held])
+    assert diff.mean() < 0.05 and diff.max() < 0.15
+    # the public extension gives the same rows
+    ext = pla_extend(
+        part.posteriors[part.fit_index], labels[part.fit_index], labels[held], part.weights
+    )
+    np.testing.assert_allclose(ext, part.posteriors[held], atol=1e-12)
+
+
+def test_extension_from_predicted_labels():
+    rng = np.random.default_rng(6)
+    centers = np.array([[0.0, 0.0], [8.0, 0.0], [0.0, 8.0]])
+    truth = np.repeat([0, 1, 2], 30)
+    X = centers[truth] + rng.normal(size=(90, 2))
+    ref = np.arange(90) % 3 != 0
+    labels = noisy_ensemble(truth[ref], 15, 0.1, rng, subsample=0.7)
+    fit = pla(labels, 3, random_state=0)
+    pred = predict_ensemble_labels(X[ref], labels, X[~ref], n_neighbors=3)
+    post = pla_extend(fit.posteriors, labels, pred)
+    np.testing.assert_allclose(post.sum(1), 1.0)
+    assert h_criterion(truth[~ref], post.argmax(1)) == 1.0
+
+
+def test_predict_labels_is_nearest_sampled_neighbour():
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(200, 3))
+    labels = rng.integers(0, 4, size=(200, 5)).astype(np.int32)
+    labels[rng.random((200, 5)) < 0.95] = -1  # few sampled items: exercises the fallback
+    Xn = rng.normal(size=(30, 3))
+    pred = predict_ensemble_labels(X, labels, Xn, n_neighbors=1)
+    for l in range(5):
+        keep = np.flatnonzero(labels[:, l] >= 0)
+        d = ((Xn[:, None, :] - X[keep][None]) ** 2).sum(-1)
+        np.testing.assert_array_equal(pred[:, l], labels[keep[d.argmin(1)], l])
+
+
+def test_extension_of_unsampled_item_is_uniform_with_warning():
+    labels = np.array([[0, 0], [0, 0], [1, 1], [1, 1]])
+    post = np.array([[1.0, 0], [1, 0], [0, 1], [0, 1]])
+    with pytest.warns(RuntimeWarning, match="uniform"):
+        out = pla_extend(post, labels, np.array([[-1, -1], [0, 0]]))
+    np.testing.assert_allclose(out, [[0.5, 0.5], [1.0, 0.0]])
+
+
+def test_extension_aligns_label_layouts():
+    fit_labels = np.array([[0, 0], [0, 1], [1, 2], [1, 2]])
+    post = np.array([[1.0, 0], [1, 0], [0, 1], [0, 1]])
+    # new items only see label 0 of partition 1: narrower layout, same meaning
+    out = pla_extend(post, fit_labels, np.array([[0, 0], [1, 0]]))
+    np.testing.assert_allclose(out[0], [1.0, 0.0])
+
+
+def test_fit_fraction_and_sparse_fit_subset():
+    rng = np.random.default_rng(8)
+    truth = np.repeat([0, 1, 2], [60, 40, 20])
+    labels = noisy_ensemble(truth, 20, 0.1, rng, subsample=0.8)
+    res = pla(labels, 3, fit_fraction=0.5, mode="sparse", n_random=15, random_state=0)
+    assert res.fit_index.size == 60 and res.posteriors.shape == (120, 3)
+    assert res.mode == "sparse" and res.n_stored < 60 * 60
+    assert h_criterion(truth, res.labels) == 1.0
+
+
+# ----------------------------------------------------------------------------- errors
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"n_clusters": 1}, "at least 2"),
+        ({"n_clusters": 60}, "too large"),
+        ({"mode": "fast"}, "mode='fast'"),
+        ({"weighted": True, "lam": -1.0}, "lam must be a positive"),
+        ({"weighted": True, "lam": "auto"}, "lam='auto'"),
+        ({"weighted": True, "cv_folds": 1}, "cv_folds"),
+        ({"weighted": True, "lam_grid": (0.0, 1.0)}, "lam_grid"),
+        ({"fit_size": 10, "fit_fraction": 0.5}, "either fit_size or fit_fraction"),
+        ({"fit_size": 2}, "more than"),
+        ({"fit_fraction": 1.5}, "fit_fraction"),
+        ({"cv_score": "aic"}, "cv_score"),
+        ({"mode": "dense", "diagonal": False}, "diagonal"),
+        ({"mode": "sparse", "pairs": np.array([[0, 99]])}, "outside"),
+        ({"n_restarts": 0}, "n_restarts"),
+    ],
+)
+def test_bad_arguments(blobs, kwargs, match):
+    _, labels = blobs
+    kwargs = {"n_clusters": 3, **kwargs}
+    k = kwargs.pop("n_clusters")
+    with pytest.raises(ValueError, match=match):
+        pla(labels, k, **kwargs)
+
+
+def test_bad_inputs():
+    with pytest.raises(ValueError, match="below -1"):
+        pla(np.array([[0, -2], [1, 0], [0, 1]]), 2)
+    with pytest.raises(ValueError, match="integer"):
+        pla(np.array([[0.5, 1], [1, 0], [0, 1]]), 2)
+    with pytest.raises(ValueError, match="sum to neither 1 nor 0"):
+        pla([np.full((5, 2), 0.3)], 2)
+    with pytest.raises(ValueError, match="negative"):
+        pla([np.array([[1.5, -0.5]] * 5)], 2)
+    with pytest.raises(ValueError, match="rows"):
+        pla([np.eye(2)[[0, 1, 0]], np.eye(2)[[0, 1]]], 2)
+    with pytest.raises(ValueError, match="square"):
+        pla_em(np.ones((3, 4)), 2)
+    with pytest.raises(ValueError, match="negative"):
+        pla_em(-np.ones((3, 3)), 2)
+    with pytest.raises(ValueError, match="NaN"):
+        pla_em(np.full((3, 3), np.nan), 2)
+    with pytest.raises(ValueError, match="all zero"):
+        pla_em(np.zeros((3, 3)), 2)
+    with pytest.raises(ValueError, match="partitions"):
+        pla_extend(np.eye(2)[[0, 1]], np.array([[0, 1], [1, 0]]), np.array([[0], [1]]))
+    with pytest.raises(ValueError, match="rows"):
+        pla_extend(np.eye(2)[[0, 1, 1]], np.array([[0], [1]]), np.array([[0]]))
+    with pytest.raises(ValueError, match="features"):
+        predict_ensemble_labels(np.zeros((4, 2)), np.zeros((4, 1)), np.zeros((1, 3)))
+
+
+def test_never_sampled_item_warns(blobs):
+    _, labels = blobs
+    labels = labels.copy()
+    labels[0] = -1
+    with pytest.warns(RuntimeWarning, match="no partition"):
+        res = pla(labels, 3, random_state=0)
+    np.testing.assert_allclose(res.posteriors[0], 1 / 3)
