@@ -1,0 +1,132 @@
+"""tl.pla / tl.pla_transfer: shared layout, h5ad round trip, copy semantics, transfer."""
+
+from __future__ import annotations
+
+import anndata as ad
+import numpy as np
+import pandas as pd
+import pytest
+
+import scconsensus as scc
+from scconsensus.metrics import h_criterion
+
+
+def blob_adata(n_per=(40, 30, 20), seed=0, n_partitions=15):
+    rng = np.random.default_rng(seed)
+    centers = np.array([[0.0, 0.0], [9.0, 0.0], [0.0, 9.0]])
+    truth = np.repeat(np.arange(3), n_per)
+    X = centers[truth] + rng.normal(size=(truth.size, 2))
+    adata = ad.AnnData(X.astype(np.float32))
+    adata.obs["truth"] = pd.Categorical(truth.astype(str))
+    scc.tl.ensemble(
+        adata, n_partitions=n_partitions, k=(2, 5), use_rep="X", subsample=0.8, random_state=seed
+    )
+    return adata
+
+
+@pytest.fixture(scope="module")
+def adata():
+    return blob_adata()
+
+
+def test_layout_and_roundtrip(adata, tmp_path):
+    a = adata.copy()
+    before = set(a.obs.columns) | set(a.obsm) | set(a.uns)
+    assert scc.tl.pla(a, n_clusters=3, weighted=True, random_state=0) is None
+    after = set(a.obs.columns) | set(a.obsm) | set(a.uns)
+    assert after - before == {"pla", "pla_membership", "pla_confidence", "pla_entropy"}
+    assert isinstance(a.obs["pla"].dtype, pd.CategoricalDtype)
+    assert list(a.obs["pla"].cat.categories) == ["0", "1", "2"]
+    M = a.obsm["pla_membership"]
+    np.testing.assert_allclose(M.sum(1), 1.0)
+    np.testing.assert_allclose(a.obs["pla_confidence"], M.max(1))
+    assert h_criterion(a.obs["truth"], a.obs["pla"]) == 1.0
+    rec = a.uns["pla"]
+    for key in (
+        "log_likelihood",
+        "log_likelihood_trace",
+        "weights",
+        "lam",
+        "cv_scores",
+        "objective_trace",
+        "cluster_priors",
+        "fit_index",
+    ):
+        assert key in rec, key
+    assert rec["weights"].sum() == pytest.approx(1.0)
+    assert rec["params"]["weighted"] is True
+    assert np.all(np.diff(rec["log_likelihood_trace"]) >= -1e-9 * abs(rec["log_likelihood"]))
+    path = tmp_path / "pla.h5ad"
+    a.write_h5ad(path)
+    b = ad.read_h5ad(path)
+    np.testing.assert_allclose(b.obsm["pla_membership"], M)
+    assert (b.obs["pla"] == a.obs["pla"]).all()
+    np.testing.assert_allclose(b.uns["pla"]["weights"], rec["weights"])
+    assert b.uns["pla"]["params"]["ensemble_key"] == "scc_ensemble"
+    pd.testing.assert_frame_equal(
+        b.uns["pla"]["cv_scores"].reset_index(drop=True),
+        rec["cv_scores"].reset_index(drop=True),
+        check_dtype=False,
+    )
+
+
+def test_copy_leaves_input_alone(adata):
+    a = adata.copy()
+    out = scc.tl.pla(a, n_clusters=3, key_added="c", copy=True)
+    assert "c" not in a.obs and "c" not in a.uns and "c_membership" not in a.obsm
+    assert out is not None and "c" in out.obs
+
+
+def test_sparse_mode_and_fit_subset(adata):
+    a = adata.copy()
+    scc.tl.pla(a, n_clusters=3, mode="sparse", use_rep="X", n_random=10, fit_fraction=0.5)
+    assert a.uns["pla"]["params"]["mode"] == "sparse"
+    assert a.uns["pla"]["fit_index"].size == int(np.ceil(0.5 * a.n_obs))
+    assert h_criterion(a.obs["truth"], a.obs["pla"]) == 1.0
+
+
+def test_missing_ensemble_is_a_clear_error():
+    a = ad.AnnData(np.zeros((10, 2), dtype=np.float32))
+    with pytest.raises(ValueError, match=r"tl\.ensemble"):
+        scc.tl.pla(a, n_clusters=2)
+
+
+def test_transfer_by_nearest_neighbour():
+    full = blob_adata(seed=1)
+    ref = full[::2].copy()
+    new = full[1::2].copy()
+    del new.obsm["scc_ensemble"]
+    # k >= 3: partitions that merge two blobs pull extended posteriors toward the bigger one
+    scc.tl.ensemble(ref, n_partitions=15, k=(3, 5), use_rep="X", random_state=1)
+    scc.tl.pla(ref, n_clusters=3, random_state=0)
+    assert scc.tl.pla_transfer(ref, new, use_rep="X") is None
+    assert list(new.obs["pla"].cat.categories) == list(ref.obs["pla"].cat.categories)
+    np.testing.assert_allclose(new.obsm["pla_membership"].sum(1), 1.0)
+    assert h_criterion(new.obs["truth"], new.obs["pla"]) == 1.0
+    # cluster "c" means the same thing in both: each truth class gets one shared name
+    for t in full.obs["truth"].cat.categories:
+        names_ref = set(ref.obs["pla"][ref.obs["truth"] == t])
+        names_new = set(new.obs["pla"][new.obs["truth"] == t])
+        assert names_ref == names_new and len(names_ref) == 1
+
+
+def test_transfer_with_shared_ensemble_and_weights(adata):
+    ref = adata.copy()
+    scc.tl.pla(ref, n_clusters=3, weighted=True, lam=1.0, random_state=0)
+    new = adata[:25].copy()  # same cells, labels in the same partitions
+    out = scc.tl.pla_transfer(ref, new, new_ensemble_key="scc_ensemble", copy=True)
+    assert "pla" not in new.obs
+    assert (out.obs["pla"].to_numpy() == ref.obs["pla"].to_numpy()[:25]).all()
+    np.testing.assert_allclose(out.uns["pla"]["weights"], ref.uns["pla"]["weights"])
+
+
+def test_transfer_errors(adata):
+    ref = adata.copy()
+    new = ad.AnnData(np.zeros((5, 3), dtype=np.float32))
+    with pytest.raises(ValueError, match="no PLA result"):
+        scc.tl.pla_transfer(ref, new)
+    scc.tl.pla(ref, n_clusters=3)
+    with pytest.raises(ValueError, match="columns"):
+        scc.tl.pla_transfer(ref, new, use_rep="X")
+    with pytest.raises(ValueError, match=r"not in adata_new\.obsm"):
+        scc.tl.pla_transfer(ref, new, new_ensemble_key="nope")
