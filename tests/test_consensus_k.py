@@ -1,0 +1,310 @@
+"""Monti consensus statistics (core.consensus_k, tl.consensus_k) and agreement with CCP."""
+
+from __future__ import annotations
+
+import anndata as ad
+import numpy as np
+import pandas as pd
+import pytest
+
+import scconsensus as scc
+from scconsensus.core.consensus_k import (
+    cdf_area,
+    cluster_consensus,
+    consensus_cdf,
+    consensus_k,
+    consensus_labels,
+    delta_area,
+    item_consensus,
+    pac,
+    resample_partitions,
+    summarize_consensus,
+)
+from scconsensus.core.ensemble import generate_ensemble
+from scconsensus.metrics import adjusted_rand_index
+
+
+def _blocks(sizes, within=1.0, between=0.0):
+    n = sum(sizes)
+    M = np.full((n, n), between)
+    start = 0
+    for s in sizes:
+        M[start : start + s, start : start + s] = within
+        start += s
+    np.fill_diagonal(M, 1.0)
+    return M
+
+
+def _expression(n_per=20, p=200, noise=1.6, seed=1):
+    """Three groups of samples with gene profiles; Pearson distance separates them."""
+    rng = np.random.default_rng(seed)
+    centers = rng.normal(0, 1, size=(3, p))
+    X = np.vstack([c + rng.normal(0, noise, size=(n_per, p)) for c in centers])
+    return X, np.repeat(np.arange(3), n_per)
+
+
+def _random_consensus(n, reps=50, seed=0):
+    rng = np.random.default_rng(seed)
+    A = rng.integers(0, reps + 1, size=(n, n)) / reps
+    M = np.triu(A, 1)
+    M = M + M.T
+    np.fill_diagonal(M, 1.0)
+    return M
+
+
+# ----------------------------------------------------------------- statistics on known M
+
+
+def test_block_diagonal_consensus_has_pac_zero_and_known_cdf():
+    M = _blocks([5, 5])
+    x, F = consensus_cdf(M)
+    # 45 pairs, 20 inside blocks (value 1), 25 across (value 0)
+    assert x[0] == pytest.approx(0.01) and x[-1] == 1.0
+    np.testing.assert_allclose(F[:-1], 25 / 45)
+    assert F[-1] == 1.0
+    assert pac(M) == 0.0
+    assert cdf_area(F) == pytest.approx((99 * 25 / 45 + 1) / 100)
+    np.testing.assert_array_equal(consensus_labels(M, 2), np.repeat([0, 1], 5))
+
+
+def test_pac_counts_known_fraction_with_ccp_boundaries():
+    n = 12
+    pairs = np.array(np.triu_indices(n, 1)).T  # 66 pairs
+    values = np.zeros(len(pairs))
+    # 0.1 itself is not ambiguous, 0.9 is (window (0.1, 0.9]); 17 pairs in total inside
+    values[:5] = 0.1
+    values[5:15] = np.linspace(0.15, 0.85, 10)
+    values[15:22] = 0.9
+    values[22:30] = 1.0
+    values[30:32] = 0.95
+    M = np.eye(n)
+    M[pairs[:, 0], pairs[:, 1]] = values
+    M[pairs[:, 1], pairs[:, 0]] = values
+    assert pac(M) == pytest.approx(17 / 66)
+    _, F = consensus_cdf(M)
+    assert F[89] - F[9] == pytest.approx(17 / 66)  # F(0.9) - F(0.1)
+    assert pac(M, (0.05, 0.95)) == pytest.approx(24 / 66)
+
+
+def test_cdf_matches_direct_empirical_cdf():
+    M = _random_consensus(40, reps=50)
+    v = M[np.tril_indices(40, -1)]
+    x, F = consensus_cdf(M)
+    direct = np.array([np.mean(v <= t + 1e-9) for t in x])
+    np.testing.assert_allclose(F, direct)
+    # coarser grid, same definition
+    x5, F5 = consensus_cdf(M, n_bins=5)
+    np.testing.assert_allclose(F5, [np.mean(v <= t + 1e-9) for t in x5])
+
+
+def test_delta_area_is_ccp_relative_change():
+    np.testing.assert_allclose(delta_area([0.5, 0.6, 0.66]), [0.5, 0.2, 0.1])
+
+
+def test_item_and_cluster_consensus_match_brute_force():
+    M = _random_consensus(15, seed=3)
+    labels = np.array([0, 0, 0, 1, 1, 2, 2, 2, 2, 0, 1, 1, 2, 0, 3])  # cluster 3 is a singleton
+    ic = item_consensus(M, labels)
+    for i in range(15):
+        for c in range(4):
+            others = [j for j in range(15) if labels[j] == c and j != i]
+            expected = np.mean(M[i, others]) if others else np.nan
+            np.testing.assert_allclose(ic[i, c], expected)
+    cc = cluster_consensus(M, labels)
+    for c in range(3):
+        members = np.flatnonzero(labels == c)
+        sub = M[np.ix_(members, members)]
+        np.testing.assert_allclose(cc[c], sub[np.triu_indices(len(members), 1)].mean())
+    assert np.isnan(cc[3])
+
+
+def test_summarize_orders_clusters_by_size_and_picks_lowest_pac():
+    M3 = _blocks([6, 4, 2])
+    M2 = _blocks([6, 6], within=0.7, between=0.2)
+    res = summarize_consensus({3: M3, 2: M2})
+    assert res.ks.tolist() == [2, 3]
+    assert res.pac[1] == 0.0 and res.pac[0] > 0.5
+    assert res.best_k == 3
+    np.testing.assert_array_equal(np.bincount(res.labels[3]), [6, 4, 2])
+    cc = res.cluster_consensus
+    assert list(cc.columns) == ["k", "cluster", "cluster_consensus", "size"]
+    assert cc.loc[cc["k"] == 3, "cluster_consensus"].tolist() == [1.0, 1.0, 1.0]
+    Y = res.membership(3)
+    np.testing.assert_allclose(Y.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(Y.argmax(axis=1), res.labels[3])
+
+
+@pytest.mark.parametrize(
+    ("matrix", "message"),
+    [
+        (np.ones((3, 4)), "square"),
+        (np.full((3, 3), 2.0), "outside"),
+        (np.full((3, 3), np.nan), "NaN"),
+    ],
+)
+def test_bad_consensus_matrix_is_refused(matrix, message):
+    with pytest.raises(ValueError, match=message):
+        consensus_cdf(matrix)
+
+
+def test_bad_pac_window_is_refused():
+    with pytest.raises(ValueError, match="pac_window"):
+        pac(np.eye(3), (0.9, 0.1))
+
+
+# ----------------------------------------------------------------- resampling protocol
+
+
+def test_hc_protocol_replays_generate_ensemble():
+    X, _ = _expression()
+    parts = resample_partitions(X, max_k=4, reps=6, random_state=3, progress=False)
+    for k in (2, 4):
+        ens = generate_ensemble(
+            X, 6, methods="hc", k=k, distance="pearson", random_state=3, progress=False
+        )
+        np.testing.assert_array_equal(parts[k], ens.labels)
+
+
+def test_same_seed_same_result_for_any_n_jobs():
+    X, _ = _expression(n_per=10)
+    a = consensus_k(X, max_k=4, reps=8, random_state=5, progress=False)
+    b = consensus_k(X, max_k=4, reps=8, random_state=5, n_jobs=2, progress=False)
+    np.testing.assert_array_equal(a.pac, b.pac)
+    np.testing.assert_array_equal(a.cdf, b.cdf)
+    for k in a.ks:
+        np.testing.assert_array_equal(a.labels[k], b.labels[k])
+
+
+def test_kmeans_protocol_shares_subsamples_across_k():
+    X, truth = _expression(n_per=15)
+    res = consensus_k(X, max_k=4, reps=10, method="kmeans", keep_partitions=True, progress=False)
+    sampled = [res.partitions[k] >= 0 for k in res.ks]
+    for s in sampled[1:]:
+        np.testing.assert_array_equal(s, sampled[0])
+    assert adjusted_rand_index(truth, res.labels[3]) == 1.0
+    assert res.best_k == 3
+
+
+def test_recovers_groups_and_lowest_pac_at_true_k():
+    X, truth = _expression()
+    res = consensus_k(X, max_k=5, reps=30, progress=False)
+    assert res.best_k in (2, 3)  # well-separated groups: PAC is 0 at k=3 (and k=2 merges two)
+    assert res.pac[res.ks.tolist().index(3)] == 0.0
+    assert res.pac[-1] > 0.0
+    assert adjusted_rand_index(truth, res.labels[3]) == 1.0
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"max_k": 60}, "max_k"),
+        ({"max_k": 1}, "max_k"),
+        ({"method": "leiden"}, "method"),
+        ({"p_item": 0.0}, "p_item"),
+        ({"reps": 0}, "reps"),
+    ],
+)
+def test_bad_parameters_are_refused(kwargs, message):
+    X, _ = _expression(n_per=10)
+    with pytest.raises(ValueError, match=message):
+        consensus_k(X, **{"reps": 3, "progress": False, **kwargs})
+
+
+def test_memory_guard(monkeypatch):
+    X, _ = _expression(n_per=10)
+    monkeypatch.setattr(scc.settings, "max_dense_bytes", 1000)
+    with pytest.raises(MemoryError, match="sparse"):
+        consensus_k(X, max_k=3, reps=2, progress=False)
+
+
+# ----------------------------------------------------------------- AnnData wrapper
+
+
+def test_tl_layout_roundtrip_and_copy(tmp_path):
+    X, truth = _expression(n_per=10)
+    adata = ad.AnnData(X, obs=pd.DataFrame({"truth": pd.Categorical(truth.astype(str))}))
+    adata.obs_names = [f"s{i}" for i in range(adata.n_obs)]
+    out = scc.tl.consensus_k(adata, max_k=4, reps=10, use_rep="X", copy=True)
+    assert "consensus_k" not in adata.uns and "consensus_k_k3" not in adata.obs
+    rec = out.uns["consensus_k"]
+    assert rec["k"].tolist() == [2, 3, 4]
+    assert rec["cdf"].shape == (3, 100) and rec["cdf_x"].shape == (100,)
+    assert rec["keys"].tolist() == ["consensus_k_k2", "consensus_k_k3", "consensus_k_k4"]
+    for k in (2, 3, 4):
+        key = f"consensus_k_k{k}"
+        assert out.obs[key].cat.categories.tolist() == [str(c) for c in range(k)]
+        np.testing.assert_allclose(out.obsm[f"{key}_membership"].sum(axis=1), 1.0)
+        assert out.obsm[f"{key}_item_consensus"].shape == (30, k)
+        assert out.obsp[f"{key}_consensus"].shape == (30, 30)
+    assert rec["params"]["reps"] == 10 and rec["params"]["method"] == "hc"
+    assert out.uns["consensus_k_k3"]["params"]["k"] == 3
+    path = tmp_path / "ck.h5ad"
+    out.write_h5ad(path)
+    back = ad.read_h5ad(path)
+    np.testing.assert_allclose(back.uns["consensus_k"]["pac"], rec["pac"])
+    pd.testing.assert_frame_equal(
+        back.uns["consensus_k"]["cluster_consensus"].reset_index(drop=True),
+        rec["cluster_consensus"].reset_index(drop=True),
+        check_dtype=False,
+    )
+
+
+def test_tl_missing_rep_is_a_clear_error():
+    adata = scc.datasets.iris()
+    with pytest.raises(ValueError, match="use_rep"):
+        scc.tl.consensus_k(adata, use_rep="X_missing")
+
+
+# ----------------------------------------------------------------- ConsensusClusterPlus
+
+
+@pytest.fixture(scope="module")
+def ccp_run():
+    pytest.importorskip("rpy2")  # R and rpy2 are installed in CI; this guards a bare install
+    from scconsensus.r import consensus_cluster_plus
+
+    X, truth = _expression()
+    adata = ad.AnnData(X)
+    consensus_cluster_plus(
+        adata, max_k=5, reps=50, p_item=0.8, seed=1, use_rep="X", store_matrices=True
+    )
+    return adata, truth
+
+
+def test_statistics_equal_ccp_on_ccp_matrices(ccp_run):
+    """Same consensus matrices -> the same CDF, area, delta area, PAC, ICL as R computes."""
+    adata, _ = ccp_run
+    rec = adata.uns["ccp"]
+    ks = rec["k"].tolist()
+    matrices = {k: adata.obsp[f"ccp_k{k}_consensus"] for k in ks}
+    labels = {k: adata.obs[f"ccp_k{k}"].to_numpy() for k in ks}
+    res = summarize_consensus(matrices, labels)
+    np.testing.assert_allclose(res.cdf, rec["cdf"], atol=1e-12)
+    np.testing.assert_allclose(res.area, rec["area"], atol=1e-12)
+    np.testing.assert_allclose(res.delta_area, rec["delta_area"], atol=1e-12)
+    np.testing.assert_allclose(res.pac, rec["pac"], atol=1e-12)
+    for k in ks:
+        # calcICL's item consensus; both layouts store 1 where calcICL gives NaN (an item
+        # alone in its cluster)
+        lab = labels[k].astype(int)
+        ours = item_consensus(matrices[k], lab)
+        assert np.isnan(ours).sum() == np.sum(np.bincount(lab) == 1)
+        ours[np.isnan(ours)] = 1.0
+        np.testing.assert_allclose(ours, adata.obsm[f"ccp_k{k}_item_consensus"], atol=1e-12)
+        ccp_cc = rec["cluster_consensus"]
+        ccp_cc = ccp_cc[ccp_cc["k"] == k].sort_values("cluster")["cluster_consensus"]
+        np.testing.assert_allclose(cluster_consensus(matrices[k], labels[k]), ccp_cc, atol=1e-12)
+
+
+def test_python_protocol_agrees_with_ccp_within_sampling_error(ccp_run):
+    """Same protocol, different RNGs: PAC per k close, labels equal up to ARI."""
+    adata, truth = ccp_run
+    scc.tl.consensus_k(adata, max_k=5, reps=50, p_item=0.8, use_rep="X", random_state=1)
+    ours, ccp = adata.uns["consensus_k"], adata.uns["ccp"]
+    assert ours["k"].tolist() == ccp["k"].tolist()
+    np.testing.assert_allclose(ours["pac"], ccp["pac"], atol=0.05)
+    np.testing.assert_allclose(ours["area"], ccp["area"], atol=0.03)
+    assert ours["best_k"] == ccp["best_k"]
+    for k in (2, 3, 4):
+        assert adjusted_rand_index(adata.obs[f"ccp_k{k}"], adata.obs[f"consensus_k_k{k}"]) > 0.9
+    assert adjusted_rand_index(truth, adata.obs["consensus_k_k3"]) == 1.0
