@@ -1,0 +1,176 @@
+"""Plots render (image written, non-empty) and the report writes its figures and summary."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import pytest
+from matplotlib.axes import Axes
+from PIL import Image
+
+import scconsensus as scc
+from scconsensus._report import write_report
+
+
+@pytest.fixture(scope="module")
+def adata():
+    """A small PBMC subset with an ensemble, a consensus-k record and UMAP."""
+    a = scc.datasets.pbmc68k_reduced()[::4].copy()  # 175 cells
+    scc.tl.ensemble(a, 12, ["kmeans"], k=(3, 8))
+    scc.tl.consensus_k(a, max_k=5, reps=10, method="kmeans")
+    return a
+
+
+@pytest.fixture(autouse=True)
+def _close():
+    yield
+    plt.close("all")
+
+
+def _check_png(path):
+    assert path.exists() and path.stat().st_size > 2000
+    img = np.asarray(Image.open(path).convert("L"), dtype=float)
+    assert img.shape[0] > 100 and img.shape[1] > 100
+    assert img.std() > 5  # not a blank canvas
+
+
+def test_heatmap_from_ensemble_with_annotations(adata, tmp_path):
+    path = tmp_path / "heat.png"
+    ax = scc.pl.consensus_heatmap(
+        adata, "scc_ensemble", "consensus_k_k4", annotations=["truth", "n_genes"], save=path
+    )
+    assert isinstance(ax, Axes)
+    _check_png(path)
+    # one annotation bar per column plus the heatmap and colour bar
+    assert len(ax.figure.axes) == 5
+
+
+def test_heatmap_from_stored_consensus_matrix_and_subsample(adata, tmp_path):
+    path = tmp_path / "heat_k.png"
+    scc.pl.consensus_heatmap(adata, "consensus_k_k3", max_items=60, save=path)
+    _check_png(path)
+    image = plt.gcf().axes[0].images[0].get_array()
+    assert image.shape[0] <= 62  # the stratified subset, not all 175 items
+
+
+def test_heatmap_order_groups_labels(adata):
+    ax = scc.pl.consensus_heatmap(adata, "consensus_k_k3", legend=False, show=False)
+    M = np.asarray(ax.images[0].get_array())
+    assert M.shape == (adata.n_obs, adata.n_obs)
+    assert np.trace(M) == pytest.approx(adata.n_obs)
+    # rows are grouped by label ("0", "1", "2" in turn): the consensus is high inside the
+    # diagonal blocks and low outside them
+    sizes = np.bincount(adata.obs["consensus_k_k3"].cat.codes.to_numpy())
+    block = np.zeros_like(M, dtype=bool)
+    start = 0
+    for size in sizes:
+        block[start : start + size, start : start + size] = True
+        start += size
+    assert M[block].mean() > 0.6 > 0.3 > M[~block].mean()
+
+
+def test_heatmap_missing_key_is_clear(adata):
+    with pytest.raises(ValueError, match="No consensus matrix"):
+        scc.pl.consensus_heatmap(adata, "nope")
+    with pytest.raises(ValueError, match="groupby"):
+        scc.pl.consensus_heatmap(adata, "scc_ensemble", "nope")
+
+
+def test_membership_bars(adata, tmp_path):
+    path = tmp_path / "memb.png"
+    ax = scc.pl.membership(adata, "consensus_k_k4", "truth", save=path)
+    _check_png(path)
+    steps = [p for p in ax.patches if p.__class__.__name__ == "StepPatch"]
+    assert len(steps) == 4
+    top, _, _ = steps[-1].get_data()
+    np.testing.assert_allclose(top, 1.0)  # stacked memberships reach one for every item
+    with pytest.raises(ValueError, match="membership"):
+        scc.pl.membership(adata, "missing")
+
+
+@pytest.mark.parametrize("fn", ["consensus_cdf", "delta_area", "pac"])
+def test_consensus_k_curves(adata, tmp_path, fn):
+    path = tmp_path / f"{fn}.png"
+    ax = getattr(scc.pl, fn)(adata, "consensus_k", save=path)
+    _check_png(path)
+    assert len(ax.lines) >= (4 if fn == "consensus_cdf" else 1)
+
+
+def test_curves_overlay_two_sources(adata, tmp_path):
+    # a second record in the same layout (as scconsensus.r.consensus_cluster_plus writes)
+    rec = dict(adata.uns["consensus_k"])
+    rec["params"] = {**rec["params"], "cluster_alg": "hc"}
+    adata.uns["ccp_like"] = rec
+    ax = scc.pl.delta_area(adata, ["consensus_k", "ccp_like"], save=tmp_path / "both.png")
+    assert len(ax.lines) == 2
+    assert "ConsensusClusterPlus" in ax.get_legend().get_texts()[1].get_text()
+    ax = scc.pl.consensus_cdf(adata, ["consensus_k", "ccp_like"])
+    assert len(ax.lines) == 8
+    del adata.uns["ccp_like"]
+    with pytest.raises(ValueError, match="consensus_k"):
+        scc.pl.consensus_cdf(adata, "scc_ensemble")
+
+
+def test_confidence_on_umap(adata, tmp_path):
+    path = tmp_path / "conf.png"
+    axes = scc.pl.confidence(adata, "consensus_k_k4", save=path)
+    assert len(axes) == 3
+    _check_png(path)
+    with pytest.raises(ValueError, match="embedding"):
+        scc.pl.confidence(adata, "consensus_k_k4", basis="tsne")
+
+
+def test_cluster_graph_uses_stored_relationships(adata, tmp_path):
+    path = tmp_path / "graph.png"
+    k = adata.obsm["consensus_k_k4_membership"].shape[1]
+    m = np.full((k, k), 0.01)
+    m[0, 1] = 0.9  # a single strong edge
+    np.fill_diagonal(m, 0.5)
+    adata.uns["consensus_k_k4"]["cluster_relationships"] = m
+    ax = scc.pl.cluster_graph(adata, "consensus_k_k4", save=path)
+    _check_png(path)
+    arrows = [p for p in ax.patches if p.__class__.__name__ == "FancyArrowPatch"]
+    assert len(arrows) == 1
+    assert any(t.get_text() == "0.90" for t in ax.texts)
+    del adata.uns["consensus_k_k4"]["cluster_relationships"]
+    ax = scc.pl.cluster_graph(adata, "consensus_k_k4", basis=None, min_weight=0.0)
+    arrows = [p for p in ax.patches if p.__class__.__name__ == "FancyArrowPatch"]
+    assert len(arrows) == k * (k - 1)
+
+
+def test_plot_into_given_axes(adata):
+    _fig, axs = plt.subplots(1, 2)
+    ax = scc.pl.pac(adata, ax=axs[0])
+    assert ax is axs[0]
+    ax = scc.pl.membership(adata, "consensus_k_k2", ax=axs[1])
+    assert ax is axs[1]
+
+
+def test_report_writes_figures_and_summary(adata, tmp_path):
+    a = adata.copy()
+    a.obs["broken"] = pd.Categorical(["0"] * a.n_obs)  # a key without memberships
+    path = write_report(
+        a, tmp_path / "rep", ["consensus_k_k4", "consensus_k", "broken", "absent"], progress=False
+    )
+    text = path.read_text()
+    pngs = sorted(p.name for p in (tmp_path / "rep").glob("*.png"))
+    for name in (
+        "consensus_k_k4_membership.png",
+        "consensus_k_k4_cluster_graph.png",
+        "consensus_k_k4_confidence_umap.png",
+        "consensus_k_k4_heatmap.png",
+        "consensus_k_cdf.png",
+        "consensus_k_delta_area.png",
+        "consensus_k_pac.png",
+    ):
+        assert name in pngs
+        _check_png(tmp_path / "rep" / name)
+        assert f"]({name})" in text
+    assert "ARI vs truth" in text
+    assert "lowest PAC at k =" in text
+    assert "`absent`" in text
