@@ -8,7 +8,6 @@ of a traceback from rpy2's loader.
 
 from __future__ import annotations
 
-import functools
 import importlib
 import shutil
 from types import ModuleType
@@ -67,18 +66,23 @@ def require_rpy2() -> ModuleType:
         ) from err
 
 
-@functools.cache
+_FOUND: set[str] = set()
+
+
 def _has_r_package(package: str) -> bool:
-    ro = require_rpy2()
-    ok = ro.r["requireNamespace"](package, quietly=True)
-    return bool(ok[0])
+    # Only successes are remembered, so installing a package mid-session works.
+    if package not in _FOUND:
+        ro = require_rpy2()
+        if not bool(ro.r["requireNamespace"](package, quietly=True)[0]):
+            return False
+        _FOUND.add(package)
+    return True
 
 
 def require_r_package(package: str) -> None:
     """Raise :class:`RDependencyError` naming the install command if ``package`` is missing."""
     require_rpy2()
     if not _has_r_package(package):
-        _has_r_package.cache_clear()
         raise RDependencyError(f"R package '{package}' is not installed: {install_hint(package)}.")
 
 

@@ -84,7 +84,9 @@ def to_sce(adata: AnnData, *, x_assay: str = "X", uns: bool = True) -> Any:
         layers=dict(adata.layers),
         uns=dict(adata.uns) if uns else None,
     )
-    with quiet_r(), localconverter(anndata2ri.converter):
+    with quiet_r(), localconverter(anndata2ri.converter), warnings.catch_warnings():
+        # anndata2ri 1.3 calls rpy2's deprecated conversion.py2rpy internally.
+        warnings.simplefilter("ignore", DeprecationWarning)
         sce = ro.conversion.get_conversion().py2rpy(light)
     if adata.X is not None and x_assay != "X":
         rename = ro.r(
@@ -154,6 +156,14 @@ def from_sce(sce: Any, *, x_assay: str | None = None, uns: bool = True) -> AnnDa
             # anndata2ri 1.3 passes obsm positionally to AnnData (FutureWarning
             # that prints every array); not ours to fix, and harmless.
             warnings.simplefilter("ignore", FutureWarning)
+            warnings.simplefilter("ignore", DeprecationWarning)
             adata = ro.conversion.get_conversion().rpy2py(sce)
-    adata.uns = {str(k): v for k, v in adata.uns.items()}
+    adata.uns = _str_keys(adata.uns)
     return adata
+
+
+def _str_keys(value: Any) -> Any:
+    # anndata2ri returns numpy.str_ keys; plain str keeps .uns like the user's own.
+    if isinstance(value, dict):
+        return {str(k): _str_keys(v) for k, v in value.items()}
+    return value

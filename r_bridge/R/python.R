@@ -1,0 +1,43 @@
+# Access to the Python package, loaded on first use.
+
+.scc_cache <- new.env(parent = emptyenv())
+
+#' Is the Python package 'scconsensus' usable from R?
+#'
+#' 'reticulate' chooses the Python interpreter: set the environment variable
+#' `RETICULATE_PYTHON` to a Python that has 'scconsensus' installed
+#' (`pip install scconsensus`), or call [reticulate::use_python()] before the
+#' first call of a 'scconsensusR' function.
+#'
+#' @return `TRUE` or `FALSE`; with `FALSE`, the reason as attribute `"reason"`.
+#' @examples
+#' sccAvailable()
+#' @export
+sccAvailable <- function() {
+    ok <- tryCatch({
+        .scc_bridge()
+        TRUE
+    }, error = function(e) structure(FALSE, reason = conditionMessage(e)))
+    ok
+}
+
+.scc_bridge <- function() {
+    if (is.null(.scc_cache$bridge)) {
+        if (!reticulate::py_module_available("scconsensus")) {
+            python <- tryCatch(reticulate::py_config()$python, error = function(e) "none found")
+            stop("Python package 'scconsensus' is not available to reticulate (Python: ",
+                 python, "). Install it with `pip install scconsensus` in that Python, ",
+                 "or point RETICULATE_PYTHON at a Python that has it.", call. = FALSE)
+        }
+        .scc_cache$bridge <- reticulate::import("scconsensus.r._bridge", convert = FALSE)
+    }
+    .scc_cache$bridge
+}
+
+# Run a Python call; show the Python error message without reticulate's traceback.
+.py_try <- function(expr) {
+    tryCatch(expr, error = function(e) {
+        msg <- sub("\n\nDetailed traceback:.*$", "", conditionMessage(e))
+        stop(msg, call. = FALSE)
+    })
+}

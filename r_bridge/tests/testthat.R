@@ -1,0 +1,4 @@
+library(testthat)
+library(scconsensusR)
+
+test_check("scconsensusR")
