@@ -134,7 +134,15 @@ def _custom_scalars(phi, grad, hess):
         xq[0] = q
         xq[1] = 1.0 - q
         g = grad(xq)
-        out = phi(xp) - phi(xq) - (p - q) * (g[0] - g[1])
+        fp = phi(xp)
+        if np.isnan(fp):
+            # observed frequencies sit on the border (p = 0 or 1) where e.g. 0 log 0 is
+            # NaN in floating point: take phi's limit from inside the simplex
+            for t in range(2):
+                if xp[t] == 0.0:
+                    xp[t] = 1e-300
+            fp = phi(xp)
+        out = fp - phi(xq) - (p - q) * (g[0] - g[1])
         if np.isnan(out):
             return np.inf
         return max(out, 0.0)

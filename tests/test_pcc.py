@@ -1,0 +1,342 @@
+"""PCC array core: the invariants of Sect. 5 of the paper, divergences, and input checks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from scconsensus.core import Bregman, PCCResult, cluster_relationships, pcc
+from scconsensus.core.coassociation import coassociation
+from scconsensus.metrics import adjusted_rand_index
+
+# -- independent numpy reference of eq. (3) and its gradient (eq. 7) --------------------------
+
+
+def np_div(name, p, q):
+    q = np.clip(q, 0.0, 1.0)
+    if name == "l2":
+        return (p - q) ** 2
+    if name == "kl":
+        with np.errstate(divide="ignore", invalid="ignore"):
+            a = np.where(p > 0, p * np.log(p / q), 0.0)
+            b = np.where(p < 1, (1 - p) * np.log((1 - p) / (1 - q)), 0.0)
+        return a + b
+    raise AssertionError(name)
+
+
+def np_deriv(name, p, q):
+    q = np.clip(q, 0.0, 1.0)
+    if name == "l2":
+        return 2 * (q - p)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(p > 0, -p / q, 0.0) + np.where(p < 1, (1 - p) / (1 - q), 0.0)
+
+
+def np_objective(C, N, Y, name):
+    C = np.asarray(C, float)
+    N = np.asarray(N, float)
+    iu = np.triu_indices(N.shape[0], 1)
+    n_ij = N[iu]
+    keep = n_ij > 0
+    q = (Y @ Y.T)[iu][keep]
+    return float((n_ij[keep] * np_div(name, C[iu][keep] / n_ij[keep], q)).sum())
+
+
+def np_kkt_gap(C, N, Y, name):
+    C = np.asarray(C, float)
+    N = np.asarray(N, float).copy()
+    np.fill_diagonal(N, 0)
+    P = np.divide(C, N, out=np.zeros_like(C), where=N > 0)
+    with np.errstate(invalid="ignore"):
+        W = np.where(N > 0, N * np_deriv(name, P, Y @ Y.T), 0.0)
+    G = W @ Y
+    gap = 0.0
+    for i in range(Y.shape[0]):
+        supp = Y[i] > 0
+        gap = max(gap, G[i][supp].max() - G[i].min())
+    return gap, N.sum() / N.shape[0]
+
+
+def planted(n_per=15, k=3, R=30, noise=0.15, missing=0.0, seed=0):
+    """Ensemble of noisy copies of a planted partition (optionally sub-sampled)."""
+    rng = np.random.default_rng(seed)
+    truth = np.repeat(np.arange(k), n_per)
+    n = truth.size
+    cols = []
+    for _ in range(R):
+        lab = np.where(rng.random(n) < noise, rng.integers(0, k, n), truth)
+        lab = np.where(rng.random(n) < missing, -1, lab)
+        cols.append(lab)
+    return truth, np.stack(cols, axis=1).astype(np.int32)
+
+
+@pytest.fixture(scope="module")
+def planted_dense():
+    truth, labels = planted()
+    C, N = coassociation(labels)
+    return truth, C, N
+
+
+# -- the optimisation invariants ----------------------------------------------------------
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 10_000),
+    n=st.integers(6, 24),
+    R=st.integers(2, 12),
+    K=st.integers(2, 5),
+    divergence=st.sampled_from(["kl", "l2", "power"]),
+    missing=st.sampled_from([0.0, 0.3]),
+)
+def test_objective_never_increases(seed, n, R, K, divergence, missing):
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, 3, size=(n, R)).astype(np.int32)
+    labels[rng.random((n, R)) < missing] = -1
+    C, N = coassociation(labels)
+    np.fill_diagonal(N, 0)
+    np.fill_diagonal(C, 0)
+    if N.sum() == 0 or K >= n:
+        return
+    div = Bregman.power(1.5) if divergence == "power" else divergence
+    Y0 = rng.dirichlet(np.ones(K), size=n)
+    objectives = []
+    for m in range(0, 30, 3):
+        res = pcc(C, N, K, div, init=Y0, max_iter=m, tol=1e-12, min_mass=0.0)
+        objectives.append(res.objective)
+        trace = res.objective_trace
+        assert np.all(np.diff(trace) <= 1e-9 * (1 + abs(trace[0])))
+        assert np.all(np.isfinite(res.membership))
+    objectives = np.array(objectives)
+    assert np.all(np.isfinite(objectives))
+    assert np.all(np.diff(objectives) <= 1e-9 * (1 + objectives[0]))
+
+
+@pytest.mark.parametrize("divergence", ["kl", "l2", Bregman.power(1.5)])
+@pytest.mark.parametrize("missing", [0.0, 0.4])
+def test_memberships_on_simplex(divergence, missing):
+    _, labels = planted(n_per=12, missing=missing, seed=3)
+    C, N = coassociation(labels)
+    res = pcc(C, N, 5, divergence, n_init=2, random_state=1, min_mass=0.0)
+    Y = res.membership
+    assert np.all(np.isfinite(Y))
+    assert Y.min() >= 0.0
+    np.testing.assert_allclose(Y.sum(axis=1), 1.0, atol=1e-12)
+    assert res.labels.dtype == np.int32
+    np.testing.assert_array_equal(res.labels, Y.argmax(axis=1))
+    masses = Y.sum(axis=0)
+    assert np.all(np.diff(masses) <= 1e-12)  # ordered by mass
+
+
+@pytest.mark.parametrize("divergence", ["kl", "l2"])
+def test_kkt_gap_below_tolerance_at_convergence(planted_dense, divergence):
+    _, C, N = planted_dense
+    tol = 1e-6
+    res = pcc(C, N, 4, divergence, n_init=1, tol=tol, random_state=0, min_mass=0.0)
+    assert res.converged
+    assert res.kkt_gap <= tol
+    # independent check of the KKT conditions (eq. 4 of PEACE) on the returned memberships,
+    # padding clusters dropped for having exactly no mass with zero columns
+    Y = np.zeros((C.shape[0], 4))
+    Y[:, : res.membership.shape[1]] = res.membership
+    gap, scale = np_kkt_gap(C, N, Y, divergence)
+    assert gap / scale <= 2 * tol
+    assert res.objective == pytest.approx(np_objective(C, N, Y, divergence), rel=1e-9)
+
+
+def test_uniform_start_is_stationary(planted_dense):
+    _, C, N = planted_dense
+    n = C.shape[0]
+    res = pcc(C, N, 3, "kl", init=np.full((n, 3), 1 / 3), min_mass=0.0)
+    assert res.converged and res.n_iter == 0
+    # ... which is why PCC starts from random points of the simplex
+    res = pcc(C, N, 3, "kl", random_state=0)
+    assert res.n_iter > 0 and res.objective < np_objective(C, N, np.full((n, 3), 1 / 3), "kl")
+
+
+@pytest.mark.parametrize("divergence", ["kl", "l2"])
+def test_k_is_a_maximum_and_planted_partition_recovered(planted_dense, divergence):
+    truth, C, N = planted_dense
+    res = pcc(C, N, 8, divergence, random_state=0)
+    assert res.n_clusters == 3
+    assert adjusted_rand_index(truth, res.labels) == pytest.approx(1.0)
+    assert res.cluster_order.size == 3
+    assert isinstance(res, PCCResult) and "converged" in repr(res)
+
+
+def test_restarts_keep_best_and_are_reproducible(planted_dense):
+    _, C, N = planted_dense
+    a = pcc(C, N, 5, "kl", n_init=3, random_state=7)
+    b = pcc(C, N, 5, "kl", n_init=3, random_state=7)
+    np.testing.assert_array_equal(a.membership, b.membership)
+    assert a.objective == min(a.restart_objectives)
+    assert a.restart_objectives.shape == (3,)
+
+
+# -- dense and sparse (Sect. 5.4) solvers ---------------------------------------------------
+
+
+@pytest.mark.parametrize("divergence", ["kl", "l2", Bregman.power(1.7)])
+@pytest.mark.parametrize("missing", [0.0, 0.3])
+def test_dense_and_sparse_agree_on_all_pairs(divergence, missing):
+    _, labels = planted(n_per=12, missing=missing, seed=5)
+    n = labels.shape[0]
+    C, N = coassociation(labels)
+    iu = np.triu_indices(n, 1)
+    Cs, Ns = coassociation(labels, "sparse", pairs=np.column_stack(iu))
+    dense = pcc(C, N, 4, divergence, n_init=2, random_state=3, min_mass=0.0)
+    sparse = pcc(Cs, Ns, 4, divergence, n_init=2, random_state=3, min_mass=0.0)
+    assert sparse.solver == "greedy-sparse" and dense.solver == "greedy"
+    assert sparse.n_iter == dense.n_iter
+    np.testing.assert_allclose(sparse.membership, dense.membership, atol=1e-10)
+    assert sparse.objective == pytest.approx(dense.objective, rel=1e-10)
+
+
+def test_sparse_sampled_pairs_incomplete_partitions():
+    truth, labels = planted(n_per=40, k=3, R=40, noise=0.1, missing=0.5, seed=11)
+    n = labels.shape[0]
+    rng = np.random.default_rng(0)
+    first = np.repeat(np.arange(n), 8)
+    second = rng.integers(0, n, first.size)
+    pairs = np.column_stack([first, second])
+    pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+    C, N = coassociation(labels, "sparse", pairs=pairs)
+    res = pcc(C, N, 6, "kl", random_state=0)
+    assert res.converged
+    # the three planted clusters carry the mass; with few sampled pairs the model may
+    # also fit a tiny cluster (about one item's worth) to the noise
+    mass = res.membership.sum(axis=0)
+    assert res.n_clusters <= 4 and mass[:3].sum() > 0.97 * n
+    assert adjusted_rand_index(truth, res.labels) > 0.95
+
+
+def test_sparse_isolated_items_get_uniform_membership():
+    _, labels = planted(n_per=10, seed=2)
+    n = labels.shape[0]
+    pairs = np.column_stack(np.triu_indices(n - 1, 1))  # item n-1 in no pair
+    C, N = coassociation(labels, "sparse", pairs=pairs)
+    res = pcc(C, N, 4, "l2", random_state=0)
+    assert res.n_isolated == 1
+    np.testing.assert_allclose(res.membership[-1], 1.0 / res.n_clusters)
+
+
+# -- divergences ---------------------------------------------------------------------------
+
+
+def test_builtin_divergences_match_formulas():
+    p = np.array([0.0, 0.0, 0.3, 1.0, 1.0, 0.5])
+    q = np.array([0.0, 0.4, 0.6, 1.0, 0.2, 0.5])
+    np.testing.assert_allclose(Bregman.l2().divergence(p, q), (p - q) ** 2)
+    np.testing.assert_allclose(Bregman.kl().divergence(p, q), np_div("kl", p, q), atol=1e-15)
+    # the KL terms stay defined at the border of the domain, never NaN
+    assert Bregman.kl().divergence(0.3, 0.0) == np.inf
+    assert Bregman.kl().divergence(0.3, 1.0) == np.inf
+    assert np.isfinite(Bregman.kl().derivative(np.array([0.0, 1.0]), np.array([0.0, 1.0]))).all()
+    assert not np.isnan(Bregman.kl().derivative(0.5, np.array([0.0, 1.0]))).any()
+
+
+@pytest.mark.parametrize("bregman", [Bregman.kl(), Bregman.l2(), Bregman.power(1.3)])
+def test_derivative_is_derivative_of_divergence(bregman):
+    p = np.array([0.0, 0.2, 0.5, 0.9, 1.0])
+    q = np.array([0.3, 0.7, 0.1, 0.5, 0.6])
+    h = 1e-6
+    num = (bregman.divergence(p, q + h) - bregman.divergence(p, q - h)) / (2 * h)
+    np.testing.assert_allclose(bregman.derivative(p, q), num, rtol=1e-5, atol=1e-6)
+
+
+def test_not_double_convex_is_refused():
+    # Itakura-Saito (phi = -sum log x) is not convex in its second argument on the simplex
+    with pytest.raises(ValueError, match="not double-convex"):
+        Bregman(
+            lambda x: -np.log(x[0]) - np.log(x[1]),
+            lambda x: -1.0 / x,
+            lambda x: np.diag(1.0 / x**2),
+            name="itakura-saito",
+        )
+    with pytest.raises(ValueError, match="1 < a <= 2"):
+        Bregman.power(3.0)
+
+
+def test_non_numba_phi_is_refused():
+    class Opaque:
+        pass
+
+    obj = Opaque()
+    with pytest.raises(ValueError, match="numba-compilable"):
+        Bregman(lambda x: obj, lambda x: x, lambda x: np.eye(2))
+    with pytest.raises(ValueError, match="callable"):
+        Bregman(1.0, lambda x: x, lambda x: np.eye(2))
+
+
+# -- bad input -------------------------------------------------------------------------------
+
+
+def test_bad_input_errors(planted_dense):
+    _, C, N = planted_dense
+    n = C.shape[0]
+    with pytest.raises(ValueError, match="shape"):
+        pcc(C, N[:-1, :-1], 3)
+    with pytest.raises(ValueError, match="square"):
+        pcc(C[:, :-1], N[:, :-1], 3)
+    Cf = C.astype(float)
+    Cf[0, 1] = Cf[1, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        pcc(Cf, N, 3)
+    with pytest.raises(ValueError, match="too large"):
+        pcc(C, N, n)
+    with pytest.raises(ValueError, match="at least 2"):
+        pcc(C, N, 1)
+    with pytest.raises(ValueError, match="exceeds N"):
+        pcc(N + 1, N, 3)
+    asym = C.copy()
+    asym[0, 1] -= 1
+    with pytest.raises(ValueError, match="symmetric"):
+        pcc(asym, N, 3)
+    with pytest.raises(ValueError, match="non-negative"):
+        pcc(-C, N, 3)
+    with pytest.raises(ValueError, match="co-sampled"):
+        pcc(np.zeros_like(C), np.eye(n, dtype=np.int32), 3)
+    with pytest.raises(ValueError, match="both dense"):
+        pcc(sp.csr_matrix(C), N, 3)
+    with pytest.raises(ValueError, match="divergence"):
+        pcc(C, N, 3, "hellinger")
+    with pytest.raises(ValueError, match="solver"):
+        pcc(C, N, 3, solver="newton")
+    with pytest.raises(ValueError, match="n_init"):
+        pcc(C, N, 3, n_init=0)
+    with pytest.raises(ValueError, match="tol"):
+        pcc(C, N, 3, tol=0)
+    with pytest.raises(ValueError, match="init"):
+        pcc(C, N, 3, init=np.ones((n, 3)))
+
+
+def test_bad_sparse_input_errors():
+    _, labels = planted(n_per=6, seed=1)
+    n = labels.shape[0]
+    Cs, Ns = coassociation(labels, "sparse", pairs=np.column_stack(np.triu_indices(n, 1)))
+    bad = Cs.tolil()
+    bad[0, 1] = Ns[0, 1] + 1
+    bad[1, 0] = Ns[0, 1] + 1
+    with pytest.raises(ValueError, match="exceeds N"):
+        pcc(bad.tocsr(), Ns, 3)
+    asym = Ns.tolil()
+    asym[0, 1] = 0
+    asym = asym.tocsr()
+    asym.eliminate_zeros()
+    with pytest.raises(ValueError, match=r"C has entries where N is zero|symmetric"):
+        pcc(Cs, asym, 3)
+    with pytest.raises(ValueError, match="same n x n"):
+        pcc(Cs[:-1, :-1], Ns, 3)
+
+
+def test_cluster_relationships_rows_sum_to_one():
+    rng = np.random.default_rng(0)
+    Y = rng.dirichlet(np.ones(4) * 0.3, size=50)
+    M = cluster_relationships(Y, threshold=0.05)
+    np.testing.assert_allclose(M.sum(axis=1), 1.0)
+    assert np.all(M >= 0)
+    hard = np.eye(3)[rng.integers(0, 3, 30)]
+    np.testing.assert_allclose(cluster_relationships(hard), np.eye(3))
