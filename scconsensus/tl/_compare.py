@@ -93,11 +93,12 @@ def compare(
             truth_values = _labels(adata, truth)
         else:
             truth_name = "truth"
-            truth_values = pd.Series(np.asarray(truth).ravel(), index=adata.obs_names)
-            if truth_values.size != adata.n_obs:
+            values = np.asarray(truth).ravel()
+            if values.size != adata.n_obs:
                 raise ValueError(
-                    f"truth has {truth_values.size} labels but adata has {adata.n_obs} items."
+                    f"truth has {values.size} labels but adata has {adata.n_obs} items."
                 )
+            truth_values = pd.Series(values, index=adata.obs_names)
         if truth_name in columns:
             raise ValueError(f"truth={truth_name!r} is also in keys; compare it once.")
         if len(keys) < 1:

@@ -1,0 +1,173 @@
+"""The R package in r_bridge/ (scconsensusR): its Python side, and its testthat suite run from R.
+
+R is installed in CI: there a missing R fails these tests instead of skipping them.
+"""
+
+from __future__ import annotations
+
+import filecmp
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import anndata as ad
+import numpy as np
+import pandas as pd
+import pytest
+
+from scconsensus.r import _bridge
+
+ROOT = Path(__file__).resolve().parents[1]
+R_BRIDGE = ROOT / "r_bridge"
+
+
+def _require_rscript() -> str:
+    path = shutil.which("Rscript")
+    if path is None:
+        if os.environ.get("CI"):
+            pytest.fail("R is required in CI (.ci/run installs it).")
+        pytest.skip("R not installed")
+    return path
+
+
+# ----------------------------------------------------------------- Python side (no R needed)
+
+
+def test_names():
+    assert _bridge.snake_case("nClusters") == "n_clusters"
+    assert _bridge.snake_case("n.clusters") == "n_clusters"
+    assert _bridge.snake_case("n_clusters") == "n_clusters"
+    assert _bridge.snake_case("kMax") == "k_max"
+    assert _bridge.camel_case("feature_subsample") == "featureSubsample"
+    assert _bridge.camel_case("tau") == "tau"
+
+
+def test_convert_kwargs_coerces_whole_floats_where_ints_are_expected():
+    def f(adata, n: int = 3, k=(2, 20), frac: float = 0.5, res=(0.2, 2.0), m: int | None = None,
+          flag: bool = False, copy: bool = False):  # fmt: skip
+        pass
+
+    out = _bridge.convert_kwargs(
+        f, {"n": 5.0, "k": (2.0, 6.0), "frac": 1.0, "res": (1.0, 2.0), "m": 4.0, "flag": True}
+    )
+    assert out == {"n": 5, "k": (2, 6), "frac": 1.0, "res": (1.0, 2.0), "m": 4, "flag": True}
+    assert type(out["n"]) is int and type(out["k"][0]) is int
+    assert type(out["frac"]) is float and type(out["res"][0]) is float
+    assert _bridge.convert_kwargs(f, {"n": 2.5}) == {"n": 2.5}  # not whole: Python will refuse
+    with pytest.raises(ValueError, match=r"f\(\) has no argument 'nClustres'\. Arguments: n, k"):
+        _bridge.convert_kwargs(f, {"nClustres": 3})
+    with pytest.raises(ValueError, match="has no argument 'copy'"):
+        _bridge.convert_kwargs(f, {"copy": True})
+    with pytest.raises(ValueError, match="given twice"):
+        _bridge.convert_kwargs(f, {"m": 1, "M": 2})
+
+
+def test_matrix_transport_and_encode():
+    X = np.arange(12, dtype=np.float64).reshape(3, 4)
+    spec = {"shape": [4, 3], "dtype": "float64", "data": bytearray(X.T.tobytes(order="F"))}
+    np.testing.assert_array_equal(_bridge.decode_matrix({**spec, "transpose": True}), X)
+    enc = _bridge.encode({"a": X, "b": np.int32(3), "c": pd.Categorical(["1", "0"])})
+    assert enc["a"] == {"shape": [3, 4], "dtype": "float64", "data": X.ravel(order="F").tolist()}
+    assert enc["b"] == 3 and type(enc["b"]) is int
+    df = pd.DataFrame({"k": [2, 3], "v": [0.5, 1.0]})
+    enc = _bridge.encode({"df": df, "s": pd.Series(pd.Categorical(["b", "a"]))})
+    assert enc["df"]["columns"]["k"]["dtype"] == "int32"
+    assert enc["s"] == {"levels": ["a", "b"], "values": ["b", "a"]}
+
+
+def test_run_builds_the_ensemble_and_returns_only_builtins(blobs):
+    X, y = blobs
+    adata = _bridge.make_adata(X, [f"c{i}" for i in range(len(y))])
+    out = _bridge.run(
+        "pcc", adata, {"nClusters": 4.0}, None, {"nPartitions": 10.0, "k": (2.0, 5.0)}
+    )
+    assert out["key"] == "pcc"
+    assert {"pcc", "pcc_confidence", "pcc_entropy"} <= set(out["obs"])
+    assert {"pcc_membership", "scc_ensemble"} <= set(out["obsm"])
+    assert out["uns"]["pcc"]["params"]["n_clusters"] == 4
+    assert out["uns"]["scc_ensemble"]["params"]["n_partitions"] == 10
+
+    def builtins_only(v):
+        if isinstance(v, dict):
+            return all(isinstance(k, str) and builtins_only(x) for k, x in v.items())
+        if isinstance(v, list):
+            return all(builtins_only(x) for x in v)
+        return v is None or type(v) in (str, int, float, bool)
+
+    assert builtins_only(out)
+    from scconsensus.metrics import adjusted_rand_index
+
+    labels = out["obs"]["pcc"]["values"]
+    assert adjusted_rand_index(y, labels) > 0.95
+    with pytest.raises(ValueError, match=r"scconsensus\.tl\.nosuch does not exist"):
+        _bridge.run("nosuch", ad.AnnData(X))
+
+
+# ----------------------------------------------------------------- R side
+
+
+@pytest.fixture(scope="module")
+def r_library(tmp_path_factory):
+    _require_rscript()
+    lib = tmp_path_factory.mktemp("rlib")
+    proc = subprocess.run(
+        ["R", "CMD", "INSTALL", "--no-test-load", "-l", str(lib), str(R_BRIDGE)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return lib
+
+
+@pytest.mark.slow
+def test_testthat_suite_is_green(r_library, tmp_path):
+    """Run r_bridge/tests/testthat against the installed package and this Python."""
+    summary = tmp_path / "summary.csv"
+    script = f"""
+        .libPaths(c({str(r_library)!r}, .libPaths()))
+        suppressPackageStartupMessages({{library(testthat); library(scconsensusR)}})
+        ok <- sccAvailable()
+        if (!isTRUE(ok)) stop("scconsensus not available: ", attr(ok, "reason"))
+        r <- as.data.frame(test_dir({str(R_BRIDGE / "tests" / "testthat")!r},
+                                    reporter = "summary", stop_on_failure = FALSE))
+        write.csv(r[, c("file", "test", "nb", "failed", "skipped", "error", "warning",
+                        "passed")], {str(summary)!r}, row.names = FALSE)
+    """
+    env = {**os.environ, "RETICULATE_PYTHON": sys.executable, "NUMBA_NUM_THREADS": "1"}
+    proc = subprocess.run(
+        ["Rscript", "-e", script], capture_output=True, text=True, timeout=600, env=env,
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 0 and summary.exists(), proc.stdout[-4000:] + proc.stderr[-4000:]
+    res = pd.read_csv(summary)
+    failing = res[(res["failed"] > 0) | res["error"] | res["skipped"]]
+    assert failing.empty, f"{failing}\n{proc.stdout[-4000:]}"
+    assert len(res) >= 10 and res["passed"].sum() >= 50
+    # Every user-facing function is exercised.
+    text = "".join(p.read_text() for p in (R_BRIDGE / "tests" / "testthat").glob("test-*.R"))
+    for fn in ("ensemble(", "pcc(", "pla(", "dpp("):
+        assert fn in text
+
+
+def test_roxygen_pages_are_up_to_date(tmp_path):
+    """man/ and NAMESPACE are generated by roxygen2 from R/ and committed: they must match."""
+    _require_rscript()
+    copy = tmp_path / "r_bridge"
+    shutil.copytree(R_BRIDGE, copy)
+    proc = subprocess.run(
+        ["Rscript", "-e", f"roxygen2::roxygenise({str(copy)!r})"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for name in ("NAMESPACE", *sorted(p.name for p in (R_BRIDGE / "man").glob("*.Rd"))):
+        rel = name if name == "NAMESPACE" else f"man/{name}"
+        assert filecmp.cmp(R_BRIDGE / rel, copy / rel, shallow=False), f"{rel} is stale"
+    generated = sorted(p.name for p in (copy / "man").glob("*.Rd"))
+    assert generated == sorted(p.name for p in (R_BRIDGE / "man").glob("*.Rd"))
+    for fn in ("ensemble", "pcc", "pla", "dpp"):
+        assert f"{fn}.Rd" in generated

@@ -1,0 +1,107 @@
+"""tl.compare: agreement tables between consensus results (ours and ConsensusClusterPlus)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import anndata as ad
+import numpy as np
+import pandas as pd
+import pytest
+
+import scconsensus as scc
+from scconsensus.tl._anndata import store_consensus
+
+
+@pytest.fixture
+def labelled():
+    # 12 items; "b" is "a" with the names permuted; "c" moves two items of "a".
+    a = np.repeat([0, 1, 2], 4)
+    b = np.array([2, 0, 1])[a]
+    c = a.copy()
+    c[[0, 4]] = [1, 2]
+    adata = ad.AnnData(np.zeros((12, 2)))
+    for key, lab in (("a", a), ("b", b), ("c", c)):
+        store_consensus(adata, key, np.eye(3)[lab], params={})
+    adata.obs["truth"] = pd.Categorical(np.array(["x", "y", "z"])[a])
+    return adata
+
+
+def test_known_values(labelled):
+    before = labelled.copy()
+    df = scc.tl.compare(labelled, keys=["a", "b", "c"], truth="truth")
+    assert list(df.columns) == [
+        "key_1", "key_2", "n_clusters_1", "n_clusters_2", "n_items", "ari", "nmi", "h"
+    ]  # fmt: skip
+    assert list(zip(df["key_1"], df["key_2"], strict=True)) == [
+        ("a", "b"), ("a", "c"), ("b", "c"), ("a", "truth"), ("b", "truth"), ("c", "truth")
+    ]  # fmt: skip
+    row = df.set_index(["key_1", "key_2"])
+    for pair in (("a", "b"), ("a", "truth"), ("b", "truth")):
+        assert row.loc[pair, "ari"] == pytest.approx(1.0)
+        assert row.loc[pair, "nmi"] == pytest.approx(1.0)
+        assert row.loc[pair, "h"] == pytest.approx(1.0)
+    # c agrees with a on 10 of 12 items after matching clusters.
+    assert row.loc[("a", "c"), "h"] == pytest.approx(10 / 12)
+    assert row.loc[("c", "truth"), "h"] == pytest.approx(10 / 12)
+    from sklearn.metrics import adjusted_rand_score
+
+    expected = adjusted_rand_score(labelled.obs["a"], labelled.obs["c"])
+    assert row.loc[("a", "c"), "ari"] == pytest.approx(expected)
+    assert 0 < row.loc[("a", "c"), "ari"] < 1
+    assert (df["n_items"] == 12).all() and (df["n_clusters_1"] == 3).all()
+    # Nothing written.
+    assert list(labelled.obs.columns) == list(before.obs.columns)
+    assert set(labelled.uns) == set(before.uns)
+
+
+def test_default_keys_array_truth_and_missing_labels(labelled):
+    df = scc.tl.compare(labelled)  # every result in the shared layout
+    assert set(df["key_1"]) | set(df["key_2"]) == {"a", "b", "c"}
+    truth = np.repeat(["p", "q", "r"], 4)
+    df = scc.tl.compare(labelled, keys="c", truth=truth)
+    assert df.loc[0, "key_2"] == "truth" and df.loc[0, "h"] == pytest.approx(10 / 12)
+    labelled.obs["partial"] = pd.Categorical([None, None, *labelled.obs["a"][2:]])
+    df = scc.tl.compare(labelled, keys=["partial", "a"])
+    assert df.loc[0, "n_items"] == 10 and df.loc[0, "ari"] == pytest.approx(1.0)
+
+
+def test_bad_input(labelled):
+    with pytest.raises(ValueError, match=r"'nope' is not a column of adata\.obs"):
+        scc.tl.compare(labelled, keys=["a", "nope"])
+    with pytest.raises(ValueError, match="two labelings or a truth"):
+        scc.tl.compare(labelled, keys=["a"])
+    with pytest.raises(ValueError, match="truth has 3 labels but adata has 12 items"):
+        scc.tl.compare(labelled, keys=["a"], truth=[0, 1, 2])
+    with pytest.raises(ValueError, match="No consensus results"):
+        scc.tl.compare(ad.AnnData(np.zeros((4, 2))))
+    with pytest.raises(ValueError, match="AnnData"):
+        scc.tl.compare(np.zeros((3, 3)), keys=["a", "b"])
+
+
+def test_mixes_ccp_and_our_results(blobs_adata):
+    try:
+        import rpy2.robjects  # noqa: F401
+
+        has_r = shutil.which("Rscript") is not None
+    except Exception:
+        has_r = False
+    if not has_r:
+        if os.environ.get("CI"):
+            pytest.fail("R/rpy2 are required in CI (.ci/run installs them).")
+        pytest.skip("R or rpy2 not installed")
+    from scconsensus.r import consensus_cluster_plus
+
+    adata = blobs_adata
+    consensus_cluster_plus(adata, 4, 10, seed=1, use_rep="X", distance="euclidean")
+    scc.tl.ensemble(adata, n_partitions=20, k=(2, 5), random_state=0)
+    scc.tl.pcc(adata, n_clusters=4)
+    df = scc.tl.compare(adata, keys=["pcc", "ccp_k3", "ccp_k4"], truth="truth")
+    assert len(df) == 6
+    row = df.set_index(["key_1", "key_2"])
+    # Three well separated blobs: both methods find them.
+    assert row.loc[("pcc", "truth"), "ari"] > 0.95
+    assert row.loc[("ccp_k3", "truth"), "ari"] > 0.9
+    assert row.loc[("pcc", "ccp_k3"), "h"] > 0.9
+    assert row.loc[("ccp_k3", "ccp_k4"), "n_clusters_2"] == 4
