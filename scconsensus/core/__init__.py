@@ -5,6 +5,7 @@ power users call directly.
 """
 
 from .coassociation import coassociation, pairs_from_sparse, sample_pairs
+from .consensus_k import ConsensusK, resample_partitions, summarize_consensus
 from .dpp import DPPConsensus, SpectralDPP, dpp_consensus
 from .ensemble import Ensemble, generate_ensemble
 from .pcc import Bregman, PCCResult, cluster_relationships, pcc
@@ -12,6 +13,7 @@ from .pla import PLAResult, pla, pla_em, pla_extend, predict_ensemble_labels
 
 __all__ = [
     "Bregman",
+    "ConsensusK",
     "DPPConsensus",
     "Ensemble",
     "PCCResult",
@@ -27,5 +29,7 @@ __all__ = [
     "pla_em",
     "pla_extend",
     "predict_ensemble_labels",
+    "resample_partitions",
     "sample_pairs",
+    "summarize_consensus",
 ]
