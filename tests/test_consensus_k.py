@@ -260,7 +260,7 @@ def test_tl_missing_rep_is_a_clear_error():
 
 @pytest.fixture(scope="module")
 def ccp_run():
-    pytest.importorskip("rpy2")  # R and rpy2 are installed in CI; this guards a bare install
+    # R, rpy2 and ConsensusClusterPlus are installed here and in CI: no skip
     from scconsensus.r import consensus_cluster_plus
 
     X, truth = _expression()
