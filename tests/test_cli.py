@@ -38,3 +38,22 @@ def test_run_writes_ensemble(tmp_path, blobs_adata):
     )
     back = ad.read_h5ad(out)
     assert back.obsm["scc_ensemble"].shape == (blobs_adata.n_obs, 5)
+
+
+def test_run_pcc_writes_layout(tmp_path, blobs_adata):
+    src = tmp_path / "in.h5ad"
+    blobs_adata.write_h5ad(src)
+    out = tmp_path / "out.h5ad"
+    args = ["run", str(src), "--out", str(out), "--n-partitions", "10", "--k", "2,5"]
+    assert main([*args, "--method", "pcc", "--n-clusters", "4", "--no-figures"]) == 0
+    back = ad.read_h5ad(out)
+    assert back.obsm["pcc_membership"].shape[0] == blobs_adata.n_obs
+    assert back.obs["pcc"].nunique() == 3
+    assert back.uns["pcc"]["params"]["n_clusters"] == 4
+
+
+def test_unknown_method_is_rejected(tmp_path, blobs_adata):
+    src = tmp_path / "in.h5ad"
+    blobs_adata.write_h5ad(src)
+    with pytest.raises(SystemExit):
+        main(["run", str(src), "--out", str(tmp_path / "o.h5ad"), "--method", "magic"])
