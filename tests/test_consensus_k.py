@@ -67,6 +67,16 @@ def test_block_diagonal_consensus_has_pac_zero_and_known_cdf():
     np.testing.assert_array_equal(consensus_labels(M, 2), np.repeat([0, 1], 5))
 
 
+def test_final_clustering_has_exactly_k_clusters_despite_ties():
+    M = _blocks([4, 4, 4])  # merge heights tie at 0 inside blocks and at 1 between them
+    for k in (2, 3, 4, 5):
+        labels = consensus_labels(M, k)
+        assert len(np.unique(labels)) == k
+        assert np.all(np.diff(np.bincount(labels)) <= 0)  # numbered by decreasing size
+    # k = 3 recovers the blocks exactly
+    assert adjusted_rand_index(np.repeat([0, 1, 2], 4), consensus_labels(M, 3)) == 1.0
+
+
 def test_pac_counts_known_fraction_with_ccp_boundaries():
     n = 12
     pairs = np.array(np.triu_indices(n, 1)).T  # 66 pairs

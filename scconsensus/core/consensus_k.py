@@ -361,9 +361,18 @@ def _size_order(labels: np.ndarray) -> np.ndarray:
 def consensus_labels(M: np.ndarray, k: int, linkage: str = "average") -> np.ndarray:
     """Cut the hierarchical clustering of ``1 - M`` into ``k`` clusters (CCP's final step).
 
-    Clusters are numbered by decreasing size.
+    Always ``k`` clusters, also where merge heights tie (as R's ``cutree``); numbered by
+    decreasing size.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scconsensus.core.consensus_k import consensus_labels
+    >>> M = np.kron(np.eye(2), np.ones((3, 3)))  # two perfect blocks
+    >>> np.bincount(consensus_labels(M, 3)).tolist()
+    [3, 2, 1]
     """
-    from scipy.cluster.hierarchy import fcluster
+    from scipy.cluster.hierarchy import cut_tree
     from scipy.cluster.hierarchy import linkage as scipy_linkage
     from scipy.spatial.distance import squareform
 
@@ -374,7 +383,9 @@ def consensus_labels(M: np.ndarray, k: int, linkage: str = "average") -> np.ndar
         raise ValueError(f"k={k} must lie between 2 and the number of items ({n}).")
     # squareform reads the upper triangle only; M is symmetric by construction
     tree = scipy_linkage(squareform(1.0 - M, checks=False), method=linkage)
-    return _size_order(fcluster(tree, t=int(k), criterion="maxclust"))
+    # exactly k clusters even where merge heights tie (as R's cutree; fcluster's maxclust
+    # returns fewer); these linkages are monotone, where cut_tree is exact
+    return _size_order(cut_tree(tree, n_clusters=int(k)).ravel())
 
 
 def summarize_consensus(
