@@ -35,7 +35,7 @@ def pla(
     fit_fraction: float | None = None,
     n_restarts: int = 3,
     max_iter: int = 300,
-    tol: float = 1e-7,
+    tol: float = 1e-6,
     random_state: RandomState = 0,
     copy: bool = False,
 ) -> AnnData | None:
@@ -300,4 +300,3 @@ def pla_transfer(
     )
     logg.info("    finished", time=start)
     return adata_new if copy else None
-

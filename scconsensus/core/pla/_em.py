@@ -180,7 +180,7 @@ def pla_em(
     *,
     n_restarts: int = 3,
     max_iter: int = 300,
-    tol: float = 1e-7,
+    tol: float = 1e-6,
     random_state: RandomState = 0,
     init: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> PLAFit:

@@ -300,7 +300,7 @@ def _sparse_pattern(
     n_random: int,
     diagonal: bool,
     seed,
-) -> sp.csr_matrix:
+) -> tuple[sp.csr_matrix, np.ndarray]:
     r = fit_index.size
     if pairs is not None:
         pairs = np.asarray(pairs)
@@ -326,9 +326,10 @@ def _sparse_pattern(
     # keep only pairs that carry co-association under uniform weights: zeros add nothing
     probe = Problem(members, pattern).z(np.full(members.n_partitions, 1.0))
     probe.eliminate_zeros()
-    probe.data[:] = 1.0
     probe.sort_indices()
-    return probe
+    values = probe.data.copy()
+    probe.data[:] = 1.0
+    return probe, values
 
 
 def pla(
@@ -350,7 +351,7 @@ def pla(
     fit_fraction: float | None = None,
     n_restarts: int = 3,
     max_iter: int = 300,
-    tol: float = 1e-7,
+    tol: float = 1e-6,
     max_outer: int = 30,
     outer_tol: float = 1e-6,
     random_state: RandomState = 0,
@@ -470,10 +471,10 @@ def pla(
         problem = Problem(fit_members)
         n_stored = r * r
     else:
-        pattern = _sparse_pattern(
+        pattern, z_ones = _sparse_pattern(
             fit_members, fit_index, n, X, pairs, n_neighbors, n_random, diagonal, s_pairs
         )
-        problem = Problem(fit_members, pattern)
+        problem = Problem(fit_members, pattern, z_ones=z_ones)
         n_stored = int(pattern.nnz)
 
     uncovered = members.sampled()[fit_index] == 0

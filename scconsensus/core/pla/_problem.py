@@ -62,9 +62,17 @@ class Problem:
         CSR pattern whose stored entries are the pairs ``Z`` is evaluated on.
     """
 
-    def __init__(self, members: Members, pattern: sp.csr_matrix | None = None):
+    def __init__(
+        self,
+        members: Members,
+        pattern: sp.csr_matrix | None = None,
+        *,
+        z_ones: np.ndarray | None = None,
+    ):
         self.members = members
         self.pattern = pattern
+        # values of Z = Σ_l Z_l on the pattern, when the caller has them already
+        self._z_ones = z_ones
 
     @property
     def sparse(self) -> bool:
@@ -82,7 +90,11 @@ class Problem:
         """``Z_α`` (dense array, or CSR on the pattern)."""
         if self.pattern is None:
             return z_dense(self.members, self.members, alpha)
-        data = z_on_pattern(self.members, self.members, alpha, self.pattern)
+        alpha = np.asarray(alpha, dtype=np.float64)
+        if self._z_ones is not None and np.all(alpha == 1.0):
+            data = self._z_ones.copy()
+        else:
+            data = z_on_pattern(self.members, self.members, alpha, self.pattern)
         return sp.csr_matrix(
             (data, self.pattern.indices.copy(), self.pattern.indptr.copy()),
             shape=self.pattern.shape,
