@@ -62,6 +62,25 @@ def _deriv(kind, par, p, q):
 
 
 @numba.njit(cache=True, error_model="numpy")
+def _deriv2(kind, par, p, q):
+    """Second derivative in ``q``: ``h2(q) + (q - p) h3(q) >= 0`` (built-in kinds; Newton step)."""
+    q = _clip01(q)
+    if kind == KIND_L2:
+        return 2.0
+    if kind == KIND_KL:
+        out = 0.0
+        if p > 0.0:
+            out += p / max(q * q, 1e-250)
+        if p < 1.0:
+            out += (1.0 - p) / max((1.0 - q) * (1.0 - q), 1e-250)
+        return out
+    a = par
+    h2 = q ** (a - 2.0) + (1.0 - q) ** (a - 2.0)
+    h3 = (a - 2.0) * (q ** (a - 3.0) - (1.0 - q) ** (a - 3.0))
+    return h2 + (q - p) * h3
+
+
+@numba.njit(cache=True, error_model="numpy")
 def _div(kind, par, p, q):
     """``d(p, q) >= 0``; +inf outside the domain (KL with ``q`` in {0, 1} against ``p``)."""
     q = _clip01(q)

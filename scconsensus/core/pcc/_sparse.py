@@ -16,7 +16,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ._divergences import KIND_L2, _deriv, _div
+from ._divergences import KIND_CUSTOM, KIND_L2, _deriv, _deriv2, _div
 from ._greedy import STATUS_CONVERGED, STATUS_MAX_ITER, STATUS_STALLED, _scan_item
 
 
@@ -110,6 +110,20 @@ def _rho_sparse(cval, nval, A, lo_t, act, dlt, m, kind, par, eps):
 
 
 @numba.njit(cache=True, error_model="numpy")
+def _rho2_sparse(cval, nval, A, lo_t, act, dlt, m, kind, par, eps):
+    r = 0.0
+    dr = 0.0
+    for s in range(m):
+        t = lo_t + act[s]
+        nij = nval[t]
+        p = cval[t] / nij
+        q = A[t] + eps * dlt[s]
+        r += nij * dlt[s] * _deriv(kind, par, p, q)
+        dr += nij * dlt[s] * dlt[s] * _deriv2(kind, par, p, q)
+    return r, dr
+
+
+@numba.njit(cache=True, error_model="numpy")
 def _step_sparse(cval, nval, A, lo_t, act, dlt, m, kind, par, rho0, emax, step_rtol):
     if kind == KIND_L2:
         s = 0.0
@@ -122,6 +136,32 @@ def _step_sparse(cval, nval, A, lo_t, act, dlt, m, kind, par, rho0, emax, step_r
     r_hi = _rho_sparse(cval, nval, A, lo_t, act, dlt, m, kind, par, emax)
     if r_hi <= 0.0:
         return emax
+    if kind != KIND_CUSTOM:
+        # safeguarded Newton on rho inside the bracket [lo, hi] (rho(lo) < 0 < rho(hi)):
+        # a few passes instead of the ~35 halvings of the paper's bisection (eq. 10)
+        lo = 0.0
+        hi = emax
+        x = 0.0
+        r = rho0
+        dr = _rho2_sparse(cval, nval, A, lo_t, act, dlt, m, kind, par, 0.0)[1]
+        for _ in range(100):
+            xn = x - r / dr if dr > 0.0 else -1.0
+            if not (lo < xn < hi):
+                xn = 0.5 * (lo + hi)
+            x = xn
+            r, dr = _rho2_sparse(cval, nval, A, lo_t, act, dlt, m, kind, par, x)
+            if np.isnan(r) or r > 0.0:
+                hi = x
+            elif r < 0.0:
+                lo = x
+            else:
+                return x
+            if abs(r) <= 1e-12 * -rho0:
+                # at the root up to rounding: f(Z_x) <= f(Y) even when rho(x) is a hair > 0
+                return x
+            if hi - lo <= step_rtol * emax:
+                break
+        return lo
     lo = 0.0
     hi = emax
     r_lo = rho0
@@ -280,6 +320,7 @@ KERNELS = (
     "_grad_row_sparse",
     "_refresh_sparse",
     "_rho_sparse",
+    "_rho2_sparse",
     "_step_sparse",
     "_greedy_sparse",
 )
