@@ -130,3 +130,28 @@ def test_transfer_errors(adata):
         scc.tl.pla_transfer(ref, new, use_rep="X")
     with pytest.raises(ValueError, match=r"not in adata_new\.obsm"):
         scc.tl.pla_transfer(ref, new, new_ensemble_key="nope")
+
+
+def test_cli_method_pla(tmp_path):
+    from scconsensus.cli import main
+
+    out = tmp_path / "iris_pla.h5ad"
+    argv = [
+        "run",
+        "iris",
+        "--method",
+        "pla",
+        "--out",
+        str(out),
+        "--no-figures",
+        "--n-partitions",
+        "15",
+        "--k",
+        "2,6",
+        "--n-clusters",
+        "3",
+    ]
+    assert main(argv) == 0
+    b = ad.read_h5ad(out)
+    assert b.obsm["pla_membership"].shape == (150, 3)
+    assert h_criterion(b.obs["truth"], b.obs["pla"]) > 0.8
