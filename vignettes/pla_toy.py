@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections import Counter
 
 import numpy as np
 from scipy.cluster.hierarchy import fcluster, linkage
@@ -136,7 +137,7 @@ def main() -> None:
         )
     print("\nλ chosen by cross-validation (held-out likelihood | eq. 27 as printed):")
     for L, (lam, lam27) in chosen.items():
-        print(f"  L={L:>3}: {sorted(lam)} | {sorted(lam27)}")
+        print(f"  L={L:>3}: {dict(Counter(lam))} | {dict(Counter(lam27))}")
     print(f"\n{time.perf_counter() - t0:.0f} s")
 
 

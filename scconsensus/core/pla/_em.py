@@ -132,6 +132,44 @@ def check_coassociation(Z, name: str = "Z") -> np.ndarray | sp.csr_matrix:
     return Z
 
 
+def _similarity_row(Z, s: int, d_diag: np.ndarray) -> np.ndarray:
+    """Co-association of item ``s`` with every item, scaled to [0, 1] by the diagonal."""
+    row = Z[s].toarray().ravel() if sp.issparse(Z) else np.array(Z[s], dtype=np.float64)
+    scale = np.sqrt(np.maximum(d_diag * d_diag[s], _TINY))
+    return np.clip(row / scale, 0.0, 1.0)
+
+
+def _seeded_start(Z, d: np.ndarray, K: int, rng: np.random.Generator):
+    """Uniform posteriors and likelihoods built around ``K`` far-apart seed items.
+
+    A random point of the simplex (or ``W = Z P`` from one) sits close to the symmetric
+    saddle of the likelihood: EM then creeps for many steps with tiny relative gains and
+    a relative-change test stops it there. Seeding each likelihood column on the
+    co-association row of one item, chosen k-means++ style (probability ∝ squared
+    dissimilarity to the seeds so far), starts EM off the saddle.
+    """
+    n = Z.shape[0]
+    diag = Z.diagonal() if sp.issparse(Z) else np.diag(Z)
+    diag = np.where(diag > 0, diag, np.maximum(d / n, _TINY))
+    candidates = np.flatnonzero(d > 0)
+    seeds = [int(rng.choice(candidates))]
+    closest = _similarity_row(Z, seeds[0], diag)
+    for _ in range(1, K):
+        weight = (1.0 - closest[candidates]) ** 2
+        total = weight.sum()
+        p = weight / total if total > 0 else None
+        s = int(rng.choice(candidates, p=p))
+        seeds.append(s)
+        closest = np.maximum(closest, _similarity_row(Z, s, diag))
+    marginal = d / d.sum()
+    W0 = np.empty((n, K))
+    for v, s in enumerate(seeds):
+        row = Z[s].toarray().ravel() if sp.issparse(Z) else np.asarray(Z[s], dtype=np.float64)
+        W0[:, v] = 0.5 * row / row.sum() + 0.5 * marginal
+    P0 = np.full((n, K), 1.0 / K)
+    return P0, W0
+
+
 def _row_sums(Z) -> np.ndarray:
     return np.asarray(Z.sum(axis=1), dtype=np.float64).ravel()
 
@@ -195,8 +233,9 @@ def pla_em(
     n_clusters
         ``K``.
     n_restarts
-        Random starts (posteriors drawn from a flat Dirichlet); the one with the
-        largest final log-likelihood is kept. Ignored when ``init`` is given.
+        Starts, each with likelihood columns seeded on the co-association rows of
+        ``K`` far-apart random items (k-means++ style); the one with the largest
+        final log-likelihood is kept. Ignored when ``init`` is given.
     max_iter
         Most EM steps per start.
     tol
@@ -242,12 +281,7 @@ def pla_em(
         starts.append((P0, W0))
     else:
         for child in seed_sequence(random_state).spawn(int(n_restarts)):
-            rng = np.random.default_rng(child)
-            P0 = rng.dirichlet(np.ones(K), size=n)
-            # W from one M-step-like pass on the random posteriors: Z P, column-normalised
-            W0 = np.asarray(Z @ P0, dtype=np.float64) + 1e-12
-            W0 /= W0.sum(axis=0, keepdims=True)
-            starts.append((P0, W0))
+            starts.append(_seeded_start(Z, d, K, np.random.default_rng(child)))
 
     best = None
     finals = []
