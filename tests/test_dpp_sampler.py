@@ -188,3 +188,16 @@ def test_bad_kernels_raise():
         rbf_kernel(np.ones((4, 2)), sigma2=rbf_bandwidth(np.ones((4, 2))))
     with pytest.raises(ValueError, match="s "):
         rbf_kernel(np.eye(3), sigma2=1.0, s=-1.0)
+
+
+def test_sample_many_conditions_on_nonempty():
+    weak = SpectralDPP.from_kernel(0.01 * np.eye(5))  # P(Y = ∅) = 1.01**-5 ≈ 0.95
+    rngs = [np.random.default_rng(s) for s in range(40)]
+    draws = weak.sample_many(rngs, nonempty=True)
+    assert all(d.size >= 1 for d in draws)
+    plain = weak.sample_many([np.random.default_rng(s) for s in range(40)])
+    assert sum(d.size == 0 for d in plain) > 20
+    with pytest.raises(ValueError, match="empty sets"):
+        SpectralDPP.from_kernel(np.zeros((4, 4))).sample_many(
+            [np.random.default_rng(0)], nonempty=True
+        )

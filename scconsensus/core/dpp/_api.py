@@ -36,8 +36,6 @@ __all__ = ["DPPConsensus", "dpp_consensus"]
 
 SAMPLERS = ("dpp", "uniform", "kmeans++")
 MODES = ("auto", "dense", "sparse")
-# Redraws allowed when a DPP draw comes out empty (probability Π 1/(1+λ_i), tiny for RBF).
-_MAX_EMPTY_REDRAWS = 1000
 
 
 @dataclass
@@ -93,18 +91,6 @@ def _check_params(n, n_runs, a, tau, s, k_max, n_components, n_thresholds):
         raise ValueError(f"n_components must be a positive integer, got {n_components}.")
     if n_thresholds is not None and int(n_thresholds) < 1:
         raise ValueError(f"n_thresholds must be a positive integer, got {n_thresholds}.")
-
-
-def _draw_dpp(dpp: SpectralDPP, rng: np.random.Generator) -> np.ndarray:
-    # a Voronoi diagram needs a generator: condition on a non-empty draw
-    for _ in range(_MAX_EMPTY_REDRAWS):
-        Y = dpp.sample(rng)
-        if Y.size:
-            return Y
-    raise ValueError(
-        f"The DPP kernel drew {_MAX_EMPTY_REDRAWS} empty sets (expected size "
-        f"{dpp.expected_size:.3g}). Increase the bandwidth scale s or check the data."
-    )
 
 
 def _kmeans_run(X: np.ndarray, k: int, seed: int) -> np.ndarray:
@@ -232,7 +218,7 @@ def dpp_consensus(
         if sampler == "dpp":
             dpp = SpectralDPP.from_kernel(L) if F is None else SpectralDPP.from_features(F)
             info["expected_size"] = dpp.expected_size
-            generators = [_draw_dpp(dpp, rngs[r]) for r in runs]
+            generators = dpp.sample_many((rngs[r] for r in runs), nonempty=True)
             del dpp
         else:
             generators = [sample_uniform(n, k_max, rngs[r]) for r in runs]

@@ -15,7 +15,7 @@ What changes against the exact route (and why it is an approximation):
    ones, and the merge step (which joins small components by their strongest *sampled*
    link) absorbs most of that difference. Measured on 500 items in 5 Gaussian clusters
    (``tests/test_dpp_sparse.py``, same runs for both graphs): identical partitions
-   (ARI > 0.99) at every threshold where the clusters hold together, ARI ≈ 0.8 at the
+   (ARI > 0.99) at every threshold where the clusters hold together, ARI 0.67–0.8 at the
    over-fragmented thresholds (θ ≥ 0.9, 11–12 components) that KVI does not choose.
 3. **Validity index.** KVI and SR are computed in the Nyström feature space: cluster
    means and distances to them use ``F`` (O(n d K) per candidate) instead of ``L``.
