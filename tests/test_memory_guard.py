@@ -1,0 +1,127 @@
+"""Dense n x n routes refuse above ``settings.max_dense_bytes``, naming the size and the
+sparse option, before allocating anything; sparse routes carry on."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from anndata import AnnData
+
+import scconsensus as scc
+from scconsensus import settings
+from scconsensus.core.coassociation import coassociation
+from scconsensus.core.ensemble import generate_ensemble
+
+N_ITEMS = 120
+
+
+@pytest.fixture
+def low_limit(monkeypatch):
+    # 120 x 120 x 4 bytes x 2 matrices = 115,200 bytes: refused at 10 kB
+    monkeypatch.setattr(settings, "max_dense_bytes", 10_000)
+
+
+@pytest.fixture
+def adata():
+    rng = np.random.default_rng(0)
+    truth = rng.integers(3, size=N_ITEMS)
+    X = rng.normal(scale=5.0, size=(3, 4))[truth] + rng.standard_normal((N_ITEMS, 4))
+    a = AnnData(X)
+    a.obsm["X_pca"] = X.copy()
+    scc.tl.ensemble(a, 12, k=(2, 5), random_state=0)
+    return a
+
+
+def _size_message(n: int, gib: str | None = None) -> str:
+    pattern = rf"{n} x {n}.*\(\d+\.\d GiB\).*mode='sparse'"
+    return pattern if gib is None else pattern.replace(r"\d+\.\d", re.escape(gib))
+
+
+def test_real_size_is_named_without_allocating():
+    # 200,000 items: the dense pair (2 x 200,000^2 int32) would need 298 GiB; the
+    # default limit refuses it at once, with the exact size
+    labels = np.zeros((200_000, 2), dtype=np.int32)
+    with pytest.raises(MemoryError, match=_size_message(200_000, "298.0")):
+        coassociation(labels, "dense")
+
+
+def test_dense_coassociation_refused(low_limit, adata):
+    with pytest.raises(MemoryError, match=_size_message(N_ITEMS)):
+        coassociation(adata.obsm["scc_ensemble"], "dense")
+    before = set(adata.obsp)
+    with pytest.raises(MemoryError, match=_size_message(N_ITEMS)):
+        scc.tl.coassociation(adata, mode="dense")
+    assert set(adata.obsp) == before  # nothing written on refusal
+    # the sparse route named in the message works under the same limit
+    scc.tl.coassociation(adata, mode="sparse")
+    assert adata.uns["scc_coassoc"]["params"]["mode"] == "sparse"
+
+
+def test_limit_is_configurable(monkeypatch, adata):
+    need = 2 * N_ITEMS**2 * 4
+    monkeypatch.setattr(settings, "max_dense_bytes", need)
+    C, _ = coassociation(adata.obsm["scc_ensemble"], "dense")  # exactly at the limit: allowed
+    assert C.shape == (N_ITEMS, N_ITEMS)
+    monkeypatch.setattr(settings, "max_dense_bytes", need - 1)
+    with pytest.raises(MemoryError, match="max_dense_bytes"):
+        coassociation(adata.obsm["scc_ensemble"], "dense")
+
+
+@pytest.mark.parametrize("method", ["hc", "hc_single", "hc_average", "hc_ward", "hc_centroid"])
+def test_hierarchical_ensembles_refused(low_limit, method):
+    X = np.random.default_rng(1).normal(size=(N_ITEMS, 3))
+    n_sub = round(0.8 * N_ITEMS)
+    # scipy's linkage forms the condensed distance matrix for every linkage
+    with pytest.raises(MemoryError, match=rf"Hierarchical clustering.*{_size_message(n_sub)}"):
+        generate_ensemble(X, 4, method, k=3, subsample=0.8, progress=False)
+
+
+def test_pam_refused_kmeans_fine(low_limit):
+    X = np.random.default_rng(2).normal(size=(N_ITEMS, 3))
+    with pytest.raises(MemoryError, match="PAM"):
+        generate_ensemble(X, 2, "pam", k=3, progress=False)
+    ens = generate_ensemble(X, 4, ["kmeans", "leiden"], k=3, progress=False)
+    assert ens.labels.shape == (N_ITEMS, 4)
+
+
+def test_auto_goes_sparse_and_says_so(monkeypatch, adata):
+    import io
+
+    import scanpy as sc
+
+    monkeypatch.setattr(settings, "dense_auto_max_items", N_ITEMS - 1)
+    verbosity, logfile = sc.settings.verbosity, sc.settings.logfile
+    log = io.StringIO()
+    sc.settings.verbosity, sc.settings.logfile = "info", log
+    try:
+        scc.tl.coassociation(adata)
+        scc.tl.pcc(adata, n_clusters=3, n_init=1)
+    finally:
+        sc.settings.verbosity, sc.settings.logfile = verbosity, logfile
+    assert adata.uns["scc_coassoc"]["params"]["mode"] == "sparse"
+    assert adata.uns["pcc"]["route"] == "sparse"
+    err = log.getvalue()
+    assert f"mode='auto' chose the sparse route for {N_ITEMS} items" in err
+    assert re.search(rf"sparse co-association on \d+ sampled pairs .* of {N_ITEMS} items", err)
+
+
+def test_pcc_dense_refused_sparse_runs(low_limit, adata):
+    with pytest.raises(MemoryError, match=_size_message(N_ITEMS)):
+        scc.tl.pcc(adata, n_clusters=3, mode="dense")
+    assert "pcc" not in adata.obs
+    scc.tl.pcc(adata, n_clusters=3, mode="sparse", n_init=1)
+    assert adata.uns["pcc"]["route"] == "sparse"
+
+
+def test_pla_dense_refused(low_limit, adata):
+    with pytest.raises(MemoryError, match=rf"{N_ITEMS} x {N_ITEMS}.*mode='sparse'"):
+        scc.tl.pla(adata, n_clusters=3, mode="dense", lam=1.0)
+    assert "pla" not in adata.obs
+
+
+def test_dpp_dense_refused(low_limit, adata):
+    with pytest.raises(MemoryError, match=rf"{N_ITEMS} x {N_ITEMS}.*mode='sparse'"):
+        scc.tl.dpp(adata, n_runs=5, mode="dense")
+    assert "dpp" not in adata.obs
