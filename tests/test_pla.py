@@ -218,6 +218,17 @@ def test_lambda_by_cross_validation(blobs):
     assert pen.lam == 100.0
 
 
+def test_cross_validation_dense_and_sparse_agree(blobs):
+    _, labels = blobs
+    kw = {"weighted": True, "lam_grid": (0.1, 1.0, 100.0), "cv_folds": 2, "random_state": 0}
+    dense = pla(labels, 3, **kw)
+    sparse = pla(labels, 3, mode="sparse", pairs=all_pairs(labels.shape[0]), **kw)
+    np.testing.assert_allclose(
+        sparse.cv_scores.to_numpy(), dense.cv_scores.to_numpy(), rtol=1e-6, atol=1e-8
+    )
+    assert sparse.lam == dense.lam
+
+
 # ----------------------------------------------------------------------------- extension
 
 
@@ -361,3 +372,44 @@ def test_never_sampled_item_warns(blobs):
     with pytest.warns(RuntimeWarning, match="no partition"):
         res = pla(labels, 3, random_state=0)
     np.testing.assert_allclose(res.posteriors[0], 1 / 3)
+
+
+# ----------------------------------------------------------------------------- paper result
+
+
+def bananas(seed, sizes=(100, 200), radius=5.0):
+    """The toy data of 003_ Sect. 4 (same geometry as vignettes/pla_toy.py)."""
+    rng = np.random.default_rng(seed)
+    a = 0.125 * np.pi + rng.random(sizes[0]) * 1.25 * np.pi
+    b = 0.375 * np.pi - rng.random(sizes[1]) * 1.25 * np.pi
+    X = np.vstack(
+        [
+            radius * np.column_stack([np.sin(a), np.cos(a)]),
+            radius * np.column_stack([np.sin(b), np.cos(b)]) - 0.75 * radius,
+        ]
+    )
+    return X + rng.normal(size=X.shape), np.repeat([0, 1], sizes)
+
+
+def test_toy_pla_beats_the_median_partition():
+    """Sect. 4: PLA of single-linkage subsample partitions beats a typical partition."""
+    from scconsensus.core.ensemble import generate_ensemble
+
+    pla_err, med_err = [], []
+    for seed in range(3):
+        X, y = bananas(seed)
+        ens = generate_ensemble(
+            X,
+            50,
+            methods=("hc_single",),
+            k=2,
+            subsample=0.1,
+            predict_unsampled=True,
+            random_state=seed,
+            progress=False,
+        )
+        med_err.append(np.median([1 - h_criterion(y, ens.labels[:, l]) for l in range(50)]))
+        pla_err.append(1 - h_criterion(y, pla(ens.labels, 2, random_state=seed).labels))
+    # paper, Table 1 at L = 50: PLA 0.13, median partition 0.26
+    assert np.mean(med_err) > 0.2
+    assert np.mean(pla_err) < np.mean(med_err) - 0.04
