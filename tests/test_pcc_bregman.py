@@ -48,7 +48,7 @@ def test_custom_bregman_reproduces_builtin_power(planted_dense):
     a = pcc(C, N, 4, custom, n_init=1, random_state=2)
     b = pcc(C, N, 4, Bregman.power(1.5), n_init=1, random_state=2)
     assert a.divergence == "power-custom"
-    assert a.converged and a.kkt_gap <= 1e-5
+    assert a.converged and a.kkt_gap <= 1e-4
     np.testing.assert_allclose(a.membership, b.membership, atol=1e-8)
 
 

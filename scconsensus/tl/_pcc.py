@@ -23,7 +23,7 @@ def pcc(
     ensemble_key: str = "scc_ensemble",
     mode: str = "auto",
     n_init: int = 3,
-    tol: float = 1e-5,
+    tol: float = 1e-4,
     max_iter: int | None = None,
     min_mass: float = 0.5,
     use_rep: str | None = None,

@@ -124,7 +124,7 @@ def pcc(
     *,
     solver: str = "greedy",
     n_init: int = 3,
-    tol: float = 1e-5,
+    tol: float = 1e-4,
     max_iter: int | None = None,
     random_state=0,
     min_mass: float = 0.5,

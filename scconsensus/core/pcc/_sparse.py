@@ -91,11 +91,22 @@ def _tree_build(tree, gap, n, size):
 
 @numba.njit(cache=True, error_model="numpy")
 def _tree_update(tree, gap, i, size):
+    """Replay the matches on the path of leaf ``i`` after its gap changed.
+
+    Once a match is won by the same item as before and that item is not
+    ``i`` (whose gap moved), every match above is unchanged: stop there. Most
+    updated items are far from the lead, so this usually ends after a few
+    levels instead of log2(n).
+    """
     node = (size + i) // 2
     while node >= 1:
         a = tree[2 * node]
         b = tree[2 * node + 1]
-        tree[node] = a if _tree_better(gap, a, b) else b
+        old = tree[node]
+        new = a if _tree_better(gap, a, b) else b
+        tree[node] = new
+        if new == old and old != i:
+            return
         node //= 2
 
 

@@ -1,0 +1,151 @@
+"""PCC solver speed: dense greedy and the paper's large-scale sparse shape (Sect. 7.3 of 000_).
+
+1. dense: n = 2,000 items (8 Gaussian blobs in 10-D), an ensemble of 100
+   k-means partitions (k in 2..20, 80 % subsamples), dense co-association,
+   ``pcc(C, N, K=10)`` with one start, KL and squared l2, run to the relative
+   KKT tolerance 1e-5.
+2. large: the shape of the paper's KDD-Cup run: n = 120,000 items (3 Gaussian
+   classes of unequal size in 39-D standing in for the KDD data, which is not
+   bundled), 100 k-means partitions on 50 % subsamples with k in 2..10
+   (incomplete partitions), ~33 sampled pairs per item (random partners, as
+   the paper sampled 0.25 per mille of the ~7.2e9 pairs uniformly), K = 10 and
+   at most nK iterations, as in the paper. The paper's C code took 13.8 s (l2)
+   and 16.7 s (KL) on one 2.8 GHz core; the ratio ours / paper is printed.
+
+Timings are wall-clock around ``pcc`` only (input checks included, numba
+compilation excluded by a warm-up call on a tiny problem). Run it single-threaded
+as the paper did: ``NUMBA_NUM_THREADS=1 OMP_NUM_THREADS=1 python benchmarks/pcc.py``
+(``--quick`` shrinks both problems for a smoke run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import time
+
+os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np
+
+PAPER_SECONDS = {"l2": 13.8, "kl": 16.7}
+
+
+def peak_rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def warm_up() -> None:
+    from scconsensus.core import coassociation, pcc, sample_pairs
+
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, 3, size=(30, 5)).astype(np.int32)
+    C, N = coassociation(labels)
+    Cs, Ns = coassociation(labels, "sparse", pairs=sample_pairs(30, n_random=5))
+    for div in ("kl", "l2"):
+        pcc(C, N, 3, div, n_init=1, max_iter=50)
+        pcc(Cs, Ns, 3, div, n_init=1, max_iter=50)
+
+
+def dense_case(n: int, n_partitions: int, K: int) -> None:
+    from sklearn.datasets import make_blobs
+
+    from scconsensus.core import coassociation, generate_ensemble, pcc
+    from scconsensus.metrics import h_criterion
+
+    X, truth = make_blobs(n_samples=n, centers=8, n_features=10, cluster_std=2.0, random_state=0)
+    t = time.perf_counter()
+    ens = generate_ensemble(
+        X, n_partitions, "kmeans", k=(2, 20), subsample=0.8, random_state=0, progress=False
+    )
+    t_ens = time.perf_counter() - t
+    t = time.perf_counter()
+    C, N = coassociation(ens.labels)
+    t_co = time.perf_counter() - t
+    print(f"\n== dense: n={n}, {n_partitions} k-means partitions, K={K}")
+    print(f"ensemble {t_ens:.1f} s, dense co-association {t_co:.2f} s")
+    for div in ("l2", "kl"):
+        t = time.perf_counter()
+        res = pcc(C, N, K, div, n_init=1, random_state=0)
+        dt = time.perf_counter() - t
+        print(
+            f"PCC-{div:<3} {dt:7.2f} s  {res.n_iter:>8} iterations "
+            f"({1e6 * dt / max(res.n_iter, 1):.1f} us/iteration, {res.n_iter / (n * K):.2f} nK)  "
+            f"converged={res.converged} kkt_gap={res.kkt_gap:.1e} clusters={res.n_clusters} "
+            f"H={h_criterion(truth, res.labels):.3f}"
+        )
+    print(f"peak RSS so far {peak_rss_mib():.0f} MiB")
+
+
+def large_case(n: int, n_partitions: int, K: int, pairs_per_item: float) -> None:
+    from scconsensus.core import coassociation, generate_ensemble, pcc, sample_pairs
+    from scconsensus.metrics import h_criterion
+
+    rng = np.random.default_rng(0)
+    sizes = (np.array([0.57, 0.23, 0.20]) * n).astype(int)
+    sizes[0] += n - sizes.sum()
+    truth = np.repeat(np.arange(3), sizes)
+    centers = rng.normal(scale=2.0, size=(3, 39))
+    X = centers[truth] + rng.normal(size=(n, 39))
+    t = time.perf_counter()
+    ens = generate_ensemble(
+        X, n_partitions, "kmeans", k=(2, 10), subsample=0.5, random_state=0, progress=True
+    )
+    t_ens = time.perf_counter() - t
+    labels = ens.labels
+    acc = np.mean(
+        [h_criterion(truth[labels[:, r] >= 0], labels[labels[:, r] >= 0, r]) for r in range(20)]
+    )
+    t = time.perf_counter()
+    pairs = sample_pairs(n, n_random=round(pairs_per_item / 2), random_state=0)
+    Cs, Ns = coassociation(labels, "sparse", pairs=pairs)
+    t_co = time.perf_counter() - t
+    ell = Ns.nnz / n
+    share = Ns.nnz / 2 / (n * (n - 1) / 2)
+    print(
+        f"\n== large (Sect. 7.3 shape): n={n}, {n_partitions} k-means partitions on 50 % "
+        f"subsamples (k 2..10), K={K}, max_iter=nK={n * K}"
+    )
+    print(
+        f"ensemble {t_ens:.1f} s (mean H of a partition on its items {acc:.2f}; paper 0.79); "
+        f"{Ns.nnz // 2} co-sampled pairs = {ell:.1f} per item ({1000 * share:.3f} per mille "
+        f"of all pairs; paper 0.25), sparse co-association {t_co:.1f} s"
+    )
+    for div in ("l2", "kl"):
+        t = time.perf_counter()
+        res = pcc(Cs, Ns, K, div, n_init=1, max_iter=n * K, random_state=0)
+        dt = time.perf_counter() - t
+        print(
+            f"PCC-{div:<3} {dt:7.2f} s  (paper {PAPER_SECONDS[div]} s; ratio ours/paper "
+            f"{dt / PAPER_SECONDS[div]:.2f})  {res.n_iter} iterations "
+            f"({1e6 * dt / max(res.n_iter, 1):.2f} us/iteration) converged={res.converged} "
+            f"kkt_gap={res.kkt_gap:.1e} clusters={res.n_clusters} "
+            f"H={h_criterion(truth, res.labels):.3f}"
+        )
+    print(f"peak RSS {peak_rss_mib():.0f} MiB")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes for a smoke run")
+    parser.add_argument("--skip-dense", action="store_true")
+    parser.add_argument("--skip-large", action="store_true")
+    args = parser.parse_args()
+    import numba
+
+    print(f"numba threads: {numba.config.NUMBA_NUM_THREADS}, load average {os.getloadavg()}")
+    t = time.perf_counter()
+    warm_up()
+    print(f"warm-up (numba compile or cache load) {time.perf_counter() - t:.1f} s")
+    if not args.skip_dense:
+        dense_case(500 if args.quick else 2000, 100, 10)
+    if not args.skip_large:
+        large_case(12_000 if args.quick else 120_000, 100, 10, 33)
+    print(f"load average at the end {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()
