@@ -77,6 +77,22 @@ def test_final_clustering_has_exactly_k_clusters_despite_ties():
     assert adjusted_rand_index(np.repeat([0, 1, 2], 4), consensus_labels(M, 3)) == 1.0
 
 
+def test_exact_k_cut_equals_scipy_cut_tree():
+    from scipy.cluster.hierarchy import cut_tree, linkage
+
+    from scconsensus.core.consensus_k import _cut_k
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    X[:20] = X[0]  # tied merge heights
+    for method in ("average", "single", "complete"):
+        Z = linkage(X, method)
+        for k in range(2, 12):
+            ours = _cut_k(Z, k)
+            assert len(np.unique(ours)) == k
+            assert adjusted_rand_index(cut_tree(Z, n_clusters=k).ravel(), ours) == 1.0
+
+
 def test_pac_counts_known_fraction_with_ccp_boundaries():
     n = 12
     pairs = np.array(np.triu_indices(n, 1)).T  # 66 pairs

@@ -372,7 +372,6 @@ def consensus_labels(M: np.ndarray, k: int, linkage: str = "average") -> np.ndar
     >>> np.bincount(consensus_labels(M, 3)).tolist()
     [3, 2, 1]
     """
-    from scipy.cluster.hierarchy import cut_tree
     from scipy.cluster.hierarchy import linkage as scipy_linkage
     from scipy.spatial.distance import squareform
 
@@ -383,9 +382,30 @@ def consensus_labels(M: np.ndarray, k: int, linkage: str = "average") -> np.ndar
         raise ValueError(f"k={k} must lie between 2 and the number of items ({n}).")
     # squareform reads the upper triangle only; M is symmetric by construction
     tree = scipy_linkage(squareform(1.0 - M, checks=False), method=linkage)
-    # exactly k clusters even where merge heights tie (as R's cutree; fcluster's maxclust
-    # returns fewer); these linkages are monotone, where cut_tree is exact
-    return _size_order(cut_tree(tree, n_clusters=int(k)).ravel())
+    return _size_order(_cut_k(tree, int(k)))
+
+
+def _cut_k(tree: np.ndarray, k: int) -> np.ndarray:
+    """Leaf labels after the first ``n - k`` merges of a linkage: exactly ``k`` clusters.
+
+    R's ``cutree(k)`` semantics, also where merge heights tie (``fcluster``'s maxclust
+    then returns fewer); ``scipy.cluster.hierarchy.cut_tree`` does the same in O(n²)
+    Python, this in O(n log n) with pointer jumping.
+    """
+    n = tree.shape[0] + 1
+    parent = np.arange(2 * n - 1)
+    merges = tree[: n - k, :2].astype(np.int64)
+    new = n + np.arange(n - k)
+    parent[merges[:, 0]] = new
+    parent[merges[:, 1]] = new
+    root = parent[:n]
+    while True:
+        nxt = parent[root]
+        if np.array_equal(nxt, root):
+            break
+        root = nxt
+        parent = parent[parent]
+    return np.unique(root, return_inverse=True)[1]
 
 
 def summarize_consensus(
