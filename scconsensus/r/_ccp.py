@@ -132,6 +132,7 @@ def _run_r(X: np.ndarray, **kwargs: Any) -> dict[str, Any]:
     """Call ConsensusClusterPlus + calcICL on items-in-rows ``X``; plain numpy results."""
     ro = require_rpy2()
     require_r_package("ConsensusClusterPlus")
+    from rpy2.rinterface_lib.embedded import RRuntimeError
     from rpy2.robjects.conversion import localconverter
 
     with quiet_r(), localconverter(numpy_converter()):
@@ -139,7 +140,10 @@ def _run_r(X: np.ndarray, **kwargs: Any) -> dict[str, Any]:
         # R wants features in rows: the transpose, made contiguous so numpy2ri
         # hands R exactly these values.
         d = np.ascontiguousarray(X.T)
-        out = fn(d, **kwargs)
+        try:
+            out = fn(d, **kwargs)
+        except RRuntimeError as err:
+            raise RuntimeError(f"ConsensusClusterPlus failed in R: {str(err).strip()}") from err
         result = dict(out.items())
     # An unnamed R list arrives as an OrdDict with None keys.
     result["matrices"] = [np.asarray(m) for _, m in result["matrices"].items()]
