@@ -191,6 +191,21 @@ def test_hc_protocol_replays_generate_ensemble():
         np.testing.assert_array_equal(parts[k], ens.labels)
 
 
+@pytest.mark.parametrize("distance", ["pearson", "spearman", "cosine"])
+def test_blas_distances_equal_pdist(distance):
+    from scipy.spatial.distance import squareform
+
+    from scconsensus.core.consensus_k import _condensed_distance, _square_distance
+
+    X, _ = _expression(n_per=5, p=40)
+    X[3] = 1.0  # a constant item: distance 2 to everything (NaN correlation)
+    D = _square_distance(X, distance)
+    expected = squareform(_condensed_distance(X, distance))
+    if distance == "cosine":  # a constant non-zero row is fine for cosine
+        assert np.isfinite(expected).all()
+    np.testing.assert_allclose(D, expected, atol=1e-12)
+
+
 def test_same_seed_same_result_for_any_n_jobs():
     X, _ = _expression(n_per=10)
     a = consensus_k(X, max_k=4, reps=8, random_state=5, progress=False)
