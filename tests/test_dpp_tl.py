@@ -88,3 +88,13 @@ def test_use_rep_and_errors(adata):
         scc.tl.dpp(adata, n_runs=10, layer="counts")
     with pytest.raises(ValueError, match="AnnData"):
         scc.tl.dpp(adata.X, n_runs=10)
+
+
+def test_cli_plugs_in_dpp(adata):
+    from scconsensus.cli import available_methods, run_method
+
+    assert "dpp" in available_methods()
+    # options the signature does not know (n_clusters) are dropped, the rest pass through
+    run_method(adata, "dpp", n_clusters=3, random_state=1, key_added="cli", n_runs=20)
+    assert adata.uns["cli"]["params"]["random_state"] == 1
+    assert adjusted_rand_index(adata.obs["truth"], adata.obs["cli"]) > 0.9
