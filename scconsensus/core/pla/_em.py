@@ -132,39 +132,49 @@ def check_coassociation(Z, name: str = "Z") -> np.ndarray | sp.csr_matrix:
     return Z
 
 
-def _similarity_row(Z, s: int, d_diag: np.ndarray) -> np.ndarray:
+def _z_row(Z, s: int) -> np.ndarray:
+    return Z[s].toarray().ravel() if sp.issparse(Z) else np.array(Z[s], dtype=np.float64)
+
+
+def _similarity_row(row_of, s: int, d_diag: np.ndarray) -> np.ndarray:
     """Co-association of item ``s`` with every item, scaled to [0, 1] by the diagonal."""
-    row = Z[s].toarray().ravel() if sp.issparse(Z) else np.array(Z[s], dtype=np.float64)
+    row = row_of(s)
     scale = np.sqrt(np.maximum(d_diag * d_diag[s], _TINY))
     return np.clip(row / scale, 0.0, 1.0)
 
 
-def _seeded_start(Z, d: np.ndarray, K: int, rng: np.random.Generator):
+def _seeded_start(Z, d: np.ndarray, K: int, rng: np.random.Generator, row_of=None):
     """Uniform posteriors and likelihoods built around ``K`` far-apart seed items.
 
     A random point of the simplex (or ``W = Z P`` from one) sits close to the symmetric
     saddle of the likelihood: EM then creeps for many steps with tiny relative gains and
     a relative-change test stops it there. Seeding each likelihood column on the
     co-association row of one item, chosen k-means++ style (probability ∝ squared
-    dissimilarity to the seeds so far), starts EM off the saddle.
+    dissimilarity to the seeds so far), starts EM off the saddle. ``row_of(s)`` gives the
+    full co-association row of ``s`` when ``Z`` only holds sampled pairs.
     """
     n = Z.shape[0]
+    if row_of is None:
+
+        def row_of(s: int) -> np.ndarray:
+            return _z_row(Z, s)
+
     diag = Z.diagonal() if sp.issparse(Z) else np.diag(Z)
     diag = np.where(diag > 0, diag, np.maximum(d / n, _TINY))
     candidates = np.flatnonzero(d > 0)
     seeds = [int(rng.choice(candidates))]
-    closest = _similarity_row(Z, seeds[0], diag)
+    closest = _similarity_row(row_of, seeds[0], diag)
     for _ in range(1, K):
         weight = (1.0 - closest[candidates]) ** 2
         total = weight.sum()
         p = weight / total if total > 0 else None
         s = int(rng.choice(candidates, p=p))
         seeds.append(s)
-        closest = np.maximum(closest, _similarity_row(Z, s, diag))
+        closest = np.maximum(closest, _similarity_row(row_of, s, diag))
     marginal = d / d.sum()
     W0 = np.empty((n, K))
     for v, s in enumerate(seeds):
-        row = Z[s].toarray().ravel() if sp.issparse(Z) else np.asarray(Z[s], dtype=np.float64)
+        row = row_of(s)
         W0[:, v] = 0.5 * row / row.sum() + 0.5 * marginal
     P0 = np.full((n, K), 1.0 / K)
     return P0, W0
@@ -221,6 +231,7 @@ def pla_em(
     tol: float = 1e-6,
     random_state: RandomState = 0,
     init: tuple[np.ndarray, np.ndarray] | None = None,
+    coassociation_row=None,
 ) -> PLAFit:
     """Fit ``p(i, j) ≈ p(i) Σ_v p(v|i) p(j|v)`` to a co-association by EM.
 
@@ -244,6 +255,9 @@ def pla_em(
         Seed of the starts.
     init
         ``(posteriors, likelihoods)`` to start from (warm start), ``(n, K)`` each.
+    coassociation_row
+        ``s -> (n,)`` full co-association row of item ``s``, used to seed the starts
+        when ``Z`` holds only sampled pairs (rows of ``Z`` itself otherwise).
 
     Returns
     -------
@@ -281,7 +295,8 @@ def pla_em(
         starts.append((P0, W0))
     else:
         for child in seed_sequence(random_state).spawn(int(n_restarts)):
-            starts.append(_seeded_start(Z, d, K, np.random.default_rng(child)))
+            rng = np.random.default_rng(child)
+            starts.append(_seeded_start(Z, d, K, rng, coassociation_row))
 
     best = None
     finals = []

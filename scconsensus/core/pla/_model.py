@@ -127,6 +127,18 @@ def entropic_weights(costs: np.ndarray, lam: float) -> np.ndarray:
     return w / w.sum()
 
 
+def _full_rows(problem: Problem):
+    """Exact co-association rows from the ensemble (seeds EM when ``Z`` is sampled)."""
+    if not problem.sparse:
+        return None
+    H = problem.members.H
+
+    def row_of(s: int) -> np.ndarray:
+        return np.asarray((H @ H[s].T).toarray(), dtype=np.float64).ravel()
+
+    return row_of
+
+
 def _row_sums(Z) -> np.ndarray:
     return np.asarray(Z.sum(axis=1), dtype=np.float64).ravel()
 
@@ -240,6 +252,7 @@ def _cross_validate(
             n_clusters,
             n_restarts=n_restarts,
             random_state=seed.spawn(1)[0],
+            coassociation_row=_full_rows(sub),
             **em_kw,
         )
         for g, lam in enumerate(grid):
@@ -491,7 +504,14 @@ def pla(
     uniform = np.full(L, 1.0 / L)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        fit = pla_em(problem.z(np.ones(L)), K, n_restarts=n_restarts, random_state=s_em, **em_kw)
+        fit = pla_em(
+            problem.z(np.ones(L)),
+            K,
+            n_restarts=n_restarts,
+            random_state=s_em,
+            coassociation_row=_full_rows(problem),
+            **em_kw,
+        )
     restarts = fit.restart_log_likelihoods
     alpha = uniform
     lam_used = np.nan
