@@ -149,8 +149,8 @@ def _seeded_start(Z, d: np.ndarray, K: int, rng: np.random.Generator, row_of=Non
     A random point of the simplex (or ``W = Z P`` from one) sits close to the symmetric
     saddle of the likelihood: EM then creeps for many steps with tiny relative gains and
     a relative-change test stops it there. Seeding each likelihood column on the
-    co-association row of one item, chosen k-means++ style (probability ∝ squared
-    dissimilarity to the seeds so far), starts EM off the saddle. ``row_of(s)`` gives the
+    co-association row of one item, chosen by greedy k-means++ on the dissimilarity
+    ``1 - z_is / sqrt(z_ii z_ss)``, starts EM off the saddle. ``row_of(s)`` gives the
     full co-association row of ``s`` when ``Z`` only holds sampled pairs.
     """
     n = Z.shape[0]
@@ -164,13 +164,21 @@ def _seeded_start(Z, d: np.ndarray, K: int, rng: np.random.Generator, row_of=Non
     candidates = np.flatnonzero(d > 0)
     seeds = [int(rng.choice(candidates))]
     closest = _similarity_row(row_of, seeds[0], diag)
+    n_trials = 2 + int(np.log(K))
     for _ in range(1, K):
+        # greedy k-means++ (as in scikit-learn): of a few candidates drawn ∝ squared
+        # dissimilarity, keep the one that lowers the total squared dissimilarity most
         weight = (1.0 - closest[candidates]) ** 2
         total = weight.sum()
         p = weight / total if total > 0 else None
-        s = int(rng.choice(candidates, p=p))
-        seeds.append(s)
-        closest = np.maximum(closest, _similarity_row(row_of, s, diag))
+        best = None
+        for c in rng.choice(candidates, size=n_trials, p=p):
+            merged = np.maximum(closest, _similarity_row(row_of, int(c), diag))
+            potential = float(np.sum((1.0 - merged[candidates]) ** 2))
+            if best is None or potential < best[0]:
+                best = (potential, int(c), merged)
+        seeds.append(best[1])
+        closest = best[2]
     marginal = d / d.sum()
     W0 = np.empty((n, K))
     for v, s in enumerate(seeds):
