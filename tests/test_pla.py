@@ -129,6 +129,23 @@ def test_soft_ensemble_equals_one_hot_and_builds_yyt():
     np.testing.assert_allclose(res.posteriors, pla(Ys, 2, random_state=0).posteriors, atol=1e-8)
 
 
+def test_partition_sums_dense_and_pattern_agree(blobs):
+    from scconsensus.core.pla._members import partition_sums_dense, symmetric_pattern
+    from scconsensus.core.pla._problem import Problem
+
+    _, labels = blobs
+    n = labels.shape[0]
+    m = as_members(labels)
+    dense = Problem(m)
+    sparse = Problem(m, symmetric_pattern(n, all_pairs(n), diagonal=True))
+    np.testing.assert_allclose(dense.partition_mass(), partition_sums_dense(m, m, np.ones((n, n))))
+    np.testing.assert_allclose(sparse.partition_mass(), dense.partition_mass())
+    fit = pla_em(dense.z(np.ones(labels.shape[1])), 3, random_state=0)
+    np.testing.assert_allclose(sparse.partition_loglik(fit), dense.partition_loglik(fit))
+    # Σ_l of the per-partition log-likelihoods is the log-likelihood of Z
+    assert dense.partition_loglik(fit).sum() == pytest.approx(fit.log_likelihood)
+
+
 def test_same_seed_same_result(blobs):
     _, labels = blobs
     a = pla(labels, 3, weighted=True, random_state=11)

@@ -103,9 +103,9 @@ class Problem:
     def partition_mass(self) -> np.ndarray:
         """``(L,)`` ``Σ_ij z^(l)_ij`` over the stored pairs."""
         if self.pattern is None:
-            return partition_sums_dense(
-                self.members, self.members, np.ones((self.n_items, self.n_items))
-            )
+            # Σ_ij Σ_{c in l} H_ic H_jc = Σ_{c in l} (Σ_i H_ic)²
+            col = np.asarray(self.members.H.sum(axis=0)).ravel()
+            return np.bincount(self.members.part, weights=col**2, minlength=self.n_partitions)
         return partition_sums_on_pattern(
             self.members, self.members, self.pattern, np.ones(self.pattern.nnz)
         )
