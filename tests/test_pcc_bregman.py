@@ -45,11 +45,11 @@ def test_custom_bregman_reproduces_builtin_power(planted_dense):
     p = np.linspace(0, 1, 7)
     q = np.linspace(0.05, 0.95, 7)
     np.testing.assert_allclose(custom.divergence(p, q), Bregman.power(1.5).divergence(p, q))
-    a = pcc(C, N, 4, custom, n_init=1, random_state=2)
-    b = pcc(C, N, 4, Bregman.power(1.5), n_init=1, random_state=2)
+    a = pcc(C, N, 4, custom, n_init=1, random_state=2, tol=1e-8)
+    b = pcc(C, N, 4, Bregman.power(1.5), n_init=1, random_state=2, tol=1e-8)
     assert a.divergence == "power-custom"
-    assert a.converged and a.kkt_gap <= 1e-4
-    np.testing.assert_allclose(a.membership, b.membership, atol=1e-8)
+    assert a.converged and a.kkt_gap <= 1e-8
+    np.testing.assert_allclose(a.membership, b.membership, atol=1e-5)
 
 
 def test_custom_entropy_phi_is_kl(planted_dense):
@@ -65,8 +65,8 @@ def test_custom_entropy_phi_is_kl(planted_dense):
         Bregman.kl().divergence([0.0, 1.0, 0.3], [0.2, 0.6, 0.3]),
         rtol=1e-12,
     )
-    a = pcc(C, N, 4, kl, n_init=1, random_state=4)
-    b = pcc(C, N, 4, "kl", n_init=1, random_state=4)
+    a = pcc(C, N, 4, kl, n_init=1, random_state=4, tol=1e-8)
+    b = pcc(C, N, 4, "kl", n_init=1, random_state=4, tol=1e-8)
     assert a.objective == pytest.approx(b.objective, rel=1e-6)
     np.testing.assert_allclose(a.membership, b.membership, atol=1e-5)
 
@@ -77,8 +77,8 @@ def test_weighted_l2_custom_matches_l2_solution(planted_dense):
     maha = Bregman(lambda x: x @ A @ x, lambda x: 2.0 * (A @ x), lambda x: 2.0 * A, name="maha")
     # (1,-1) 2A (1,-1)^T = 4: d = 2 (p-q)^2, the same minimiser as eq. (4)
     np.testing.assert_allclose(maha.divergence(0.2, 0.7), 2 * 0.25)
-    a = pcc(C, N, 4, maha, n_init=1, random_state=5)
-    b = pcc(C, N, 4, "l2", n_init=1, random_state=5)
+    a = pcc(C, N, 4, maha, n_init=1, random_state=5, tol=1e-8)
+    b = pcc(C, N, 4, "l2", n_init=1, random_state=5, tol=1e-8)
     assert a.objective == pytest.approx(2 * b.objective, rel=1e-6)
     # same optimum; the paths differ (bracketing vs the closed-form l2 step)
-    np.testing.assert_allclose(a.membership, b.membership, atol=1e-3)
+    np.testing.assert_allclose(a.membership, b.membership, atol=1e-5)

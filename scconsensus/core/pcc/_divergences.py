@@ -136,9 +136,12 @@ def _custom_scalars(phi, grad, hess):
         H = hess(x)
         curv = H[0, 0] - H[0, 1] - H[1, 0] + H[1, 1]
         out = (q - p) * curv
-        if np.isnan(out):
-            # border of phi's domain: the divergence grows without bound away from p
-            return np.inf if q > p else -np.inf
+        # the kernels need finite derivatives (they multiply them by memberships that
+        # may be 0): cap at +-1e250 as the built-in KL does at the border of its domain
+        if np.isnan(out) or out > 1e250:
+            return 1e250 if q > p else -1e250
+        if out < -1e250:
+            return -1e250
         return out
 
     @numba.njit(error_model="numpy")
