@@ -1,0 +1,306 @@
+"""Single-cell scale: ``tl.ensemble`` + ``tl.pcc`` end to end on 10^4 to 10^6 cells.
+
+Synthetic data: ``n`` cells in a 50-dimensional representation (``.obsm["X_pca"]``)
+drawn from 20 Gaussian blobs with unequal sizes (Dirichlet(5) weights) and
+per-cluster scales in [0.8, 1.2], centres drawn from N(0, 0.75^2 I). The blobs
+overlap: assigning every cell to its nearest true centre gives ARI ~0.985, and a
+single k-means with k = 20 ~0.88, so the consensus has something to do.
+
+For every size a fresh subprocess runs::
+
+    tl.ensemble(adata, 50, "kmeans", k=(20, 40), subsample=0.8, n_jobs=...)
+    tl.pcc(adata, n_clusters=20, n_init=1, mode="auto")  # sparse route above 5,000 cells
+
+The recipe: partitions that over-cluster (k from 20 to 40 for ~20 true clusters)
+rarely merge two true clusters, so pairs within a cluster keep high co-association
+and PCC's greedy solver, started from random memberships, reaches a good optimum
+in one restart (at 10,000 cells: ARI 0.94 with k in 20..40 against 0.78 with k in
+10..30, and half the iterations).
+
+and reports the wall time of each stage, the peak memory of its whole process
+tree (the subprocess and its joblib workers; proportional set size sampled every
+0.2 s, so memory shared between workers is counted once, plus the subprocess's own
+``ru_maxrss``) and the ARI of the PCC labels to the planted truth.
+
+The side-by-side against Bioconductor's ConsensusClusterPlus (n = 1,000 and
+2,000, same blobs) runs CCP with k-means (``clusterAlg="km"``, euclidean),
+``reps=50``, ``pItem=0.8`` and ``maxK=20`` (CCP always computes every k up to
+maxK; we read its k = 20 result) against the same scconsensus recipe, and
+prints the time ratio and both ARIs.
+
+Usage::
+
+    python benchmarks/scale.py                                # 1e4, 1e5 and CCP
+    python benchmarks/scale.py --sizes 1000000 --no-ccp       # the long one
+    python benchmarks/scale.py --sizes 10000 --n-jobs 1 --ccp-sizes 1000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+
+N_CLUSTERS = 20
+DIM = 50
+SPREAD = 0.75
+RECIPE = {"n_partitions": 50, "methods": "kmeans", "k": (20, 40), "subsample": 0.8}
+PCC = {"n_clusters": 20, "divergence": "kl", "n_init": 1}
+
+
+def make_blobs(n: int, *, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """``(X float32 n x 50, truth)``: 20 overlapping Gaussian blobs of unequal size."""
+    rng = np.random.default_rng(seed)
+    centers = rng.normal(scale=SPREAD, size=(N_CLUSTERS, DIM))
+    weights = rng.dirichlet(np.full(N_CLUSTERS, 5.0))
+    truth = rng.choice(N_CLUSTERS, size=n, p=weights)
+    scale = rng.uniform(0.8, 1.2, size=N_CLUSTERS).astype(np.float32)
+    X = rng.standard_normal((n, DIM), dtype=np.float32)
+    X *= scale[truth, None]
+    X += centers[truth].astype(np.float32)
+    return X, truth
+
+
+def _adata(X: np.ndarray, truth: np.ndarray):
+    import pandas as pd
+    from anndata import AnnData
+
+    obs = pd.DataFrame(
+        {"truth": pd.Categorical(truth.astype(str))}, index=[f"c{i}" for i in range(len(truth))]
+    )
+    adata = AnnData(obs=obs)
+    adata.obsm["X_pca"] = X
+    return adata
+
+
+class _Timer:
+    """Wraps a function, adding its wall time under ``name``."""
+
+    def __init__(self, times: dict, name: str, fn):
+        self.times, self.name, self.fn = times, name, fn
+
+    def __call__(self, *args, **kwargs):
+        t = time.perf_counter()
+        try:
+            return self.fn(*args, **kwargs)
+        finally:
+            self.times[self.name] = self.times.get(self.name, 0.0) + time.perf_counter() - t
+
+
+def run_scconsensus(n: int, n_jobs: int, seed: int = 0, max_iter: int | None = None) -> dict:
+    """The end-to-end run on ``n`` cells (in this process)."""
+    import scconsensus as scc
+    from scconsensus.metrics import adjusted_rand_index
+    from scconsensus.tl import _pcc as pcc_module
+
+    times: dict[str, float] = {}
+    t = time.perf_counter()
+    X, truth = make_blobs(n, seed=seed)
+    adata = _adata(X, truth)
+    del X
+    times["data"] = time.perf_counter() - t
+    # stage timers inside tl.pcc: pairs (kNN + random), counting, solver
+    pcc_module.sample_pairs = _Timer(times, "pairs", pcc_module.sample_pairs)
+    pcc_module.coassociation = _Timer(times, "count", pcc_module.coassociation)
+    pcc_module._pcc = _Timer(times, "solver", pcc_module._pcc)
+
+    t0 = time.perf_counter()
+    scc.tl.ensemble(adata, **RECIPE, random_state=seed, n_jobs=n_jobs)
+    times["ensemble"] = time.perf_counter() - t0
+    t = time.perf_counter()
+    scc.tl.pcc(adata, **PCC, mode="auto", random_state=seed, max_iter=max_iter)
+    times["pcc"] = time.perf_counter() - t
+    times["end_to_end"] = time.perf_counter() - t0
+    info = adata.uns["pcc"]
+    return {
+        "n": n,
+        "times": times,
+        "ari": adjusted_rand_index(truth, adata.obs["pcc"].to_numpy()),
+        "n_found": int(adata.obs["pcc"].nunique()),
+        "route": str(info.get("route", "")),
+        "n_pairs": int(info.get("n_pairs", -1)) if "n_pairs" in info else -1,
+        "pcc_n_iter": int(np.sum(info.get("n_iter", -1))),
+        "pcc_converged": bool(info.get("converged", False)),
+        "pcc_max_iter": max_iter,
+        "ru_maxrss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2,
+    }
+
+
+def _tree_pss(proc) -> int:
+    """Proportional set size (RSS if PSS is unavailable) of a process and its descendants."""
+    import psutil
+
+    total = 0
+    try:
+        procs = [proc, *proc.children(recursive=True)]
+    except psutil.Error:
+        return 0
+    for p in procs:
+        try:
+            mem = p.memory_full_info()
+            total += getattr(mem, "pss", mem.rss)
+        except psutil.Error:
+            pass
+    return total
+
+
+def measure(args: list[str]) -> tuple[dict, float]:
+    """Run ``scale.py --child ...`` in a subprocess; its JSON result and peak tree PSS (GiB)."""
+    import psutil
+
+    cmd = [sys.executable, os.path.abspath(__file__), "--child", *args]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    ps = psutil.Process(proc.pid)
+    peak = [0]
+    done = threading.Event()
+
+    def sample():
+        while not done.is_set():
+            peak[0] = max(peak[0], _tree_pss(ps))
+            done.wait(0.2)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    out, _ = proc.communicate()
+    done.set()
+    sampler.join()
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed with exit code {proc.returncode}")
+    line = [x for x in out.splitlines() if x.startswith("RESULT ")][-1]
+    return json.loads(line[len("RESULT ") :]), peak[0] / 1024**3
+
+
+def run_ccp(n: int, seed: int = 0) -> dict:
+    """ConsensusClusterPlus (k-means, reps=50, maxK=20) and scconsensus on the same blobs."""
+    import scconsensus as scc
+    from scconsensus.metrics import adjusted_rand_index
+
+    X, truth = make_blobs(n, seed=seed)
+    adata = _adata(X.astype(np.float64), truth)
+    t = time.perf_counter()
+    scc.tl.ensemble(adata, **RECIPE, random_state=seed)
+    scc.tl.pcc(adata, **PCC, mode="auto", random_state=seed)
+    t_scc = time.perf_counter() - t
+    ari_scc = adjusted_rand_index(truth, adata.obs["pcc"].to_numpy())
+
+    t = time.perf_counter()
+    try:
+        from scconsensus.r import consensus_cluster_plus
+
+        consensus_cluster_plus(
+            adata,
+            max_k=N_CLUSTERS,
+            reps=RECIPE["n_partitions"],
+            p_item=RECIPE["subsample"],
+            cluster_alg="km",
+            distance="euclidean",
+            seed=seed,
+            use_rep="X_pca",
+        )
+        ccp_labels = adata.obs[f"ccp_k{N_CLUSTERS}"].to_numpy()
+        via = "scconsensus.r.consensus_cluster_plus (rpy2)"
+    except ImportError:
+        ccp_labels = _ccp_rscript(adata.obsm["X_pca"], seed)
+        via = "Rscript subprocess"
+    t_ccp = time.perf_counter() - t
+    return {
+        "n": n,
+        "scc_s": t_scc,
+        "ccp_s": t_ccp,
+        "ari_scc": ari_scc,
+        "ari_ccp": adjusted_rand_index(truth, ccp_labels),
+        "via": via,
+        "ru_maxrss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2,
+    }
+
+
+def _ccp_rscript(X: np.ndarray, seed: int) -> np.ndarray:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        src, dst = os.path.join(tmp, "x.csv"), os.path.join(tmp, "labels.csv")
+        np.savetxt(src, X, delimiter=",")
+        script = (
+            "suppressMessages(library(ConsensusClusterPlus));"
+            f"x <- t(as.matrix(read.csv('{src}', header=FALSE)));"
+            f"r <- ConsensusClusterPlus(x, maxK={N_CLUSTERS}, reps={RECIPE['n_partitions']},"
+            f" pItem={RECIPE['subsample']}, pFeature=1, clusterAlg='km', distance='euclidean',"
+            f" seed={seed}, plot=NULL, verbose=FALSE);"
+            f"write.csv(r[[{N_CLUSTERS}]]$consensusClass, '{dst}', row.names=FALSE)"
+        )
+        subprocess.run(["Rscript", "-e", script], check=True, capture_output=True)
+        return np.loadtxt(dst, delimiter=",", skiprows=1).astype(int)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
+    parser.add_argument("--n-jobs", type=int, default=2)
+    parser.add_argument("--ccp-sizes", type=int, nargs="*", default=[1_000, 2_000])
+    parser.add_argument("--no-ccp", action="store_true", help="skip ConsensusClusterPlus")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--pcc-max-iter",
+        type=int,
+        default=None,
+        help="cap PCC's iterations (to time the solver's rate on sizes it cannot finish)",
+    )
+    parser.add_argument("--child", nargs=2, metavar=("KIND", "N"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+
+    if args.child:
+        kind, n = args.child[0], int(args.child[1])
+        if kind == "scc":
+            result = run_scconsensus(n, args.n_jobs, args.seed, args.pcc_max_iter)
+        else:
+            result = run_ccp(n)
+        print("RESULT " + json.dumps(result), flush=True)
+        return
+
+    print(
+        f"recipe: tl.ensemble({RECIPE}) + tl.pcc({PCC}, mode='auto'); "
+        f"n_jobs={args.n_jobs}, {os.cpu_count()} CPUs, "
+        f"load average {os.getloadavg()[0]:.1f} at start"
+    )
+    header = (
+        f"{'n':>9} {'end-to-end s':>12} {'ensemble s':>10} {'pairs s':>8} {'count s':>8} "
+        f"{'solver s':>8} {'peak GiB':>8} {'ARI':>6} {'K':>3} {'pairs/item':>10}"
+    )
+    print(header)
+    for n in args.sizes:
+        child = ["scc", str(n), "--n-jobs", str(args.n_jobs), "--seed", str(args.seed)]
+        if args.pcc_max_iter is not None:
+            child += ["--pcc-max-iter", str(args.pcc_max_iter)]
+        res, peak = measure(child)
+        t = res["times"]
+        print(
+            f"{n:>9} {t['end_to_end']:>12.1f} {t['ensemble']:>10.1f} {t.get('pairs', 0):>8.1f} "
+            f"{t.get('count', 0):>8.1f} {t.get('solver', 0):>8.1f} "
+            f"{max(peak, res['ru_maxrss_gib']):>8.2f} {res['ari']:>6.3f} {res['n_found']:>3} "
+            f"{2 * res['n_pairs'] / n if res['n_pairs'] > 0 else float('nan'):>10.1f}"
+            + ("" if res["pcc_converged"] else f"  PCC stopped at max_iter={res['pcc_n_iter']}"),
+            flush=True,
+        )
+        print("    detail: " + json.dumps(res), flush=True)
+    if args.no_ccp:
+        return
+    print("\nConsensusClusterPlus (km, reps=50, maxK=20, pItem=0.8) vs scconsensus, same data")
+    print(f"{'n':>6} {'CCP s':>8} {'scc s':>8} {'CCP/scc':>8} {'ARI CCP':>8} {'ARI scc':>8}")
+    for n in args.ccp_sizes:
+        res, peak = measure(["ccp", str(n)])
+        print(
+            f"{n:>6} {res['ccp_s']:>8.1f} {res['scc_s']:>8.1f} {res['ccp_s'] / res['scc_s']:>8.1f} "
+            f"{res['ari_ccp']:>8.3f} {res['ari_scc']:>8.3f}   ({res['via']}; peak {peak:.2f} GiB)",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()
