@@ -203,6 +203,10 @@ def pla_transfer(
     cells under the *same* partitions (a shared ensemble), then no representation
     is needed.
 
+    The extension averages the posteriors of the reference cells a new cell is
+    co-clustered with, so it is smoother than the in-sample fit, and partitions
+    that merge two consensus clusters pull it toward the larger one.
+
     Parameters
     ----------
     adata_ref
