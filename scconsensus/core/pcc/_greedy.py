@@ -214,7 +214,7 @@ def _step_dense(C, N, arow, J, act, dlt, m, kind, par, rho0, emax, step_rtol):
 
 
 @numba.njit(cache=True, error_model="numpy")
-def _greedy_dense(C, N, Y, G, kind, par, max_iter, tol_abs, step_rtol, trace):
+def _greedy_dense(C, N, Y, G, kind, par, max_iter, tol_abs, step_rtol, trace, stride):
     """Run Algorithm 1 in place on ``Y`` (with ``G`` exact on entry).
 
     The paper keeps all of ``A = Y Y^T`` and patches row and column ``J``
@@ -223,8 +223,8 @@ def _greedy_dense(C, N, Y, G, kind, par, max_iter, tol_abs, step_rtol, trace):
     no ``n x n`` float matrix, and no strided column writes, which dominated
     the iteration time at n = 2,000.
 
-    Returns ``(n_iter, status, final_gap)``; ``trace[t]`` receives the change
-    of the objective at iteration ``t``.
+    Returns ``(n_iter, status, final_gap)``; ``trace[t // stride]`` accumulates
+    the change of the objective at iteration ``t``.
     """
     n, K = Y.shape
     U = np.empty(n, np.int64)
@@ -284,7 +284,7 @@ def _greedy_dense(C, N, Y, G, kind, par, max_iter, tol_abs, step_rtol, trace):
             p = C[J, i] / nij
             a = arow[i]
             df += nij * (_div(kind, par, p, a + eps * dlt[t]) - _div(kind, par, p, a))
-        trace[it] = df
+        trace[it // stride] += df
         for k in range(K):
             yold[k] = Y[J, k]
         Y[J, u] += eps
@@ -352,11 +352,14 @@ def solve_dense(C, N, Y, bregman, *, max_iter, tol_abs, step_rtol=1e-10):
     G = np.empty_like(Y)
     k["_refresh_dense"](C, N, Y, G, bregman.kind, bregman.param)
     f0 = k["_objective_dense"](C, N, Y, bregman.kind, bregman.param)
-    trace = np.zeros(max_iter)
+    # the objective change of every iteration, summed over blocks of `stride` iterations
+    # so that the trace stays small (at most ~100k points) for long runs
+    stride = max(1, -(-max_iter // 100_000))
+    trace = np.zeros(-(-max_iter // stride) + 1)
     n_iter, status, final = k["_greedy_dense"](
-        C, N, Y, G, bregman.kind, bregman.param, max_iter, tol_abs, step_rtol, trace
+        C, N, Y, G, bregman.kind, bregman.param, max_iter, tol_abs, step_rtol, trace, stride
     )
-    trace = f0 + np.concatenate([[0.0], np.cumsum(trace[:n_iter])])
+    trace = f0 + np.concatenate([[0.0], np.cumsum(trace[: -(-n_iter // stride)])])
     return trace, int(n_iter), int(status), float(final)
 
 

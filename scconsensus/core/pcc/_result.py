@@ -21,9 +21,9 @@ class PCCResult:
     objective
         Eq. (3) of the paper at ``membership`` for the best restart (lower is better).
     objective_trace
-        Objective after every iteration of the best restart (index 0 = start).
-        Thinned to at most ~10,000 points for long runs; the last entry is the
-        final value.
+        Objective after every iteration of the best restart (index 0 = start);
+        for long runs after every ``s``-th iteration, thinned to at most
+        ~10,000 points. The last entry is the final value.
     n_iter
         Iterations of the best restart.
     converged

@@ -211,7 +211,21 @@ def _step_sparse(cval, nval, A, lo_t, act, dlt, m, kind, par, rho0, emax, step_r
 
 @numba.njit(cache=True, error_model="numpy")
 def _greedy_sparse(
-    indptr, indices, cval, nval, mirror, Y, A, G, kind, par, max_iter, tol_abs, step_rtol, trace
+    indptr,
+    indices,
+    cval,
+    nval,
+    mirror,
+    Y,
+    A,
+    G,
+    kind,
+    par,
+    max_iter,
+    tol_abs,
+    step_rtol,
+    trace,
+    stride,
 ):
     n, K = Y.shape
     U = np.empty(n, np.int64)
@@ -273,7 +287,7 @@ def _greedy_sparse(
             p = cval[t] / nval[t]
             a = A[t]
             df += nval[t] * (_div(kind, par, p, a + eps * dlt[s]) - _div(kind, par, p, a))
-        trace[it] = df
+        trace[it // stride] += df
         for k in range(K):
             yold[k] = Y[J, k]
         Y[J, u] += eps
@@ -363,11 +377,13 @@ def solve_sparse(
     kind, par = bregman.kind, bregman.param
     k["_refresh_sparse"](indptr, indices, cval, nval, Y, A, G, kind, par)
     f0 = k["_objective_sparse"](indptr, indices, cval, nval, Y, kind, par)
-    trace = np.zeros(max_iter)
-    n_iter, status, final = k["_greedy_sparse"](
-        indptr, indices, cval, nval, mirror, Y, A, G, kind, par, max_iter, tol_abs, step_rtol, trace
-    )
-    trace = f0 + np.concatenate([[0.0], np.cumsum(trace[:n_iter])])
+    # the objective change of every iteration, summed over blocks of `stride` iterations
+    # so that the trace stays small (at most ~100k points) for long runs
+    stride = max(1, -(-max_iter // 100_000))
+    trace = np.zeros(-(-max_iter // stride) + 1)
+    args = (indptr, indices, cval, nval, mirror, Y, A, G, kind, par)
+    n_iter, status, final = k["_greedy_sparse"](*args, max_iter, tol_abs, step_rtol, trace, stride)
+    trace = f0 + np.concatenate([[0.0], np.cumsum(trace[: -(-n_iter // stride)])])
     return trace, int(n_iter), int(status), float(final)
 
 
