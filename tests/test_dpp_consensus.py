@@ -263,3 +263,16 @@ def test_bad_input_raises(blobs):
         dpp_consensus(X[:2], 5)
     with pytest.raises(ValueError, match="2-D"):
         dpp_consensus(X[:, 0], 5)
+
+
+def test_expected_size_controls_generators(blobs):
+    X, truth = blobs
+    res = dpp_consensus(X, 60, expected_size=4.0, random_state=0)
+    assert res.info["expected_size"] == pytest.approx(4.0)
+    # conditioned on a non-empty draw; P(empty) is negligible at this size
+    assert abs(res.run_sizes.mean() - 4.0) < 4.5 * np.sqrt(4.0 / 60)
+    assert adjusted_rand_index(truth, res.labels) > 0.95
+    with pytest.raises(ValueError, match="sampler='dpp' only"):
+        dpp_consensus(X, 5, sampler="uniform", expected_size=4.0)
+    with pytest.raises(ValueError, match="expected_size"):
+        dpp_consensus(X, 5, expected_size=0.0)

@@ -201,3 +201,18 @@ def test_sample_many_conditions_on_nonempty():
         SpectralDPP.from_kernel(np.zeros((4, 4))).sample_many(
             [np.random.default_rng(0)], nonempty=True
         )
+
+
+def test_with_expected_size_is_the_scaled_kernel():
+    L = _small_kernel()
+    base = SpectralDPP.from_kernel(L)
+    scaled = base.with_expected_size(2.0)
+    assert scaled.expected_size == pytest.approx(2.0, abs=1e-9)
+    cL = scaled.scale * L
+    K = cL @ np.linalg.inv(cL + np.eye(L.shape[0]))
+    np.testing.assert_allclose(scaled.marginal_diagonal(), np.diag(K), atol=1e-9)
+    ind = _draws(scaled, 3000, seed=11)
+    se = np.sqrt((scaled.inclusion * (1 - scaled.inclusion)).sum() / 3000)
+    assert abs(ind.sum(axis=1).mean() - 2.0) < Z * se
+    with pytest.raises(ValueError, match="expected_size"):
+        base.with_expected_size(10.0)

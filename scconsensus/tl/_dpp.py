@@ -22,6 +22,7 @@ def dpp(
     s: float = 1.0,
     mode: str = "auto",
     k_max: int | None = None,
+    expected_size: float | None = None,
     n_components: int | None = None,
     n_thresholds: int | None = None,
     n_neighbors: int = 15,
@@ -64,6 +65,10 @@ def dpp(
         ``scconsensus.settings.dense_auto_max_items`` items.
     k_max
         Largest number of generators of the baselines (default ``ceil(sqrt(n))``).
+    expected_size
+        Not in the paper: rescale the DPP kernel so that runs draw this many generators
+        on average (default: the paper's kernel as is; its mean draw grows with n and
+        the dimension, see :func:`scconsensus.core.dpp.dpp_consensus`).
     n_components
         Nyström rank of the sparse route (default ``min(n, 300)``).
     n_thresholds
@@ -128,6 +133,7 @@ def dpp(
         s=s,
         mode=mode,
         k_max=k_max,
+        expected_size=expected_size,
         n_components=n_components,
         n_thresholds=n_thresholds,
         n_neighbors=n_neighbors,
@@ -146,6 +152,7 @@ def dpp(
         "s": s,
         "mode": mode,
         "k_max": result.info["k_max"],
+        "expected_size": expected_size,
         "n_components": n_components,
         "n_thresholds": n_thresholds,
         "n_neighbors": n_neighbors,
@@ -163,7 +170,7 @@ def dpp(
         "run_sizes": result.run_sizes,
         "alpha": result.info["alpha"],
     }
-    for key in ("expected_size", "rank"):
+    for key in ("expected_size", "kernel_scale", "rank"):
         if key in result.info:
             uns[key] = result.info[key]
     store_consensus(

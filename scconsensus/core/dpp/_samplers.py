@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.linalg
+import scipy.optimize
 from threadpoolctl import threadpool_limits
 
 __all__ = ["SpectralDPP", "sample_projection_dpp", "sample_uniform"]
@@ -146,6 +147,8 @@ class SpectralDPP:
         self.inclusion = self.eigvals / (1.0 + self.eigvals)
         # squared eigenvectors give every draw's proposal weights with one GEMV
         self._sq = eigvecs**2
+        #: factor applied to the kernel by :meth:`with_expected_size` (1 otherwise)
+        self.scale = 1.0
 
     @classmethod
     def from_kernel(cls, L: np.ndarray) -> SpectralDPP:
@@ -191,6 +194,31 @@ class SpectralDPP:
     def expected_size(self) -> float:
         """``E|Y| = Σ λ_i / (1 + λ_i)``."""
         return float(self.inclusion.sum())
+
+    def with_expected_size(self, expected_size: float) -> SpectralDPP:
+        """The DPP of ``c L`` with ``c`` chosen so that ``E|Y| = expected_size``.
+
+        Scaling ``L`` keeps its eigenvectors, hence which sets are diverse, and only moves
+        the size distribution: ``E|Y| = Σ cλ_i / (1 + cλ_i)`` is increasing in ``c``. The
+        factor is stored as ``scale`` on the result.
+        """
+        target = float(expected_size)
+        rank = int(np.count_nonzero(self.eigvals > 0))
+        if not (0.0 < target < rank):
+            raise ValueError(
+                f"expected_size must be in (0, {rank}) (the kernel's rank), got {expected_size}."
+            )
+        lam = self.eigvals[self.eigvals > 0]
+
+        def excess(log_c: float) -> float:
+            c = np.exp(log_c)
+            return float((c * lam / (1.0 + c * lam)).sum()) - target
+
+        lo, hi = -50.0, 50.0
+        log_c = scipy.optimize.brentq(excess, lo, hi, xtol=1e-12)
+        out = SpectralDPP(self.eigvals * np.exp(log_c), self.eigvecs)
+        out.scale = float(np.exp(log_c))
+        return out
 
     def marginal_diagonal(self) -> np.ndarray:
         """Inclusion probabilities ``P(i ∈ Y)``: the diagonal of ``K = L (L + I)⁻¹``."""
