@@ -41,3 +41,7 @@ sccAvailable <- function() {
         stop(msg, call. = FALSE)
     })
 }
+
+# Sparse input (dgCMatrix assays) is recognised by these classes.
+#' @importClassesFrom Matrix Matrix sparseMatrix CsparseMatrix dgCMatrix
+NULL
