@@ -129,7 +129,7 @@ def main() -> None:
     print(
         "\nK found: numbers of clusters chosen over the repeats; E|Y|: mean generators "
         "per run; s/run: seconds per repeat of 200 runs (loaded machine).\n"
-        "* off-protocol (the paper fixes s = 1); paper column repeats the s = 1 reference."
+        "* off-protocol (not the paper's settings); the paper column repeats its DPP reference."
     )
 
 
