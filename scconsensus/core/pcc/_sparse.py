@@ -69,23 +69,42 @@ def _refresh_sparse(indptr, indices, cval, nval, Y, A, G, kind, par):
             G[i, k] = row[k]
 
 
-@numba.njit(cache=True, error_model="numpy")
-def _tree_better(gap, a, b):
+@numba.njit(cache=True, error_model="numpy", inline="always")
+def _tree_better(va, a, vb, b):
     if a < 0:
         return False
     if b < 0:
         return True
-    return gap[a] > gap[b] or (gap[a] == gap[b] and a < b)
+    return va > vb or (va == vb and a < b)
 
 
 @numba.njit(cache=True, error_model="numpy")
 def _tree_build(tree, gap, n, size):
+    """Tournament tree over the items' gaps; ``tree[node] = (winner's gap, winner)``.
+
+    Keeping the winner's value in the node (siblings side by side) makes a
+    match one cache line instead of three scattered reads.
+    """
     for i in range(size):
-        tree[size + i] = i if i < n else -1
+        tree[size + i, 0] = gap[i] if i < n else -np.inf
+        tree[size + i, 1] = i if i < n else -1
     for node in range(size - 1, 0, -1):
-        a = tree[2 * node]
-        b = tree[2 * node + 1]
-        tree[node] = a if _tree_better(gap, a, b) else b
+        _tree_match(tree, node)
+
+
+@numba.njit(cache=True, error_model="numpy", inline="always")
+def _tree_match(tree, node):
+    va = tree[2 * node, 0]
+    a = int(tree[2 * node, 1])
+    vb = tree[2 * node + 1, 0]
+    b = int(tree[2 * node + 1, 1])
+    if _tree_better(va, a, vb, b):
+        tree[node, 0] = va
+        tree[node, 1] = a
+        return a
+    tree[node, 0] = vb
+    tree[node, 1] = b
+    return b
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -97,13 +116,11 @@ def _tree_update(tree, gap, i, size):
     updated items are far from the lead, so this usually ends after a few
     levels instead of log2(n).
     """
+    tree[size + i, 0] = gap[i]
     node = (size + i) // 2
     while node >= 1:
-        a = tree[2 * node]
-        b = tree[2 * node + 1]
-        old = tree[node]
-        new = a if _tree_better(gap, a, b) else b
-        tree[node] = new
+        old = int(tree[node, 1])
+        new = _tree_match(tree, node)
         if new == old and old != i:
             return
         node //= 2
@@ -236,7 +253,7 @@ def _greedy_sparse(
     size = 1
     while size < n:
         size *= 2
-    tree = np.empty(2 * size, np.int64)
+    tree = np.empty((2 * size, 2))
     _tree_build(tree, gap, n, size)
     max_deg = 0
     for i in range(n):
@@ -249,7 +266,7 @@ def _greedy_sparse(
     status = STATUS_MAX_ITER
     refreshed_at = -(n + 1)
     while True:
-        J = tree[1]
+        J = int(tree[1, 1])
         best = gap[J]
         if best <= tol_abs:
             if it - refreshed_at > n // 4:
