@@ -91,8 +91,9 @@ def planted_dense():
     K=st.integers(2, 5),
     divergence=st.sampled_from(["kl", "l2", "power"]),
     missing=st.sampled_from([0.0, 0.3]),
+    sparse=st.booleans(),
 )
-def test_objective_never_increases(seed, n, R, K, divergence, missing):
+def test_objective_never_increases(seed, n, R, K, divergence, missing, sparse):
     rng = np.random.default_rng(seed)
     labels = rng.integers(0, 3, size=(n, R)).astype(np.int32)
     labels[rng.random((n, R)) < missing] = -1
@@ -101,6 +102,15 @@ def test_objective_never_increases(seed, n, R, K, divergence, missing):
     np.fill_diagonal(C, 0)
     if N.sum() == 0 or K >= n:
         return
+    if sparse:
+        # a random half of the pairs, as in Sect. 5.4
+        pairs = np.column_stack(np.triu_indices(n, 1))
+        pairs = pairs[rng.random(len(pairs)) < 0.5]
+        if len(pairs) == 0:
+            return
+        C, N = coassociation(labels, "sparse", pairs=pairs)
+        if N.nnz == 0:
+            return
     div = Bregman.power(1.5) if divergence == "power" else divergence
     Y0 = rng.dirichlet(np.ones(K), size=n)
     objectives = []
