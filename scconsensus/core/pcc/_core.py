@@ -202,10 +202,8 @@ def pcc(
         has_pair = np.diff(indptr) > 0
     else:
         C, N, n, weight = _check_dense(C, N)
-        offdiag = N.copy() if N.dtype.kind == "f" else N.astype(np.int64)
-        np.fill_diagonal(offdiag, 0)
-        has_pair = (offdiag > 0).any(axis=1)
-        del offdiag
+        # N >= 0, so an item has a co-sampled partner iff its off-diagonal row sum is > 0
+        has_pair = (N.sum(axis=1, dtype=np.float64) - np.diag(N)) > 0
     if n < 3:
         raise ValueError(f"PCC needs at least 3 items, got {n}.")
     K = check_n_clusters(n_clusters, n)
