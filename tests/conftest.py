@@ -31,3 +31,18 @@ def blobs_adata(blobs):
 @pytest.fixture
 def rng():
     return np.random.default_rng(12345)
+
+
+@pytest.fixture(autouse=True)
+def _keep_library_path():
+    """Undo LD_LIBRARY_PATH changes made when a test starts R (rpy2, anndata2ri).
+
+    Child processes started later in the session (joblib workers, Dask nannies,
+    ``python -c`` checks) would otherwise load the system libpython.
+    """
+    saved = os.environ.get("LD_LIBRARY_PATH")
+    yield
+    if saved is None:
+        os.environ.pop("LD_LIBRARY_PATH", None)
+    else:
+        os.environ["LD_LIBRARY_PATH"] = saved

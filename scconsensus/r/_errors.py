@@ -9,7 +9,9 @@ of a traceback from rpy2's loader.
 from __future__ import annotations
 
 import importlib
+import os
 import shutil
+import sys
 from types import ModuleType
 
 #: R packages we use, with their Bioconductor/CRAN origin and Debian package.
@@ -41,7 +43,20 @@ def install_hint(package: str) -> str:
 
 def _load_rpy2() -> ModuleType:
     # Separate function so tests can simulate a machine without R.
-    return importlib.import_module("rpy2.robjects")
+    if "rpy2.robjects" in sys.modules:
+        return sys.modules["rpy2.robjects"]
+    saved = os.environ.get("LD_LIBRARY_PATH")
+    try:
+        return importlib.import_module("rpy2.robjects")
+    finally:
+        # Starting R prepends R's and the system's library folders to LD_LIBRARY_PATH.
+        # This process's loader is already set, but child processes (joblib/loky and Dask
+        # workers) would then load the system libpython instead of this interpreter's
+        # and lose its site-packages, so the variable is put back as it was.
+        if saved is None:
+            os.environ.pop("LD_LIBRARY_PATH", None)
+        else:
+            os.environ["LD_LIBRARY_PATH"] = saved
 
 
 def require_rpy2() -> ModuleType:
