@@ -11,7 +11,6 @@ from __future__ import annotations
 import importlib
 import os
 import shutil
-import sys
 from types import ModuleType
 
 #: R packages we use, with their Bioconductor/CRAN origin and Debian package.
@@ -43,8 +42,6 @@ def install_hint(package: str) -> str:
 
 def _load_rpy2() -> ModuleType:
     # Separate function so tests can simulate a machine without R.
-    if "rpy2.robjects" in sys.modules:
-        return sys.modules["rpy2.robjects"]
     saved = os.environ.get("LD_LIBRARY_PATH")
     try:
         return importlib.import_module("rpy2.robjects")
