@@ -22,6 +22,7 @@ def pcc(
     *,
     ensemble_key: str = "scc_ensemble",
     mode: str = "auto",
+    solver: str = "greedy",
     n_init: int = 3,
     tol: float = 1e-4,
     max_iter: int | None = None,
@@ -57,6 +58,9 @@ def pcc(
         kNN pairs of ``use_rep`` when available plus ``n_random`` random
         partners per item); ``"auto"``: dense up to
         ``scconsensus.settings.dense_auto_max_items`` items.
+    solver
+        ``"greedy"`` (the paper's line search, the reference) or ``"batch"``
+        (all memberships per iteration; see :func:`scconsensus.core.pcc`).
     n_init
         Random restarts; the lowest objective wins.
     tol
@@ -100,6 +104,7 @@ def pcc(
     150
     """
     check_choice(mode, ("auto", "dense", "sparse"), "mode")
+    check_choice(solver, ("greedy", "batch"), "solver")
     labels = get_ensemble(adata, ensemble_key)
     n = labels.shape[0]
     route = mode
@@ -131,6 +136,7 @@ def pcc(
         N,
         n_clusters,
         divergence,
+        solver=solver,
         n_init=n_init,
         tol=tol,
         max_iter=max_iter,
@@ -144,6 +150,7 @@ def pcc(
         "divergence": res.divergence,
         "ensemble_key": ensemble_key,
         "mode": mode,
+        "solver": solver,
         "n_init": n_init,
         "tol": tol,
         "max_iter": max_iter,

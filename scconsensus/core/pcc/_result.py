@@ -36,13 +36,16 @@ class PCCResult:
     divergence
         Name of the Bregman divergence.
     solver
-        ``"greedy"`` (dense) or ``"greedy-sparse"``.
+        ``"greedy"``, ``"greedy-sparse"``, ``"batch"`` or ``"batch-sparse"``.
     restart_objectives
         Final objective of every restart, in order.
     cluster_order
         Indices of the kept clusters among the ``K`` columns of the solver.
     n_isolated
         Items without any observed pair; they get uniform membership.
+    n_polish
+        For ``solver="batch"``: greedy iterations that finished the best
+        restart after the batch steps stalled (included in ``n_iter``).
     """
 
     membership: np.ndarray
@@ -57,6 +60,7 @@ class PCCResult:
     restart_objectives: np.ndarray = field(default_factory=lambda: np.empty(0))
     cluster_order: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
     n_isolated: int = 0
+    n_polish: int = 0
 
     @property
     def n_clusters(self) -> int:
