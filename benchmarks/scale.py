@@ -241,7 +241,7 @@ def _ccp_rscript(X: np.ndarray, seed: int) -> np.ndarray:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
+    parser.add_argument("--sizes", type=int, nargs="*", default=[10_000, 100_000, 1_000_000])
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--ccp-sizes", type=int, nargs="*", default=[1_000, 2_000])
     parser.add_argument("--no-ccp", action="store_true", help="skip ConsensusClusterPlus")

@@ -4,6 +4,7 @@ This layer takes and returns numpy/scipy objects; it is what the R bridge and
 power users call directly.
 """
 
+from ._ensemble_pairs import ensemble_pairs
 from .coassociation import coassociation, pairs_from_sparse, sample_pairs
 from .consensus_k import ConsensusK, resample_partitions, summarize_consensus
 from .dpp import DPPConsensus, SpectralDPP, dpp_consensus
@@ -22,6 +23,7 @@ __all__ = [
     "cluster_relationships",
     "coassociation",
     "dpp_consensus",
+    "ensemble_pairs",
     "generate_ensemble",
     "pairs_from_sparse",
     "pcc",

@@ -88,7 +88,12 @@ def _check_pairs(pairs: np.ndarray, n_items: int) -> tuple[np.ndarray, np.ndarra
     lo = np.minimum(pairs[:, 0], pairs[:, 1]).astype(np.int64)
     hi = np.maximum(pairs[:, 0], pairs[:, 1]).astype(np.int64)
     keep = lo != hi
-    key = np.unique(lo[keep] * n_items + hi[keep])
+    key = lo[keep] * n_items + hi[keep]
+    # sort + adjacent difference: np.unique on 4e7 int64 keys took 104 s here against
+    # 5 s for the sort (NumPy 2.4 goes through a hash table first)
+    key.sort()
+    if key.size:
+        key = key[np.concatenate([[True], key[1:] != key[:-1]])]
     return key // n_items, key % n_items
 
 

@@ -1,0 +1,71 @@
+"""Within-cluster pairs drawn from the ensemble (kNN-free pair source for large n)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from scconsensus.core import coassociation, ensemble_pairs, generate_ensemble, pcc, sample_pairs
+from scconsensus.metrics import adjusted_rand_index
+
+
+def _labels(n=400, R=15, seed=0):
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, 6, size=(n, R)).astype(np.int32)
+    labels[rng.random((n, R)) < 0.2] = -1
+    return labels
+
+
+def test_pairs_are_valid_and_co_clustered():
+    labels = _labels()
+    pairs = ensemble_pairs(labels, 8, random_state=1)
+    n = labels.shape[0]
+    assert pairs.dtype == np.int64 and pairs.shape[1] == 2
+    assert (pairs[:, 0] < pairs[:, 1]).all() and pairs.max() < n
+    assert np.unique(pairs[:, 0] * n + pairs[:, 1]).size == len(pairs)
+    # nearly all pairs were co-clustered by some partition (the rest are the
+    # fallback for items unsampled in every drawn partition: 0.2^4 of draws)
+    a, b = labels[pairs[:, 0]], labels[pairs[:, 1]]
+    co = ((a == b) & (a >= 0)).any(axis=1)
+    assert co.mean() > 0.99
+    # every item takes part
+    assert np.unique(pairs).size == n
+
+
+def test_seeded_and_distinct_seeds_differ():
+    labels = _labels()
+    np.testing.assert_array_equal(
+        ensemble_pairs(labels, 5, random_state=3), ensemble_pairs(labels, 5, random_state=3)
+    )
+    assert not np.array_equal(
+        ensemble_pairs(labels, 5, random_state=3), ensemble_pairs(labels, 5, random_state=4)
+    )
+
+
+def test_partner_drawn_uniformly_within_cluster():
+    # one partition, two clusters of 50: partners of item 0 spread over its cluster
+    labels = np.repeat([0, 1], 50).astype(np.int32)[:, None]
+    pairs = ensemble_pairs(labels, 40, random_state=0)
+    assert (labels[pairs[:, 0], 0] == labels[pairs[:, 1], 0]).all()
+    partners = pairs[pairs[:, 0] == 0, 1]
+    assert partners.size > 25 and partners.max() < 50
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="n_per_item"):
+        ensemble_pairs(_labels(), 0)
+    with pytest.raises(ValueError):
+        ensemble_pairs(np.zeros((5, 2, 2), dtype=np.int32))
+
+
+def test_sparse_pcc_on_ensemble_pairs_recovers_blobs():
+    rng = np.random.default_rng(0)
+    truth = rng.integers(4, size=600)
+    X = rng.normal(scale=4.0, size=(4, 5))[truth] + rng.standard_normal((600, 5))
+    ens = generate_ensemble(X, 20, "kmeans", k=(4, 8), random_state=0, progress=False)
+    pairs = np.concatenate(
+        [ensemble_pairs(ens.labels, 10, random_state=0), sample_pairs(600, n_random=20)]
+    )
+    C, N = coassociation(ens.labels, "sparse", pairs=pairs)
+    res = pcc(C, N, 4, "kl", n_init=1, random_state=0)
+    assert adjusted_rand_index(truth, res.labels) > 0.95
