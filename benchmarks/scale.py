@@ -94,7 +94,9 @@ class _Timer:
             self.times[self.name] = self.times.get(self.name, 0.0) + time.perf_counter() - t
 
 
-def run_scconsensus(n: int, n_jobs: int, seed: int = 0, max_iter: int | None = None) -> dict:
+def run_scconsensus(
+    n: int, n_jobs: int, seed: int = 0, max_iter: int | None = None, solver: str = "greedy"
+) -> dict:
     """The end-to-end run on ``n`` cells (in this process)."""
     import scconsensus as scc
     from scconsensus.metrics import adjusted_rand_index
@@ -115,7 +117,7 @@ def run_scconsensus(n: int, n_jobs: int, seed: int = 0, max_iter: int | None = N
     scc.tl.ensemble(adata, **RECIPE, random_state=seed, n_jobs=n_jobs)
     times["ensemble"] = time.perf_counter() - t0
     t = time.perf_counter()
-    scc.tl.pcc(adata, **PCC, mode="auto", random_state=seed, max_iter=max_iter)
+    scc.tl.pcc(adata, **PCC, mode="auto", random_state=seed, max_iter=max_iter, solver=solver)
     times["pcc"] = time.perf_counter() - t
     times["end_to_end"] = time.perf_counter() - t0
     info = adata.uns["pcc"]
@@ -129,6 +131,7 @@ def run_scconsensus(n: int, n_jobs: int, seed: int = 0, max_iter: int | None = N
         "pcc_n_iter": int(np.sum(info.get("n_iter", -1))),
         "pcc_converged": bool(info.get("converged", False)),
         "pcc_max_iter": max_iter,
+        "solver": solver,
         "ru_maxrss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2,
     }
 
@@ -246,6 +249,7 @@ def main() -> None:
     parser.add_argument("--ccp-sizes", type=int, nargs="*", default=[1_000, 2_000])
     parser.add_argument("--no-ccp", action="store_true", help="skip ConsensusClusterPlus")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--solver", default="greedy", help="tl.pcc solver (greedy, batch)")
     parser.add_argument(
         "--pcc-max-iter",
         type=int,
@@ -258,7 +262,7 @@ def main() -> None:
     if args.child:
         kind, n = args.child[0], int(args.child[1])
         if kind == "scc":
-            result = run_scconsensus(n, args.n_jobs, args.seed, args.pcc_max_iter)
+            result = run_scconsensus(n, args.n_jobs, args.seed, args.pcc_max_iter, args.solver)
         else:
             result = run_ccp(n)
         print("RESULT " + json.dumps(result), flush=True)
@@ -266,7 +270,7 @@ def main() -> None:
 
     print(
         f"recipe: tl.ensemble({RECIPE}) + tl.pcc({PCC}, mode='auto'); "
-        f"n_jobs={args.n_jobs}, {os.cpu_count()} CPUs, "
+        f"solver={args.solver!r}, n_jobs={args.n_jobs}, {os.cpu_count()} CPUs, "
         f"load average {os.getloadavg()[0]:.1f} at start"
     )
     header = (
@@ -276,6 +280,7 @@ def main() -> None:
     print(header)
     for n in args.sizes:
         child = ["scc", str(n), "--n-jobs", str(args.n_jobs), "--seed", str(args.seed)]
+        child += ["--solver", args.solver]
         if args.pcc_max_iter is not None:
             child += ["--pcc-max-iter", str(args.pcc_max_iter)]
         res, peak = measure(child)
