@@ -284,7 +284,18 @@ def _batch_phase(evaluate, Y, *, max_iter, tol_abs, stall_rtol, sigma=1e-4):
     return trace, it, n_eval, False
 
 
-def solve_batch(data, Y, bregman, *, sparse, max_iter, tol_abs, polish=True, stall_rtol=1e-12):
+def solve_batch(
+    data,
+    Y,
+    bregman,
+    *,
+    sparse,
+    max_iter,
+    tol_abs,
+    polish=True,
+    stall_rtol=1e-12,
+    trace_every=None,
+):
     """Batch PCC from the start ``Y`` (modified in place), then greedy polish.
 
     ``data`` is ``(C, N)`` for dense input, ``(indptr, indices, cval, nval,
@@ -312,10 +323,19 @@ def solve_batch(data, Y, bregman, *, sparse, max_iter, tol_abs, polish=True, sta
     # the batch steps stalled short of the tolerance: the paper's solver finishes
     if sparse:
         ptrace, n_pol, status, gap = _sparse.solve_sparse(
-            indptr, indices, cval, nval, mirror, Y, bregman, max_iter=left, tol_abs=tol_abs
+            indptr,
+            indices,
+            cval,
+            nval,
+            mirror,
+            Y,
+            bregman,
+            max_iter=left,
+            tol_abs=tol_abs,
+            trace_every=trace_every,
         )
     else:
         ptrace, n_pol, status, gap = _greedy.solve_dense(
-            C, N, Y, bregman, max_iter=left, tol_abs=tol_abs
+            C, N, Y, bregman, max_iter=left, tol_abs=tol_abs, trace_every=trace_every
         )
     return np.concatenate([trace, ptrace[1:]]), n_batch + n_pol, status, gap, n_pol

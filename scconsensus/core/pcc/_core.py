@@ -129,6 +129,7 @@ def pcc(
     random_state=0,
     min_mass: float = 0.5,
     init: np.ndarray | None = None,
+    trace_every: int | None = None,
 ) -> PCCResult:
     """Probabilistic consensus clustering of a co-association matrix.
 
@@ -180,6 +181,10 @@ def pcc(
     init
         Optional ``(n, K)`` starting memberships (rows on the simplex); then
         ``n_init`` is ignored.
+    trace_every
+        Record the objective once every this many iterations (``1``: every
+        iteration). ``None`` picks about ``n K / 1000`` and at most ~10,000
+        points, so long runs keep a small trace.
 
     Returns
     -------
@@ -254,7 +259,13 @@ def pcc(
         if solver == "batch":
             data = (indptr, indices, cval, nval, mirror) if sparse_input else (C, N)
             trace, n_iter, status, gap, n_polish = _batch.solve_batch(
-                data, Y, bregman, sparse=sparse_input, max_iter=max_iter, tol_abs=tol_abs
+                data,
+                Y,
+                bregman,
+                sparse=sparse_input,
+                max_iter=max_iter,
+                tol_abs=tol_abs,
+                trace_every=trace_every,
             )
             if sparse_input:
                 obj = _sparse.objective_sparse(indptr, indices, cval, nval, Y, bregman)
@@ -262,12 +273,21 @@ def pcc(
                 obj = _greedy.objective_dense(C, N, Y, bregman)
         elif sparse_input:
             trace, n_iter, status, gap = _sparse.solve_sparse(
-                indptr, indices, cval, nval, mirror, Y, bregman, max_iter=max_iter, tol_abs=tol_abs
+                indptr,
+                indices,
+                cval,
+                nval,
+                mirror,
+                Y,
+                bregman,
+                max_iter=max_iter,
+                tol_abs=tol_abs,
+                trace_every=trace_every,
             )
             obj = _sparse.objective_sparse(indptr, indices, cval, nval, Y, bregman)
         else:
             trace, n_iter, status, gap = _greedy.solve_dense(
-                C, N, Y, bregman, max_iter=max_iter, tol_abs=tol_abs
+                C, N, Y, bregman, max_iter=max_iter, tol_abs=tol_abs, trace_every=trace_every
             )
             obj = _greedy.objective_dense(C, N, Y, bregman)
         if not np.all(np.isfinite(Y)):  # pragma: no cover - a solver bug, never user input
@@ -292,7 +312,7 @@ def pcc(
         membership=membership,
         labels=hard_labels(membership),
         objective=float(obj),
-        objective_trace=thin_trace(trace),
+        objective_trace=trace if trace_every is not None else thin_trace(trace),
         n_iter=n_iter,
         converged=status == 1,
         kkt_gap=float(gap / scale),

@@ -343,7 +343,22 @@ KERNELS = (
 )
 
 
-def solve_dense(C, N, Y, bregman, *, max_iter, tol_abs, step_rtol=1e-10):
+def trace_stride(max_iter: int, nK: int, trace_every: int | None = None) -> int:
+    """Iterations per recorded objective value.
+
+    Automatic: one point every ``nK // 1000`` iterations and at most ~10,000
+    points, so the trace buffer stays small even when ``max_iter = 50 n K``
+    reaches 10^9 (the changes of the iterations in a block are summed, so the
+    recorded trace is still the exact objective at the block ends).
+    """
+    if trace_every is not None:
+        if isinstance(trace_every, bool) or int(trace_every) != trace_every or trace_every < 1:
+            raise ValueError(f"trace_every must be a positive integer, got {trace_every!r}.")
+        return int(trace_every)
+    return max(1, nK // 1000, -(-int(max_iter) // 10_000))
+
+
+def solve_dense(C, N, Y, bregman, *, max_iter, tol_abs, step_rtol=1e-10, trace_every=None):
     """Greedy PCC on dense ``C``, ``N`` from the start ``Y`` (modified in place).
 
     Returns ``(objective_trace, n_iter, status, final_gap)``.
@@ -354,7 +369,7 @@ def solve_dense(C, N, Y, bregman, *, max_iter, tol_abs, step_rtol=1e-10):
     f0 = k["_objective_dense"](C, N, Y, bregman.kind, bregman.param)
     # the objective change of every iteration, summed over blocks of `stride` iterations
     # so that the trace stays small (at most ~100k points) for long runs
-    stride = max(1, -(-max_iter // 100_000))
+    stride = trace_stride(max_iter, Y.shape[0] * Y.shape[1], trace_every)
     trace = np.zeros(-(-max_iter // stride) + 1)
     n_iter, status, final = k["_greedy_dense"](
         C, N, Y, G, bregman.kind, bregman.param, max_iter, tol_abs, step_rtol, trace, stride

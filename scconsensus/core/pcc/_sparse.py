@@ -17,7 +17,13 @@ import numba
 import numpy as np
 
 from ._divergences import KIND_CUSTOM, KIND_L2, _deriv, _deriv2, _div
-from ._greedy import STATUS_CONVERGED, STATUS_MAX_ITER, STATUS_STALLED, _scan_item
+from ._greedy import (
+    STATUS_CONVERGED,
+    STATUS_MAX_ITER,
+    STATUS_STALLED,
+    _scan_item,
+    trace_stride,
+)
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -385,9 +391,23 @@ def mirror_index(indptr: np.ndarray, indices: np.ndarray, n: int) -> np.ndarray:
 
 
 def solve_sparse(
-    indptr, indices, cval, nval, mirror, Y, bregman, *, max_iter, tol_abs, step_rtol=1e-10
+    indptr,
+    indices,
+    cval,
+    nval,
+    mirror,
+    Y,
+    bregman,
+    *,
+    max_iter,
+    tol_abs,
+    step_rtol=1e-10,
+    trace_every=None,
 ):
-    """Greedy PCC on sampled pairs from the start ``Y`` (modified in place)."""
+    """Greedy PCC on sampled pairs from the start ``Y`` (modified in place).
+
+    ``trace_every`` iterations share one trace point (``None``: automatic).
+    """
     k = bregman.kernels("_sparse")
     A = np.empty(indices.shape[0])
     G = np.empty_like(Y)
@@ -396,7 +416,7 @@ def solve_sparse(
     f0 = k["_objective_sparse"](indptr, indices, cval, nval, Y, kind, par)
     # the objective change of every iteration, summed over blocks of `stride` iterations
     # so that the trace stays small (at most ~100k points) for long runs
-    stride = max(1, -(-max_iter // 100_000))
+    stride = trace_stride(max_iter, Y.shape[0] * Y.shape[1], trace_every)
     trace = np.zeros(-(-max_iter // stride) + 1)
     args = (indptr, indices, cval, nval, mirror, Y, A, G, kind, par)
     n_iter, status, final = k["_greedy_sparse"](*args, max_iter, tol_abs, step_rtol, trace, stride)
