@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import anndata as ad
 import numpy as np
 import pytest
 
+import scconsensus as scc
 from scconsensus.core.coassociation import coassociation
-from scconsensus.core.pcc import pcc
+from scconsensus.core.pcc import ensemble_init, pcc, pcc_extend
+from scconsensus.metrics import adjusted_rand_index
 
 
 def _noisy_labels(n_per=40, k=4, R=25, noise=0.15, seed=0):
@@ -71,3 +74,134 @@ def test_trace_buffer_does_not_scale_with_max_iter():
     assert -(-50 * n * K // stride) <= 10_001
     with pytest.raises(ValueError, match="trace_every"):
         pcc(np.ones((5, 5)), np.ones((5, 5)), 2, trace_every=0)
+
+
+# --- ensemble pairs, ensemble init and the subset fit + extension, on AnnData ---
+
+
+@pytest.fixture(scope="module")
+def blobs():
+    from sklearn.datasets import make_blobs
+
+    X, y = make_blobs(1500, n_features=6, centers=5, cluster_std=1.0, random_state=0)
+    adata = ad.AnnData(X.astype(np.float32))
+    adata.obsm["X_pca"] = X
+    scc.tl.ensemble(adata, 20, "kmeans", k=(3, 10), subsample=0.8, random_state=0)
+    return adata, y
+
+
+@pytest.mark.parametrize("pairs", ["knn", "ensemble", "auto"])
+def test_pairs_sources(blobs, pairs):
+    adata, y = blobs
+    out = scc.tl.pcc(adata, 5, mode="sparse", pairs=pairs, n_init=1, copy=True)
+    uns = out.uns["pcc"]
+    # auto picks kNN below 100,000 items when a representation exists
+    assert uns["pair_source"] == ("ensemble" if pairs == "ensemble" else "knn")
+    assert uns["params"]["pairs"] == pairs
+    assert adjusted_rand_index(y, out.obs["pcc"].cat.codes.values) > 0.95
+
+
+def test_pairs_auto_without_representation_uses_ensemble(blobs):
+    adata, _ = blobs
+    bare = ad.AnnData(adata.X.copy())
+    bare.obsm["scc_ensemble"] = adata.obsm["scc_ensemble"]
+    out = scc.tl.pcc(bare, 5, mode="sparse", n_init=1, copy=True)
+    assert out.uns["pcc"]["pair_source"] == "ensemble"
+    with pytest.raises(ValueError, match="needs a representation"):
+        scc.tl.pcc(bare, 5, mode="sparse", pairs="knn", n_init=1, copy=True)
+    with pytest.raises(ValueError, match="pairs"):
+        scc.tl.pcc(bare, 5, mode="sparse", pairs="bogus", copy=True)
+
+
+def test_ensemble_init_rows_and_choice():
+    labels = np.array([[0, 0], [0, 1], [1, 2], [1, -1], [2, 2]], dtype=np.int32)
+    Y = ensemble_init(labels, 3, smoothing=0.1)
+    np.testing.assert_allclose(Y.sum(1), 1.0)
+    # both partitions have 3 clusters: the first is taken; its largest clusters come first
+    assert (Y.argmax(1)[:4] == [0, 0, 1, 1]).all()
+    assert Y.min() == pytest.approx(0.1 / 3)
+    # an unsampled item starts uniform
+    labels[3, 0] = -1
+    np.testing.assert_allclose(ensemble_init(labels, 3)[3], 1 / 3)
+
+
+def test_ensemble_init_not_stationary_and_fits(blobs):
+    adata, y = blobs
+    out = scc.tl.pcc(adata, 5, init="ensemble", copy=True)
+    uns = out.uns["pcc"]
+    assert uns["n_iter"] > 0  # the smoothed start is not a stationary point
+    assert uns["params"]["init"] == "ensemble"
+    assert adjusted_rand_index(y, out.obs["pcc"].cat.codes.values) > 0.95
+
+
+def test_extend_matches_full_fit(blobs):
+    adata, y = blobs
+    labels = adata.obsm["scc_ensemble"]
+    from scconsensus.core._ensemble_pairs import ensemble_pairs
+    from scconsensus.core.coassociation import sample_pairs
+
+    n = labels.shape[0]
+    P = np.concatenate([ensemble_pairs(labels, 10), sample_pairs(n, None, n_random=20)])
+    C, N = coassociation(labels, "sparse", pairs=P)
+    full = pcc(C, N, 5, n_init=1)
+    fitted = np.sort(np.random.default_rng(0).choice(n, 300, replace=False))
+    lab_fit = labels[fitted]
+    Pf = np.concatenate([ensemble_pairs(lab_fit, 10), sample_pairs(300, None, n_random=20)])
+    Cf, Nf = coassociation(lab_fit, "sparse", pairs=Pf)
+    sub = pcc(Cf, Nf, 5, n_init=1)
+    Y = pcc_extend(labels, fitted, sub.membership, "kl", random_state=0)
+    assert Y.shape == (n, sub.membership.shape[1])
+    assert np.all(np.isfinite(Y)) and (Y >= 0).all()
+    np.testing.assert_allclose(Y.sum(1), 1.0)
+    np.testing.assert_array_equal(Y[fitted], sub.membership)
+    rest = np.setdiff1d(np.arange(n), fitted)
+    assert adjusted_rand_index(full.labels[rest], Y[rest].argmax(1)) > 0.95
+    assert adjusted_rand_index(y, Y.argmax(1)) > 0.95
+    # the extended memberships are confident on well-separated blobs
+    assert np.median(Y[rest].max(1)) > 0.9
+
+
+def test_extend_each_item_problem_is_solved():
+    # one extended item, two fitted clusters: its optimum follows the co-clustering rate
+    R = 20
+    labels = np.zeros((41, R), dtype=np.int32)
+    labels[20:40] = 1
+    # the last item joins cluster 0 in 15 partitions of 20
+    labels[40] = np.where(np.arange(R) < 15, 0, 1)
+    fitted = np.arange(40)
+    Yfit = np.eye(2)[np.repeat([0, 1], 20)]
+    Y = pcc_extend(labels, fitted, Yfit, "kl", n_per_item=40, n_random=40, tol=1e-10)
+    # KL objective: y0 = mean co-clustering rate with cluster 0 = 0.75
+    np.testing.assert_allclose(Y[40], [0.75, 0.25], atol=1e-4)
+    Yl2 = pcc_extend(labels, fitted, Yfit, "l2", n_per_item=40, n_random=40, tol=1e-10)
+    np.testing.assert_allclose(Yl2[40], [0.75, 0.25], atol=1e-4)
+
+
+def test_extend_rejects_bad_input():
+    labels = np.zeros((10, 3), dtype=np.int32)
+    with pytest.raises(ValueError, match="one row per fitted"):
+        pcc_extend(labels, np.arange(5), np.full((4, 2), 0.5))
+    with pytest.raises(ValueError, match="repeated"):
+        pcc_extend(labels, np.array([1, 1]), np.full((2, 2), 0.5))
+    with pytest.raises(ValueError, match="sum to 1"):
+        pcc_extend(labels, np.arange(2), np.ones((2, 2)))
+
+
+def test_tl_fit_size_records_subset_and_roundtrips(blobs, tmp_path):
+    adata, y = blobs
+    out = scc.tl.pcc(adata, 5, fit_size=400, pairs="ensemble", init="ensemble", n_init=1, copy=True)
+    uns = out.uns["pcc"]
+    assert uns["fit_size"] == 400
+    assert uns["fit_indices"].shape == (400,)
+    assert np.all(np.diff(uns["fit_indices"]) > 0)
+    M = out.obsm["pcc_membership"]
+    assert np.all(np.isfinite(M))
+    np.testing.assert_allclose(M.sum(1), 1.0)
+    assert adjusted_rand_index(y, out.obs["pcc"].cat.codes.values) > 0.95
+    out.write_h5ad(tmp_path / "a.h5ad")
+    back = ad.read_h5ad(tmp_path / "a.h5ad")
+    np.testing.assert_array_equal(back.uns["pcc"]["fit_indices"], uns["fit_indices"])
+    with pytest.raises(ValueError, match="not both"):
+        scc.tl.pcc(adata, 5, fit_size=10, fit_fraction=0.1, copy=True)
+    with pytest.raises(ValueError, match="fit_fraction"):
+        scc.tl.pcc(adata, 5, fit_fraction=1.5, copy=True)

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import numpy as np
 from anndata import AnnData
 from scanpy import logging as logg
 
 from .._settings import settings
-from .._validation import RandomState, check_choice
-from ..core.coassociation import coassociation, sample_pairs
-from ..core.pcc import Bregman, cluster_relationships
+from .._validation import RandomState, check_choice, check_rng
+from ..core._ensemble_pairs import ensemble_pairs
+from ..core._membership import hard_labels
+from ..core.coassociation import _check_pairs, coassociation, sample_pairs
+from ..core.pcc import Bregman, cluster_relationships, ensemble_init, pcc_extend
 from ..core.pcc import pcc as _pcc
 from ._anndata import get_ensemble, get_rep, store_consensus
 
@@ -30,6 +33,10 @@ def pcc(
     use_rep: str | None = None,
     n_neighbors: int = 10,
     n_random: int = 30,
+    pairs: str = "auto",
+    init: str = "random",
+    fit_size: int | None = None,
+    fit_fraction: float | None = None,
     relationship_threshold: float = 0.01,
     random_state: RandomState = 0,
     key_added: str = "pcc",
@@ -74,7 +81,26 @@ def pcc(
         Representation for the kNN pairs of the sparse route (default
         ``X_pca`` when present, else random pairs only).
     n_neighbors, n_random
-        Pairs per item in the sparse route.
+        Pairs per item in the sparse route: ``n_neighbors`` within-cluster
+        partners (kNN or ensemble draws, see ``pairs``) and ``n_random``
+        uniformly random partners.
+    pairs
+        Within-cluster partners of the sparse route: ``"knn"`` (kNN of
+        ``use_rep``; pynndescent above 50,000 items), ``"ensemble"`` (partners
+        drawn from the item's cluster in random ensemble partitions, no kNN:
+        :func:`scconsensus.core.ensemble_pairs`) or ``"auto"`` (``"ensemble"``
+        above 100,000 items or when no representation is available, else
+        ``"knn"``).
+    init
+        ``"random"``: ``n_init`` random points of the simplex. ``"ensemble"``:
+        one start, the smoothed one-hot of the ensemble partition whose number
+        of clusters is closest to ``n_clusters``
+        (:func:`scconsensus.core.pcc.ensemble_init`).
+    fit_size, fit_fraction
+        Fit PCC on this many (or this share of) items drawn at random, then
+        give every other item the membership that best explains its
+        co-association with sampled fitted partners
+        (:func:`scconsensus.core.pcc.pcc_extend`). ``None``: fit all items.
     relationship_threshold
         Memberships below this are ignored in the cluster-relationship matrix.
     random_state
@@ -105,7 +131,12 @@ def pcc(
     """
     check_choice(mode, ("auto", "dense", "sparse"), "mode")
     check_choice(solver, ("greedy", "batch"), "solver")
-    labels = get_ensemble(adata, ensemble_key)
+    check_choice(pairs, ("auto", "knn", "ensemble"), "pairs")
+    check_choice(init, ("random", "ensemble"), "init")
+    all_labels = get_ensemble(adata, ensemble_key)
+    n_all = all_labels.shape[0]
+    fit_idx = _fit_subset(n_all, fit_size, fit_fraction, random_state)
+    labels = all_labels if fit_idx is None else all_labels[fit_idx]
     n = labels.shape[0]
     route = mode
     if mode == "auto":
@@ -114,23 +145,42 @@ def pcc(
         f"running PCC ({divergence if isinstance(divergence, str) else divergence.name})"
     )
     n_pairs = None
+    pair_source = None
+    if fit_idx is not None:
+        logg.info(f"    fitting on {n} of {n_all} items, extending to the rest")
     if route == "dense":
         logg.info(f"    {route} co-association of {n} items (mode={mode!r})")
         C, N = coassociation(labels, "dense")
     else:
-        X = None
-        if use_rep is not None or "X_pca" in adata.obsm:
+        has_rep = use_rep is not None or "X_pca" in adata.obsm
+        pair_source = pairs
+        if pairs == "auto":
+            pair_source = "ensemble" if n > 100_000 or not has_rep else "knn"
+        if pair_source == "knn":
+            if not has_rep:
+                raise ValueError(
+                    "pairs='knn' needs a representation: compute adata.obsm['X_pca'] "
+                    "(sc.pp.pca) or pass use_rep=, or use pairs='ensemble'."
+                )
             X = get_rep(adata, use_rep)
-        pairs = sample_pairs(
-            n, X, n_neighbors=n_neighbors, n_random=n_random, random_state=random_state
-        )
-        C, N = coassociation(labels, "sparse", pairs=pairs)
+            if fit_idx is not None:
+                X = X[fit_idx]
+            P = sample_pairs(
+                n, X, n_neighbors=n_neighbors, n_random=n_random, random_state=random_state
+            )
+        else:
+            P = _ensemble_and_random_pairs(labels, n_neighbors, n_random, random_state)
+        C, N = coassociation(labels, "sparse", pairs=P)
+        del P
         n_pairs = int(N.nnz // 2)
         logg.info(
             f"    sparse co-association on {n_pairs} sampled pairs "
-            f"({2 * n_pairs / n:.1f} per item; {'kNN + ' if X is not None else ''}random) "
+            f"({2 * n_pairs / n:.1f} per item; {pair_source} + random, pairs={pairs!r}) "
             f"of {n} items (mode={mode!r})"
         )
+    Y0 = None
+    if init == "ensemble":
+        Y0 = ensemble_init(labels, int(n_clusters))
     res = _pcc(
         C,
         N,
@@ -142,8 +192,21 @@ def pcc(
         max_iter=max_iter,
         random_state=random_state,
         min_mass=min_mass,
+        init=Y0,
     )
     del C, N
+    membership, hard = res.membership, res.labels
+    if fit_idx is not None:
+        membership = pcc_extend(
+            all_labels,
+            fit_idx,
+            res.membership,
+            res.divergence if isinstance(divergence, str) else divergence,
+            n_per_item=max(1, n_neighbors),
+            n_random=max(1, n_random // 3),
+            random_state=random_state,
+        )
+        hard = hard_labels(membership)
     adata = adata.copy() if copy else adata
     params = {
         "n_clusters": n_clusters,
@@ -158,6 +221,10 @@ def pcc(
         "use_rep": use_rep,
         "n_neighbors": n_neighbors,
         "n_random": n_random,
+        "pairs": pairs,
+        "init": init,
+        "fit_size": fit_size,
+        "fit_fraction": fit_fraction,
         "relationship_threshold": relationship_threshold,
         "random_state": random_state if isinstance(random_state, int | None) else "custom",
     }
@@ -171,12 +238,16 @@ def pcc(
         "converged": bool(res.converged),
         "kkt_gap": res.kkt_gap,
         "n_isolated": res.n_isolated,
-        "cluster_mass": res.membership.sum(axis=0),
-        "cluster_relationships": cluster_relationships(res.membership, relationship_threshold),
+        "cluster_mass": membership.sum(axis=0),
+        "cluster_relationships": cluster_relationships(membership, relationship_threshold),
+        "fit_size": n,
     }
     if n_pairs is not None:
         uns["n_pairs"] = n_pairs
-    store_consensus(adata, key_added, res.membership, params=params, labels=res.labels, uns=uns)
+        uns["pair_source"] = pair_source
+    if fit_idx is not None:
+        uns["fit_indices"] = fit_idx
+    store_consensus(adata, key_added, membership, params=params, labels=hard, uns=uns)
     if not res.converged:
         logg.warning(
             f"PCC stopped at max_iter={res.n_iter} before the KKT tolerance "
@@ -193,3 +264,40 @@ def pcc(
         ),
     )
     return adata if copy else None
+
+
+def _fit_subset(
+    n: int, fit_size: int | None, fit_fraction: float | None, random_state: RandomState
+) -> np.ndarray | None:
+    """Sorted indices of the items to fit on, or ``None`` to fit all."""
+    if fit_size is not None and fit_fraction is not None:
+        raise ValueError("Give fit_size or fit_fraction, not both.")
+    if fit_size is None and fit_fraction is None:
+        return None
+    if fit_size is not None:
+        if isinstance(fit_size, bool) or int(fit_size) != fit_size or fit_size < 3:
+            raise ValueError(f"fit_size must be an integer >= 3, got {fit_size!r}.")
+        r = int(fit_size)
+    else:
+        if not (0 < float(fit_fraction) <= 1):
+            raise ValueError(f"fit_fraction must be in (0, 1], got {fit_fraction!r}.")
+        r = max(3, round(float(fit_fraction) * n))
+    if r >= n:
+        return None
+    # a generator of its own, so the subset does not shift the solver's random stream
+    rng = check_rng(random_state if isinstance(random_state, int | None) else 0)
+    return np.sort(rng.choice(n, size=r, replace=False)).astype(np.int64)
+
+
+def _ensemble_and_random_pairs(labels, n_per_item, n_random, random_state) -> np.ndarray:
+    """Within-cluster pairs drawn from the ensemble plus uniformly random pairs."""
+    n = labels.shape[0]
+    parts = []
+    if n_per_item > 0:
+        parts.append(ensemble_pairs(labels, n_per_item, random_state=random_state))
+    if n_random > 0:
+        parts.append(sample_pairs(n, None, n_random=n_random, random_state=random_state))
+    if not parts:
+        raise ValueError("Give n_neighbors > 0 or n_random > 0 pairs per item.")
+    rows, cols = _check_pairs(np.concatenate(parts), n)
+    return np.column_stack([rows, cols])
