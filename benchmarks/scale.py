@@ -95,7 +95,12 @@ class _Timer:
 
 
 def run_scconsensus(
-    n: int, n_jobs: int, seed: int = 0, max_iter: int | None = None, solver: str = "greedy"
+    n: int,
+    n_jobs: int,
+    seed: int = 0,
+    max_iter: int | None = None,
+    solver: str = "greedy",
+    extra: dict | None = None,
 ) -> dict:
     """The end-to-end run on ``n`` cells (in this process)."""
     import scconsensus as scc
@@ -111,13 +116,20 @@ def run_scconsensus(
     # stage timers inside tl.pcc: pairs (kNN + random), counting, solver
     pcc_module.sample_pairs = _Timer(times, "pairs", pcc_module.sample_pairs)
     pcc_module.coassociation = _Timer(times, "count", pcc_module.coassociation)
+    pcc_module._ensemble_and_random_pairs = _Timer(
+        times, "ensemble_pairs", pcc_module._ensemble_and_random_pairs
+    )
     pcc_module._pcc = _Timer(times, "solver", pcc_module._pcc)
+    pcc_module.pcc_extend = _Timer(times, "extend", pcc_module.pcc_extend)
+    extra = dict(extra or {})
 
     t0 = time.perf_counter()
     scc.tl.ensemble(adata, **RECIPE, random_state=seed, n_jobs=n_jobs)
     times["ensemble"] = time.perf_counter() - t0
     t = time.perf_counter()
-    scc.tl.pcc(adata, **PCC, mode="auto", random_state=seed, max_iter=max_iter, solver=solver)
+    scc.tl.pcc(
+        adata, **PCC, mode="auto", random_state=seed, max_iter=max_iter, solver=solver, **extra
+    )
     times["pcc"] = time.perf_counter() - t
     times["end_to_end"] = time.perf_counter() - t0
     info = adata.uns["pcc"]
@@ -132,6 +144,9 @@ def run_scconsensus(
         "pcc_converged": bool(info.get("converged", False)),
         "pcc_max_iter": max_iter,
         "solver": solver,
+        "pcc_options": extra,
+        "pair_source": str(info.get("pair_source", "")),
+        "fit_size": int(info.get("fit_size", n)),
         "ru_maxrss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2,
     }
 
@@ -242,6 +257,14 @@ def _ccp_rscript(X: np.ndarray, seed: int) -> np.ndarray:
         return np.loadtxt(dst, delimiter=",", skiprows=1).astype(int)
 
 
+def _extra(args) -> dict:
+    """tl.pcc options beyond the recipe."""
+    out = {"pairs": args.pairs, "init": args.init}
+    if args.fit_size is not None:
+        out["fit_size"] = args.fit_size
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="*", default=[10_000, 100_000, 1_000_000])
@@ -256,13 +279,20 @@ def main() -> None:
         default=None,
         help="cap PCC's iterations (to time the solver's rate on sizes it cannot finish)",
     )
+    parser.add_argument("--pairs", default="auto", help="tl.pcc pairs (auto, knn, ensemble)")
+    parser.add_argument("--init", default="random", help="tl.pcc init (random, ensemble)")
+    parser.add_argument(
+        "--fit-size", type=int, default=None, help="tl.pcc fit_size (fit a subset, extend)"
+    )
     parser.add_argument("--child", nargs=2, metavar=("KIND", "N"), help=argparse.SUPPRESS)
     args = parser.parse_args()
 
     if args.child:
         kind, n = args.child[0], int(args.child[1])
         if kind == "scc":
-            result = run_scconsensus(n, args.n_jobs, args.seed, args.pcc_max_iter, args.solver)
+            result = run_scconsensus(
+                n, args.n_jobs, args.seed, args.pcc_max_iter, args.solver, _extra(args)
+            )
         else:
             result = run_ccp(n)
         print("RESULT " + json.dumps(result), flush=True)
@@ -270,7 +300,7 @@ def main() -> None:
 
     print(
         f"recipe: tl.ensemble({RECIPE}) + tl.pcc({PCC}, mode='auto'); "
-        f"solver={args.solver!r}, n_jobs={args.n_jobs}, {os.cpu_count()} CPUs, "
+        f"solver={args.solver!r}, {_extra(args)}, n_jobs={args.n_jobs}, {os.cpu_count()} CPUs, "
         f"load average {os.getloadavg()[0]:.1f} at start"
     )
     header = (
@@ -280,14 +310,17 @@ def main() -> None:
     print(header)
     for n in args.sizes:
         child = ["scc", str(n), "--n-jobs", str(args.n_jobs), "--seed", str(args.seed)]
-        child += ["--solver", args.solver]
+        child += ["--solver", args.solver, "--pairs", args.pairs, "--init", args.init]
+        if args.fit_size is not None:
+            child += ["--fit-size", str(args.fit_size)]
         if args.pcc_max_iter is not None:
             child += ["--pcc-max-iter", str(args.pcc_max_iter)]
         res, peak = measure(child)
         t = res["times"]
         print(
-            f"{n:>9} {t['end_to_end']:>12.1f} {t['ensemble']:>10.1f} {t.get('pairs', 0):>8.1f} "
-            f"{t.get('count', 0):>8.1f} {t.get('solver', 0):>8.1f} "
+            f"{n:>9} {t['end_to_end']:>12.1f} {t['ensemble']:>10.1f} "
+            f"{max(t.get('pairs', 0), t.get('ensemble_pairs', 0)):>8.1f} "
+            f"{t.get('count', 0):>8.1f} {t.get('solver', 0) + t.get('extend', 0):>8.1f} "
             f"{max(peak, res['ru_maxrss_gib']):>8.2f} {res['ari']:>6.3f} {res['n_found']:>3} "
             f"{2 * res['n_pairs'] / n if res['n_pairs'] > 0 else float('nan'):>10.1f}"
             + ("" if res["pcc_converged"] else f"  PCC stopped at max_iter={res['pcc_n_iter']}"),
