@@ -118,7 +118,9 @@ def pcc(
     ``.obs[f"{key_added}_entropy"]`` and ``.uns[key_added]`` with ``params``,
     ``objective``, ``objective_trace``, ``n_iter``, ``converged``, ``kkt_gap``,
     ``route`` (``"dense"``/``"sparse"``), ``cluster_mass`` and
-    ``cluster_relationships`` (the matrix ``m_ij`` of Sect. 7.4).
+    ``cluster_relationships`` (the matrix ``m_ij`` of Sect. 7.4), ``fit_size``
+    (items fitted), ``fit_indices`` (with ``fit_size``/``fit_fraction``) and, on
+    the sparse route, ``n_pairs`` and ``pair_source`` (``"knn"``/``"ensemble"``).
 
     Examples
     --------
