@@ -305,7 +305,7 @@ def main() -> None:
     )
     header = (
         f"{'n':>9} {'end-to-end s':>12} {'ensemble s':>10} {'pairs s':>8} {'count s':>8} "
-        f"{'solver s':>8} {'peak GiB':>8} {'ARI':>6} {'K':>3} {'pairs/item':>10}"
+        f"{'solver s':>8} {'peak GiB':>8} {'ARI':>6} {'K':>3} {'pairs/item':>10}"  # per fitted item
     )
     print(header)
     for n in args.sizes:
@@ -322,7 +322,7 @@ def main() -> None:
             f"{max(t.get('pairs', 0), t.get('ensemble_pairs', 0)):>8.1f} "
             f"{t.get('count', 0):>8.1f} {t.get('solver', 0) + t.get('extend', 0):>8.1f} "
             f"{max(peak, res['ru_maxrss_gib']):>8.2f} {res['ari']:>6.3f} {res['n_found']:>3} "
-            f"{2 * res['n_pairs'] / n if res['n_pairs'] > 0 else float('nan'):>10.1f}"
+            f"{2 * res['n_pairs'] / res['fit_size'] if res['n_pairs'] > 0 else float('nan'):>10.1f}"
             + ("" if res["pcc_converged"] else f"  PCC stopped at max_iter={res['pcc_n_iter']}"),
             flush=True,
         )
