@@ -205,3 +205,18 @@ def test_tl_fit_size_records_subset_and_roundtrips(blobs, tmp_path):
         scc.tl.pcc(adata, 5, fit_size=10, fit_fraction=0.1, copy=True)
     with pytest.raises(ValueError, match="fit_fraction"):
         scc.tl.pcc(adata, 5, fit_fraction=1.5, copy=True)
+
+
+def test_tl_fit_size_auto_fits_a_subset_only_above_the_threshold(blobs, monkeypatch):
+    adata, y = blobs
+    small = scc.tl.pcc(adata, 5, n_init=1, copy=True)
+    assert "fit_indices" not in small.uns["pcc"]
+    assert small.uns["pcc"]["params"]["fit_size"] == "auto"
+    monkeypatch.setattr(scc.settings, "auto_fit_above", adata.n_obs - 1)
+    monkeypatch.setattr(scc.settings, "auto_fit_size", 300)
+    big = scc.tl.pcc(adata, 5, n_init=1, copy=True)
+    assert big.uns["pcc"]["fit_size"] == 300
+    assert big.uns["pcc"]["fit_indices"].shape == (300,)
+    assert adjusted_rand_index(y, big.obs["pcc"].cat.codes.values) > 0.95
+    with pytest.raises(ValueError, match="fit_size"):
+        scc.tl.pcc(adata, 5, fit_size="all", copy=True)

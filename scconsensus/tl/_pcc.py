@@ -35,7 +35,7 @@ def pcc(
     n_random: int = 30,
     pairs: str = "auto",
     init: str = "random",
-    fit_size: int | None = None,
+    fit_size: int | str | None = "auto",
     fit_fraction: float | None = None,
     relationship_threshold: float = 0.01,
     random_state: RandomState = 0,
@@ -101,6 +101,10 @@ def pcc(
         give every other item the membership that best explains its
         co-association with sampled fitted partners
         (:func:`scconsensus.core.pcc.pcc_extend`). ``None``: fit all items.
+        ``"auto"`` (default): fit all items up to
+        ``scconsensus.settings.auto_fit_above`` (100,000) items, above that fit
+        ``settings.auto_fit_size`` (50,000) and extend, which keeps a million
+        cells to minutes.
     relationship_threshold
         Memberships below this are ignored in the cluster-relationship matrix.
     random_state
@@ -269,9 +273,18 @@ def pcc(
 
 
 def _fit_subset(
-    n: int, fit_size: int | None, fit_fraction: float | None, random_state: RandomState
+    n: int, fit_size: int | str | None, fit_fraction: float | None, random_state: RandomState
 ) -> np.ndarray | None:
     """Sorted indices of the items to fit on, or ``None`` to fit all."""
+    if isinstance(fit_size, str):
+        check_choice(fit_size, ("auto",), "fit_size")
+        if fit_fraction is not None or n <= settings.auto_fit_above:
+            fit_size = None
+        else:
+            fit_size = settings.auto_fit_size
+            logg.info(
+                f"    fit_size='auto': fitting {fit_size} of {n} items and extending to the rest"
+            )
     if fit_size is not None and fit_fraction is not None:
         raise ValueError("Give fit_size or fit_fraction, not both.")
     if fit_size is None and fit_fraction is None:
