@@ -23,6 +23,51 @@ __all__ = ["ensemble_pairs"]
 _REDRAWS = 3
 
 
+def cluster_partners(
+    labels: np.ndarray,
+    items: np.ndarray,
+    pool: np.ndarray,
+    n_per_item: int,
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``n_per_item`` partners from ``pool`` for every item of ``items``, drawn within clusters.
+
+    Each draw picks a partition that sampled the item (up to ``_REDRAWS`` tries) and a
+    uniformly random member of ``pool`` in the item's cluster there; where that fails
+    (never sampled, or no pool member in the cluster) the partner is uniform over
+    ``pool``. Returns ``(first, second)``: positions in ``items`` and in ``pool``.
+    """
+    n_partitions = labels.shape[1]
+    r = pool.size
+    first = np.repeat(np.arange(items.size, dtype=np.int64), n_per_item)
+    part = rng.integers(n_partitions, size=first.size)
+    for _ in range(_REDRAWS):
+        miss = np.flatnonzero(labels[items[first], part] < 0)
+        if miss.size == 0:
+            break
+        part[miss] = rng.integers(n_partitions, size=miss.size)
+    second = rng.integers(r, size=first.size)
+    u = rng.random(first.size)
+    by_part = np.argsort(part, kind="stable")
+    bounds = np.searchsorted(part[by_part], np.arange(n_partitions + 1))
+    for p in range(n_partitions):
+        sel = by_part[bounds[p] : bounds[p + 1]]
+        lab_pool = labels[pool, p]
+        own = labels[items[first[sel]], p]
+        ok = own >= 0
+        sel, own = sel[ok], own[ok]
+        if sel.size == 0:
+            continue
+        n_lab = int(max(lab_pool.max(), own.max())) + 1
+        order = np.argsort(lab_pool, kind="stable")  # unsampled (-1) first, then by cluster
+        size = np.bincount(lab_pool[lab_pool >= 0], minlength=n_lab)
+        start = np.int64(r - size.sum()) + np.concatenate([[0], np.cumsum(size)[:-1]])
+        has = size[own] > 0
+        sel, own = sel[has], own[has]
+        second[sel] = order[start[own] + (u[sel] * size[own]).astype(np.int64)]
+    return first, second
+
+
 def ensemble_pairs(
     labels: np.ndarray,
     n_per_item: int = 10,
@@ -58,34 +103,10 @@ def ensemble_pairs(
     from .coassociation import _check_pairs
 
     labels = check_labels(labels)
-    n, n_partitions = labels.shape
+    n = labels.shape[0]
     if isinstance(n_per_item, bool) or int(n_per_item) != n_per_item or n_per_item < 1:
         raise ValueError(f"n_per_item must be a positive integer, got {n_per_item!r}.")
-    rng = check_rng(random_state)
-    first = np.repeat(np.arange(n, dtype=np.int64), int(n_per_item))
-    part = rng.integers(n_partitions, size=first.size)
-    for _ in range(_REDRAWS):
-        miss = np.flatnonzero(labels[first, part] < 0)
-        if miss.size == 0:
-            break
-        part[miss] = rng.integers(n_partitions, size=miss.size)
-    # fallback partner, kept where the item was unsampled in every drawn partition
-    second = rng.integers(n, size=first.size)
-    u = rng.random(first.size)
-    by_part = np.argsort(part, kind="stable")
-    bounds = np.searchsorted(part[by_part], np.arange(n_partitions + 1))
-    for r in range(n_partitions):
-        sel = by_part[bounds[r] : bounds[r + 1]]
-        lab = labels[:, r]
-        own = lab[first[sel]]
-        ok = own >= 0
-        sel, own = sel[ok], own[ok]
-        if sel.size == 0:
-            continue
-        order = np.argsort(lab, kind="stable")  # unsampled (-1) first, then by cluster
-        size = np.bincount(lab[lab >= 0], minlength=int(lab.max()) + 1)
-        start = np.int64(n - size.sum()) + np.concatenate([[0], np.cumsum(size)[:-1]])
-        pick = start[own] + (u[sel] * size[own]).astype(np.int64)
-        second[sel] = order[pick]
+    items = np.arange(n, dtype=np.int64)
+    first, second = cluster_partners(labels, items, items, int(n_per_item), check_rng(random_state))
     rows, cols = _check_pairs(np.column_stack([first, second]), n)
     return np.column_stack([rows, cols])

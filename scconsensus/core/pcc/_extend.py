@@ -19,6 +19,7 @@ import numba
 import numpy as np
 
 from ..._validation import RandomState, check_labels, check_rng
+from .._ensemble_pairs import cluster_partners
 from ..coassociation import _count_pairs
 from ._divergences import Bregman, _deriv, check_divergence
 
@@ -163,37 +164,9 @@ def extension_pairs(
     ``cols`` are positions in ``fitted``.
     """
     rng = check_rng(random_state)
-    n_partitions = labels.shape[1]
     n_out = items.size
     r = fitted.size
-    first = np.repeat(np.arange(n_out, dtype=np.int64), int(n_per_item))
-    part = rng.integers(n_partitions, size=first.size)
-    for _ in range(3):
-        miss = np.flatnonzero(labels[items[first], part] < 0)
-        if miss.size == 0:
-            break
-        part[miss] = rng.integers(n_partitions, size=miss.size)
-    # fallback (item unsampled in every drawn partition, or its cluster has no fitted
-    # member): a uniformly random fitted partner
-    second = rng.integers(r, size=first.size)
-    u = rng.random(first.size)
-    by_part = np.argsort(part, kind="stable")
-    bounds = np.searchsorted(part[by_part], np.arange(n_partitions + 1))
-    for p in range(n_partitions):
-        sel = by_part[bounds[p] : bounds[p + 1]]
-        lab_fit = labels[fitted, p]
-        own = labels[items[first[sel]], p]
-        ok = own >= 0
-        sel, own = sel[ok], own[ok]
-        if sel.size == 0:
-            continue
-        n_lab = int(max(lab_fit.max(), own.max())) + 1
-        order = np.argsort(lab_fit, kind="stable")  # unsampled (-1) first
-        size = np.bincount(lab_fit[lab_fit >= 0], minlength=n_lab)
-        start = np.int64(r - size.sum()) + np.concatenate([[0], np.cumsum(size)[:-1]])
-        has = size[own] > 0
-        sel, own = sel[has], own[has]
-        second[sel] = order[start[own] + (u[sel] * size[own]).astype(np.int64)]
+    first, second = cluster_partners(labels, items, fitted, int(n_per_item), rng)
     if n_random > 0:
         first = np.concatenate([first, np.repeat(np.arange(n_out, dtype=np.int64), n_random)])
         second = np.concatenate([second, rng.integers(r, size=n_out * int(n_random))])
