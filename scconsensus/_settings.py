@@ -29,5 +29,34 @@ class Settings:
     auto_fit_above: int = 100_000
     auto_fit_size: int = 50_000
 
+    def __setattr__(self, name: str, value: object) -> None:
+        # Checked on assignment, so a bad value fails where it is set, not as a raw
+        # TypeError deep inside the next clustering call.
+        if name in _COUNTS:
+            value = _check_count(value, name)
+        super().__setattr__(name, value)
+
+
+#: Settings that are non-negative whole numbers.
+_COUNTS = ("max_dense_bytes", "dense_auto_max_items", "auto_fit_above", "auto_fit_size")
+
+
+def _check_count(value: object, name: str) -> int:
+    """``value`` as a non-negative int; integral floats (``4e9``) accepted, strings refused."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        raise ValueError(
+            f"scconsensus.settings.{name} must be a whole number, got {value!r}; "
+            f"e.g. scconsensus.settings.{name} = {_EXAMPLES.get(name, 1000)}."
+        )
+    value = int(value)
+    if value < 0:
+        raise ValueError(f"scconsensus.settings.{name} must be non-negative, got {value}.")
+    return value
+
+
+_EXAMPLES = {"max_dense_bytes": "8 * 1024**3"}
+
 
 settings = Settings()

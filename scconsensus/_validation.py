@@ -6,7 +6,8 @@ that names the problem and the fix, never deep inside numba or BLAS.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import difflib
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -75,27 +76,117 @@ def check_labels(labels: Any, name: str = "labels") -> np.ndarray:
 
 def check_fraction(value: float, name: str) -> float:
     """A fraction in (0, 1]."""
+    if isinstance(value, str | bool) or not isinstance(value, int | float | np.number):
+        raise ValueError(f"{name} must be a number in (0, 1], got {value!r}.")
     value = float(value)
     if not (0.0 < value <= 1.0):
         raise ValueError(f"{name} must be in (0, 1], got {value}.")
     return value
 
 
+def check_int(value: Any, name: str, minimum: int | None = None) -> int:
+    """An integer count, the one rule for every count argument.
+
+    Integral numbers (``3``, ``np.int64(3)``, ``3.0``) are accepted; strings, booleans
+    and fractional numbers are refused, so ``k="25"`` cannot be read as ``{2, 5}``.
+    """
+    if isinstance(value, str):
+        raise ValueError(
+            f"{name} must be a number, not the string {value!r}; pass it without quotes."
+        )
+    if isinstance(value, float | np.floating) and np.isfinite(value) and float(value).is_integer():
+        value = int(value)
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
+        raise ValueError(f"{name} must be an integer, got {value!r}.")
+    value = int(value)
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{name} must be at least {minimum}, got {value}.")
+    return value
+
+
 def check_n_clusters(n_clusters: int, n_items: int, name: str = "n_clusters") -> int:
     """A number of clusters in [2, n_items - 1] (or 1..n for maxima)."""
-    if isinstance(n_clusters, bool) or not isinstance(n_clusters, int | np.integer):
-        if isinstance(n_clusters, float) and n_clusters.is_integer():
-            n_clusters = int(n_clusters)
-        else:
-            raise ValueError(f"{name} must be an integer, got {n_clusters!r}.")
-    n_clusters = int(n_clusters)
-    if n_clusters < 2:
-        raise ValueError(f"{name} must be at least 2, got {n_clusters}.")
+    n_clusters = check_int(n_clusters, name, 2)
     if n_clusters >= n_items:
-        raise ValueError(
-            f"{name}={n_clusters} is too large for {n_items} items; choose {name} < {n_items}."
-        )
+        raise ValueError(too_many_clusters(name, n_clusters, n_items))
     return n_clusters
+
+
+def too_many_clusters(name: str, value: int, n_items: int, where: str = "items") -> str:
+    """Why ``value`` clusters cannot be cut from ``n_items`` items, with advice that exists.
+
+    Fewer than 3 items leave no valid choice (at least 2 clusters are needed and fewer
+    than the number of items), so the advice is then to give more items, never
+    "choose {name} < 2".
+    """
+    head = f"{name}={value} is too large for {n_items} {where}"
+    if n_items <= 2:
+        return (
+            f"{head}: at least 3 items are needed for 2 or more clusters; use more items "
+            "(or a larger subsample fraction)."
+        )
+    return f"{head}; choose {name} < {n_items} (or use more items)."
+
+
+def check_min_mass(min_mass: Any, n_items: int) -> float:
+    """A cluster-size threshold in ``[0, n_items)``: at or above ``n_items`` no cluster is left."""
+    if isinstance(min_mass, str | bool) or not isinstance(min_mass, int | float | np.number):
+        raise ValueError(f"min_mass must be a number of items, got {min_mass!r}.")
+    min_mass = float(min_mass)
+    if not (np.isfinite(min_mass) and 0.0 <= min_mass < n_items):
+        raise ValueError(
+            f"min_mass={min_mass:g} must lie in [0, {n_items}): clusters with an expected size "
+            f"at most min_mass are dropped, so {n_items} items or more would drop them all. "
+            "The default 0.5 drops clusters that hold less than half an item."
+        )
+    return min_mass
+
+
+def check_key(key: Any, name: str = "key_added") -> str:
+    """A key for ``.obs``/``.obsm``/``.uns``: a non-empty string without ``/``.
+
+    ``.h5ad`` files store keys as HDF5 paths, so ``"a/b"`` would write a nested
+    group that :func:`anndata.read_h5ad` cannot read back, losing the whole file.
+    Called before any work so a bad key never leaves partial results behind.
+    """
+    if not isinstance(key, str) or not key.strip():
+        raise ValueError(f"{name} must be a non-empty string, got {key!r}.")
+    if "/" in key:
+        raise ValueError(
+            f"{name}={key!r} contains '/', which .h5ad files read as a folder: the saved file "
+            f"could not be read back. Use another separator, e.g. {key.replace('/', '_')!r}."
+        )
+    return key
+
+
+def check_kwargs(
+    kwargs: Mapping[str, Any], valid: Iterable[str], where: str, *, suggest: Iterable[str] = ()
+) -> None:
+    """Refuse keyword arguments ``where`` does not take, suggesting the closest valid name.
+
+    Parameters
+    ----------
+    kwargs
+        The keyword arguments received.
+    valid
+        Names accepted in ``kwargs``.
+    where
+        The function, for the message.
+    suggest
+        Further names to suggest for a typo (the function's own parameters, which a
+        ``**kwargs`` catch-all would otherwise swallow).
+    """
+    valid = sorted(valid)
+    unknown = [name for name in kwargs if name not in valid]
+    if not unknown:
+        return
+    candidates = [*valid, *suggest]
+    hints = []
+    for name in unknown:
+        close = difflib.get_close_matches(str(name), candidates, n=1, cutoff=0.6)
+        hints.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    accepted = f"valid names: {valid}" if valid else "it takes none"
+    raise ValueError(f"{where} got unknown argument(s) {', '.join(hints)}; {accepted}.")
 
 
 def seed_sequence(random_state: RandomState) -> np.random.SeedSequence:
@@ -128,26 +219,92 @@ def check_rng(random_state: RandomState) -> np.random.Generator:
     return np.random.default_rng(seed_sequence(random_state))
 
 
-def check_dense_memory(n_items: int, *, n_matrices: int = 1, itemsize: int = 8, what: str) -> None:
+def check_n_jobs(n_jobs: Any) -> int | None:
+    """``None``, a positive number of workers, or a negative count from the end (-1 = all)."""
+    if n_jobs is None:
+        return None
+    n_jobs = check_int(n_jobs, "n_jobs")
+    if n_jobs == 0:
+        raise ValueError(
+            "n_jobs=0 asks for no workers; use n_jobs=1 (serial), a positive number of "
+            "workers, or -1 for all cores."
+        )
+    return n_jobs
+
+
+def check_correlation_rows(X: Any, distance: str) -> None:
+    """Refuse items whose correlation distance is undefined (constant rows, one feature).
+
+    A constant item has no correlation with anything; silently placing it at the
+    largest distance makes it a singleton cluster, which looks like a finding.
+    """
+    if distance not in ("pearson", "spearman"):
+        return
+    if X.shape[1] < 2:
+        raise ValueError(
+            f"distance={distance!r} correlates items across features and needs at least 2 "
+            "features; use distance='euclidean'."
+        )
+    dense = X.toarray() if sp.issparse(X) else np.asarray(X)
+    constant = np.flatnonzero(np.ptp(dense, axis=1) == 0)
+    if constant.size:
+        raise ValueError(
+            f"{constant.size} item(s) (e.g. row {constant[0]}) are constant across features, "
+            f"so their {distance} correlation is undefined; remove them or use "
+            "distance='euclidean'."
+        )
+
+
+#: Advice of :func:`check_dense_memory` for functions that have a sparse route.
+SPARSE_ADVICE = "Use mode='sparse' (sampled pairs)"
+#: Advice for dense-only functions (consensus-k statistics, ConsensusClusterPlus, heatmaps).
+NO_SPARSE_ADVICE = (
+    "This has no sparse route: run it on fewer items (e.g. a random subset of cells), "
+    "use tl.ensemble with tl.pcc/tl.pla/tl.dpp (mode='sparse') for large data,"
+)
+
+
+def format_bytes(n_bytes: float) -> str:
+    """``n_bytes`` in the largest unit that keeps it at least 1 (bytes, KiB, MiB, GiB)."""
+    for unit, size in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if n_bytes >= size:
+            return f"{n_bytes / size:.1f} {unit}"
+    return f"{int(n_bytes)} bytes"
+
+
+def check_dense_memory(
+    n_items: int,
+    *,
+    n_matrices: int = 1,
+    itemsize: int = 8,
+    what: str,
+    advice: str = SPARSE_ADVICE,
+) -> None:
     """Refuse a dense ``n x n`` allocation above :attr:`settings.max_dense_bytes`.
+
+    Parameters
+    ----------
+    advice
+        What the caller can do instead; the default names ``mode='sparse'``, so
+        functions without a sparse route pass their own.
 
     Raises
     ------
     MemoryError
-        Naming the size that would be needed and the sparse alternative.
+        Naming the size that would be needed and ``advice``.
     """
     need = int(n_items) ** 2 * int(itemsize) * int(n_matrices)
-    if need > settings.max_dense_bytes:
+    limit = settings.max_dense_bytes
+    if need > limit:
         raise MemoryError(
             f"{what} needs {n_matrices} dense {n_items} x {n_items} matrix/matrices "
-            f"({need / 1024**3:.1f} GiB), above the limit of "
-            f"{settings.max_dense_bytes / 1024**3:.1f} GiB. Use mode='sparse' (sampled pairs) "
+            f"({format_bytes(need)}), above the limit of {format_bytes(limit)}. {advice} "
             "or raise scconsensus.settings.max_dense_bytes if you have the memory."
         )
 
 
 def check_choice(value: str, choices: Sequence[str], name: str) -> str:
     """One of a fixed set of strings."""
-    if value not in choices:
+    if not isinstance(value, str) or value not in choices:
         raise ValueError(f"{name}={value!r} is not supported; choose one of {list(choices)}.")
     return value

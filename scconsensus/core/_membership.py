@@ -14,7 +14,8 @@ def order_clusters(membership: np.ndarray, *, min_mass: float = 0.0) -> np.ndarr
         ``(n_items, K)`` non-negative memberships.
     min_mass
         Clusters whose total membership (expected size) is at most this are
-        dropped. ``0`` keeps every cluster with any mass.
+        dropped. ``0`` keeps every cluster with any mass. The largest cluster is
+        always kept.
 
     Returns
     -------
@@ -23,6 +24,9 @@ def order_clusters(membership: np.ndarray, *, min_mass: float = 0.0) -> np.ndarr
     """
     mass = np.asarray(membership, dtype=np.float64).sum(axis=0)
     keep = np.flatnonzero(mass > min_mass)
+    if keep.size == 0 and mass.size:
+        # a consensus needs one cluster: a min_mass above every cluster keeps the largest
+        keep = np.array([int(np.argmax(mass))])
     return keep[np.lexsort((keep, -mass[keep]))]
 
 

@@ -7,18 +7,22 @@ One layout for every consensus method (ours and ConsensusClusterPlus):
 - ``.obs[f"{key}_confidence"]``: largest membership per item
 - ``.obs[f"{key}_entropy"]``: entropy (nats) of the membership per item
 - ``.uns[key]``: ``{"params": {...}, ...method figures}``
+
+An item whose membership is exactly uniform (no evidence for any cluster, e.g. an item
+that no partition of the ensemble sampled) gets a missing hard label (NaN), not ``"0"``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from anndata import AnnData
+from scanpy import logging as logg
 
-from .._validation import check_labels, check_matrix
+from .._validation import check_key, check_labels, check_matrix
 from ..core._membership import confidence, entropy, hard_labels, normalize_rows
 
 #: Above this many features, ``use_rep=None`` refuses ``.X`` without a representation.
@@ -80,6 +84,32 @@ def get_ensemble(adata: AnnData, ensemble_key: str = "scc_ensemble") -> np.ndarr
     return check_labels(adata.obsm[ensemble_key], f"adata.obsm[{ensemble_key!r}]")
 
 
+#: A membership row whose largest and smallest entries differ by less than this is uniform.
+UNIFORM_TOL = 1e-12
+
+
+def warn_overwrite(adata: AnnData, **slots: Iterable[str]) -> None:
+    """Log one warning naming every existing key that a write is about to replace.
+
+    Parameters
+    ----------
+    adata
+        The AnnData about to be written.
+    **slots
+        ``obs=[...]``, ``obsm=[...]``, ``obsp=[...]``, ``uns=[...]``: keys to be written.
+    """
+    taken = [
+        f".{slot}[{key!r}]"
+        for slot, keys in slots.items()
+        for key in keys
+        if key in getattr(adata, slot)
+    ]
+    if taken:
+        logg.warning(
+            f"overwriting {', '.join(taken)}; pass another key_added to keep the existing values."
+        )
+
+
 def sanitize_uns(value: Any) -> Any:
     """Make a value writable to ``.h5ad`` (str keys, no None, no tuples, no lists of dicts)."""
     if isinstance(value, Mapping):
@@ -124,6 +154,7 @@ def store_consensus(
     uns
         Further method figures for ``.uns[key_added]``.
     """
+    check_key(key_added)
     membership = normalize_rows(membership)
     if membership.shape[0] != adata.n_obs:
         raise ValueError(
@@ -131,7 +162,12 @@ def store_consensus(
         )
     k = membership.shape[1]
     labels = hard_labels(membership) if labels is None else np.asarray(labels, dtype=np.int64)
+    if k > 1:
+        # argmax of a uniform row is cluster 0 only by position: no evidence, no label
+        labels = np.where(np.ptp(membership, axis=1) < UNIFORM_TOL, -1, labels)
     categories = [str(i) for i in range(k)]
+    obs_keys = [key_added, f"{key_added}_confidence", f"{key_added}_entropy"]
+    warn_overwrite(adata, obs=obs_keys, obsm=[f"{key_added}_membership"], uns=[key_added])
     adata.obs[key_added] = pd.Categorical.from_codes(labels, categories=categories)
     adata.obsm[f"{key_added}_membership"] = membership
     adata.obs[f"{key_added}_confidence"] = confidence(membership)
