@@ -35,8 +35,9 @@ def adata():
 
 
 def _size_message(n: int, gib: str | None = None) -> str:
-    pattern = rf"{n} x {n}.*\(\d+\.\d GiB\).*mode='sparse'"
-    return pattern if gib is None else pattern.replace(r"\d+\.\d", re.escape(gib))
+    # small sizes are given in KiB/MiB (or bytes), never as "0.0 GiB"
+    size = r"\d+\.\d [KMG]iB" if gib is None else rf"{re.escape(gib)} GiB"
+    return rf"{n} x {n}.*\({size}\).*mode='sparse'"
 
 
 def test_real_size_is_named_without_allocating():

@@ -27,6 +27,7 @@ included) so both sources share one definition of every statistic and one ``.uns
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,13 +38,19 @@ from joblib import Parallel, delayed
 from tqdm.auto import tqdm
 
 from .._validation import (
+    NO_SPARSE_ADVICE,
     RandomState,
     check_choice,
+    check_correlation_rows,
     check_dense_memory,
     check_fraction,
+    check_int,
+    check_kwargs,
     check_labels,
     check_matrix,
+    check_n_jobs,
     seed_sequence,
+    too_many_clusters,
 )
 from .coassociation import coassociation
 from .ensemble import DISTANCES, LINKAGES, METHODS, generate_ensemble
@@ -586,6 +593,23 @@ def _hc_rep(
     return out
 
 
+#: Arguments of :func:`generate_ensemble` that consensus-k does not set itself.
+ENSEMBLE_EXTRAS = ("predict_unsampled", "resolution", "n_neighbors", "client")
+
+
+def _check_ensemble_kwargs(kwargs: Mapping[str, Any], method: str) -> None:
+    """Refuse ``**ensemble_kwargs`` that would be ignored, so typos cannot pass silently."""
+    if not kwargs:
+        return
+    own = [name for name in inspect.signature(consensus_k).parameters if name != "X"]
+    check_kwargs(kwargs, ENSEMBLE_EXTRAS, "consensus_k", suggest=own)
+    if method.startswith("hc"):
+        raise ValueError(
+            f"{sorted(kwargs)} go to generate_ensemble, which method={method!r} does not use "
+            "(trees are built directly); drop them or choose another method, e.g. 'kmeans'."
+        )
+
+
 def resample_partitions(
     X: np.ndarray,
     max_k: int = 6,
@@ -616,24 +640,26 @@ def resample_partitions(
     check_choice(linkage, LINKAGES, "linkage")
     p_item = check_fraction(p_item, "p_item")
     p_feature = check_fraction(p_feature, "p_feature")
-    if isinstance(reps, bool) or int(reps) != reps or reps < 1:
-        raise ValueError(f"reps must be a positive integer, got {reps!r}.")
-    reps = int(reps)
+    reps = check_int(reps, "reps", 1)
     n_sub = max(2, round(p_item * n))
     n_feat = max(1, round(p_feature * p))
-    if isinstance(max_k, bool) or int(max_k) != max_k or max_k < 2:
-        raise ValueError(f"max_k must be an integer of at least 2, got {max_k!r}.")
-    max_k = int(max_k)
+    max_k = check_int(max_k, "max_k", 2)
     if max_k >= n_sub:
         raise ValueError(
-            f"max_k={max_k} is too large: each subsample has {n_sub} items "
-            f"(p_item={p_item} of {n}); choose max_k < {n_sub}."
+            too_many_clusters(
+                "max_k", max_k, n_sub, f"items per subsample (p_item={p_item} of {n})"
+            )
         )
+    n_jobs = check_n_jobs(n_jobs)
+    _check_ensemble_kwargs(ensemble_kwargs, method)
     ks = np.arange(2, max_k + 1)
     show = progress if progress is not None else reps >= 20
     if method.startswith("hc"):
         link = method[3:] or linkage
-        check_dense_memory(n, itemsize=8, what="Consensus-k distance matrix")
+        check_correlation_rows(X, distance)
+        check_dense_memory(
+            n, itemsize=8, what="Consensus-k distance matrix", advice=NO_SPARSE_ADVICE
+        )
         D = None
         if n_feat == p and not (link in ("ward", "centroid") and distance == "euclidean"):
             from scipy.spatial.distance import squareform
@@ -764,10 +790,17 @@ def consensus_k(
     X = check_matrix(X)
     n = X.shape[0]
     # C, N (int32), M and the condensed 1 - M (float64) of one k at a time
-    check_dense_memory(n, n_matrices=4, itemsize=8, what="Consensus-k matrices")
+    max_k = check_int(max_k, "max_k", 2)
+    check_dense_memory(
+        n, n_matrices=4, itemsize=8, what="Consensus-k matrices", advice=NO_SPARSE_ADVICE
+    )
     if keep_matrices:
         check_dense_memory(
-            n, n_matrices=int(max_k) + 2, itemsize=8, what="Kept consensus-k matrices"
+            n,
+            n_matrices=max_k + 2,
+            itemsize=8,
+            what="Kept consensus-k matrices",
+            advice=NO_SPARSE_ADVICE,
         )
     parts = resample_partitions(
         X,

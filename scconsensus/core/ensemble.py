@@ -21,8 +21,10 @@ from .._validation import (
     check_choice,
     check_dense_memory,
     check_fraction,
+    check_int,
     check_matrix,
     seed_sequence,
+    too_many_clusters,
 )
 
 __all__ = ["METHODS", "Ensemble", "generate_ensemble"]
@@ -75,29 +77,30 @@ class _Spec:
 
 
 def _k_choices(k: int | tuple[int, int] | Sequence[int], n_items: int) -> tuple[str, list[int]]:
-    """``("range", [lo, hi])`` or ``("list", values)``, each value checked against ``n_items``."""
-    if isinstance(k, bool):
-        raise ValueError(f"k must be an int, a (lo, hi) tuple or a list of ints, got {k!r}.")
-    if isinstance(k, int | np.integer):
-        values, kind = [int(k)], "list"
+    """``("range", [lo, hi])`` or ``("list", values)``, each value checked against ``n_items``.
+
+    Every value follows :func:`check_int` (integral numbers, no strings), so ``k="25"`` is
+    refused rather than read as the list ``[2, 5]``.
+    """
+    if isinstance(k, int | float | np.number | str | bool):
+        values, kind = [check_int(k, "k")], "list"
     elif isinstance(k, tuple):
         if len(k) != 2:
             raise ValueError(f"k as a tuple is an inclusive (lo, hi) range, got {k!r}.")
-        values, kind = [int(k[0]), int(k[1])], "range"
+        values, kind = [check_int(v, "k") for v in k], "range"
         if values[0] > values[1]:
             raise ValueError(f"k range {k!r} has lo > hi.")
-    else:
-        values, kind = [int(v) for v in k], "list"
+    elif isinstance(k, Sequence | np.ndarray):
+        values, kind = [check_int(v, "k") for v in k], "list"
         if not values:
             raise ValueError("k is an empty list.")
+    else:
+        raise ValueError(f"k must be an int, a (lo, hi) tuple or a list of ints, got {k!r}.")
     for v in values:
         if v < 2:
             raise ValueError(f"k={v} is too small: every partition needs at least 2 clusters.")
         if v >= n_items:
-            raise ValueError(
-                f"k={v} is too large for {n_items} sampled items per partition; "
-                f"use k < {n_items} (or a larger subsample)."
-            )
+            raise ValueError(too_many_clusters("k", v, n_items, "sampled items per partition"))
     return kind, values
 
 

@@ -13,6 +13,9 @@ from matplotlib.axes import Axes
 from .._validation import check_dense_memory
 from ._utils import as_list, check_adata, column_colors, finish, get_axes
 
+#: The heatmap draws a dense matrix; it shrinks by showing fewer items, not by a sparse mode.
+HEATMAP_ADVICE = "Show fewer items: pass a smaller max_items (a stratified random subset),"
+
 __all__ = ["consensus_heatmap"]
 
 
@@ -34,7 +37,7 @@ def consensus_matrix(adata: AnnData, key: str, items: np.ndarray | None = None) 
     """
     sel = slice(None) if items is None else items
     n = adata.n_obs if items is None else len(items)
-    check_dense_memory(n, n_matrices=2, what="Consensus heatmap")
+    check_dense_memory(n, n_matrices=2, what="Consensus heatmap", advice=HEATMAP_ADVICE)
     obsp = adata.obsp
     if key in obsp:
         M = obsp[key]

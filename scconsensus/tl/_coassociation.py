@@ -8,10 +8,10 @@ from anndata import AnnData
 from scanpy import logging as logg
 
 from .._settings import settings
-from .._validation import RandomState, check_choice
+from .._validation import RandomState, check_choice, check_key
 from ..core.coassociation import coassociation as _coassociation
 from ..core.coassociation import sample_pairs
-from ._anndata import get_ensemble, get_rep, sanitize_uns
+from ._anndata import get_ensemble, get_rep, sanitize_uns, warn_overwrite
 
 
 def resolve_mode(mode: str, n_items: int) -> str:
@@ -110,6 +110,7 @@ def coassociation(
     >>> adata.obsp["scc_coassoc_c"].shape
     (150, 150)
     """
+    key_added = check_key(key_added)
     labels = get_ensemble(adata, ensemble_key)
     mode = resolve_mode(mode, labels.shape[0])
     C, N = ensemble_coassociation(
@@ -123,6 +124,7 @@ def coassociation(
         client=client,
     )
     adata = adata.copy() if copy else adata
+    warn_overwrite(adata, obsp=[f"{key_added}_c", f"{key_added}_n"], uns=[key_added])
     adata.obsp[f"{key_added}_c"] = C
     adata.obsp[f"{key_added}_n"] = N
     n_pairs = int(np.count_nonzero(np.triu(N, 1))) if mode == "dense" else N.nnz // 2

@@ -11,9 +11,9 @@ import scipy.sparse as sp
 from anndata import AnnData
 from scanpy import logging as logg
 
-from .._validation import RandomState
+from .._validation import RandomState, check_key
 from ..core.consensus_k import consensus_k as _consensus_k
-from ._anndata import get_rep, sanitize_uns, store_consensus
+from ._anndata import get_rep, sanitize_uns, store_consensus, warn_overwrite
 
 #: ``store_matrices=None`` keeps the ``n x n`` consensus matrices up to this many items.
 STORE_MATRICES_MAX_ITEMS = 2_000
@@ -86,7 +86,9 @@ def consensus_k(
     copy
         Return a modified copy instead of writing in place.
     **ensemble_kwargs
-        Passed to :func:`~scconsensus.core.ensemble.generate_ensemble` (non-``hc`` methods).
+        Passed to :func:`~scconsensus.core.ensemble.generate_ensemble` (non-``hc`` methods
+        only): ``predict_unsampled``, ``resolution``, ``n_neighbors``, ``client``. Any
+        other name raises, suggesting the closest parameter.
 
     Returns
     -------
@@ -119,6 +121,7 @@ def consensus_k(
     >>> adata.obs["consensus_k_k3"].cat.categories.tolist()
     ['0', '1', '2']
     """
+    key_added = check_key(key_added)
     X = get_rep(adata, use_rep, layer=layer)
     if sp.issparse(X):
         X = X.toarray()
@@ -169,6 +172,7 @@ def consensus_k(
         adata.obsm[f"{key}_item_consensus"] = res.item_consensus[k]
         if store_matrices:
             adata.obsp[f"{key}_consensus"] = res.consensus[k].astype(np.float32)
+    warn_overwrite(adata, uns=[key_added])
     adata.uns[key_added] = sanitize_uns(
         {"params": params, **res.to_uns(), "keys": keys, "seconds": seconds}
     )

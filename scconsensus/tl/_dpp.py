@@ -6,7 +6,7 @@ from anndata import AnnData
 from scanpy import logging as logg
 
 from .._settings import settings
-from .._validation import RandomState
+from .._validation import RandomState, check_int, check_key
 from ..core.dpp import dpp_consensus
 from ._anndata import get_rep, store_consensus
 
@@ -110,6 +110,8 @@ def dpp(
     >>> adata.obs["dpp"].cat.categories.size >= 2
     True
     """
+    key_added = check_key(key_added)
+    n_runs = check_int(n_runs, "n_runs", 1)
     X = get_rep(adata, use_rep, layer=layer)
     n = X.shape[0]
     route = (

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from anndata import AnnData
 from scanpy import logging as logg
 
-from .._validation import RandomState
+from .._validation import RandomState, check_key, check_n_jobs
 from ..core.ensemble import generate_ensemble
-from ._anndata import get_rep, sanitize_uns
+from ._anndata import get_rep, sanitize_uns, warn_overwrite
 
 
 def ensemble(
@@ -96,6 +96,8 @@ def ensemble(
     >>> adata.obsm["scc_ensemble"].shape
     (150, 10)
     """
+    key_added = check_key(key_added)
+    n_jobs = check_n_jobs(n_jobs)
     X = get_rep(adata, use_rep, layer=layer)
     start = logg.info(f"building an ensemble of {n_partitions} partitions")
     result = generate_ensemble(
@@ -116,6 +118,7 @@ def ensemble(
     )
     adata = adata.copy() if copy else adata
     params = dict(result.params, use_rep=use_rep, layer=layer)
+    warn_overwrite(adata, obsm=[key_added], uns=[key_added])
     adata.obsm[key_added] = result.labels
     partitions = result.partitions.copy()
     partitions.index = partitions.index.astype(str)

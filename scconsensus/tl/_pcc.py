@@ -7,7 +7,7 @@ from anndata import AnnData
 from scanpy import logging as logg
 
 from .._settings import settings
-from .._validation import RandomState, check_choice, check_rng
+from .._validation import RandomState, check_choice, check_key, check_min_mass, check_rng
 from ..core._ensemble_pairs import ensemble_pairs
 from ..core._membership import hard_labels
 from ..core.coassociation import _check_pairs, coassociation, sample_pairs
@@ -139,8 +139,10 @@ def pcc(
     check_choice(solver, ("greedy", "batch"), "solver")
     check_choice(pairs, ("auto", "knn", "ensemble"), "pairs")
     check_choice(init, ("random", "ensemble"), "init")
+    key_added = check_key(key_added)
     all_labels = get_ensemble(adata, ensemble_key)
     n_all = all_labels.shape[0]
+    min_mass = check_min_mass(min_mass, n_all)
     fit_idx = _fit_subset(n_all, fit_size, fit_fraction, random_state)
     labels = all_labels if fit_idx is None else all_labels[fit_idx]
     n = labels.shape[0]

@@ -7,7 +7,7 @@ from anndata import AnnData
 from scanpy import logging as logg
 
 from .._settings import settings
-from .._validation import RandomState, check_labels
+from .._validation import RandomState, check_key, check_labels
 from ..core._membership import order_clusters
 from ..core.pla import LAMBDA_GRID, pla_extend, predict_ensemble_labels
 from ..core.pla import pla as _pla
@@ -94,6 +94,7 @@ def pla(
     >>> adata.obsm["pla_membership"].shape
     (150, 3)
     """
+    key_added = check_key(key_added)
     labels = get_ensemble(adata, ensemble_key)
     X = None
     resolved = mode
@@ -244,6 +245,7 @@ def pla_transfer(
     """
     if not isinstance(adata_ref, AnnData) or not isinstance(adata_new, AnnData):
         raise ValueError("adata_ref and adata_new must both be AnnData objects.")
+    key_added = check_key(key if key_added is None else key_added)
     if key not in adata_ref.uns or f"{key}_membership" not in adata_ref.obsm:
         raise ValueError(
             f"adata_ref has no PLA result under key={key!r}: run scconsensus.tl.pla(adata_ref, "
@@ -288,7 +290,6 @@ def pla_transfer(
     membership = pla_extend(
         posteriors[fit_index], labels_ref[fit_index], labels_new, weights=weights
     )
-    key_added = key if key_added is None else key_added
     adata_new = adata_new.copy() if copy else adata_new
     store_consensus(
         adata_new,

@@ -16,6 +16,7 @@ from ..._validation import (
     RandomState,
     check_choice,
     check_dense_memory,
+    check_int,
     check_matrix,
     seed_sequence,
 )
@@ -79,8 +80,7 @@ class DPPConsensus:
 
 
 def _check_params(n, sampler, n_runs, a, tau, s, k_max, expected_size, n_components, n_thresholds):
-    if isinstance(n_runs, bool) or not isinstance(n_runs, int | np.integer) or n_runs < 1:
-        raise ValueError(f"n_runs must be a positive integer, got {n_runs!r}.")
+    check_int(n_runs, "n_runs", 1)
     if not (0.0 < float(a) < 1.0):
         raise ValueError(f"a must be in (0, 1) (clusters smaller than n**a are merged), got {a}.")
     if not (0.0 <= float(tau) <= 1.0):
