@@ -20,7 +20,16 @@ import scipy.sparse as sp
 from anndata import AnnData
 from scanpy import logging as logg
 
-from .._validation import check_choice, check_dense_memory, check_fraction, check_n_clusters
+from .._validation import (
+    NO_SPARSE_ADVICE,
+    check_choice,
+    check_correlation_rows,
+    check_dense_memory,
+    check_fraction,
+    check_int,
+    check_key,
+    check_n_clusters,
+)
 from ..tl._anndata import get_rep, sanitize_uns, store_consensus
 from ._errors import require_r_package, require_rpy2
 from ._session import numpy_converter, quiet_r
@@ -45,16 +54,21 @@ DEFAULT_SEED = 0
 PAC_WINDOW = (0.1, 0.9)
 #: Number of histogram bins of ConsensusClusterPlus's consensus CDF.
 CDF_BINS = 100
+#: ConsensusClusterPlus fails for maxK = 2 (its cluster-tracking plot indexes a k = 3
+#: result, "Error in 1:nrow(m)"): it runs with at least this maxK and the extra k are
+#: dropped. Each k is a cut of the same trees, so k = 2 is what maxK = 2 would give.
+R_MIN_MAX_K = 3
 
 # Runs in R. ConsensusClusterPlus draws heatmaps on the current graphics device
 # even with plot=NULL (under Rscript/rpy2 that is ./Rplots.pdf in the user's
 # working directory), so it draws on a null PDF device that is closed on exit.
 # `title` is a temporary path that is never created (plot=NULL, writeTable=FALSE).
+# It runs with maxK >= 3 (see R_MIN_MAX_K) and keeps k = 2..keepK.
 # The CDF, area and delta area repeat ConsensusClusterPlus's internal CDF()
 # (which only plots them): hist() on the lower triangle, 100 bins; PAC is read
 # off that CDF, so it counts values on a bin edge exactly as the CDF does.
 _R_RUN_CCP = """
-function(d, maxK, reps, pItem, pFeature, clusterAlg, distance, innerLinkage,
+function(d, maxK, keepK, reps, pItem, pFeature, clusterAlg, distance, innerLinkage,
          finalLinkage, seed, keepMatrices, bins, pacLower, pacUpper) {
     colnames(d) <- as.character(seq_len(ncol(d)))
     grDevices::pdf(NULL)
@@ -68,7 +82,7 @@ function(d, maxK, reps, pItem, pFeature, clusterAlg, distance, innerLinkage,
         plot = NULL, writeTable = FALSE))
     icl <- suppressMessages(ConsensusClusterPlus::calcICL(
         res, title = title, plot = NULL, writeTable = FALSE))
-    ks <- 2:maxK
+    ks <- 2:keepK
     breaks <- seq(0, 1, by = 1 / bins)
     cdf <- matrix(NA_real_, length(ks), bins)
     area <- pac <- numeric(length(ks))
@@ -86,7 +100,9 @@ function(d, maxK, reps, pItem, pFeature, clusterAlg, distance, innerLinkage,
     }
     delta <- c(area[1], diff(area) / area[-length(area)])
     cc <- icl$clusterConsensus
+    cc <- cc[cc[, "k"] <= keepK, , drop = FALSE]
     ic <- icl$itemConsensus
+    ic <- ic[ic$k <= keepK, , drop = FALSE]
     list(classes = classes, cdf = cdf, breaks = breaks[-1], area = area, delta = delta,
          pac = pac, cc_k = as.integer(cc[, "k"]), cc_cluster = as.integer(cc[, "cluster"]),
          cc_value = as.numeric(cc[, "clusterConsensus"]),
@@ -99,21 +115,11 @@ function(d, maxK, reps, pItem, pFeature, clusterAlg, distance, innerLinkage,
 """
 
 
-def _check_int(value: Any, name: str, minimum: int) -> int:
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        raise ValueError(f"{name} must be an integer, got {value!r}.")
-    if value < minimum:
-        raise ValueError(f"{name} must be at least {minimum}, got {value}.")
-    return int(value)
-
-
 def resolve_seed(seed: int | None) -> int:
     """The integer seed handed to R: ``seed``, or :data:`DEFAULT_SEED` when ``None``."""
     if seed is None:
         return DEFAULT_SEED
-    seed = _check_int(seed, "seed", 0)
+    seed = check_int(seed, "seed", 0)
     if seed >= 2**31:
         raise ValueError(f"seed must be below 2**31 (R's integer range), got {seed}.")
     return seed
@@ -123,7 +129,11 @@ def _item_matrix(adata: AnnData, use_rep: str | None, layer: str | None) -> np.n
     X = get_rep(adata, use_rep, layer=layer)
     if sp.issparse(X):
         # ConsensusClusterPlus needs a base R matrix (not a dgCMatrix).
-        check_dense_memory(X.shape[0], what="Densifying the input for ConsensusClusterPlus")
+        check_dense_memory(
+            X.shape[0],
+            what="Densifying the input for ConsensusClusterPlus",
+            advice=NO_SPARSE_ADVICE,
+        )
         X = X.toarray()
     return np.asarray(X, dtype=np.float64)
 
@@ -182,6 +192,8 @@ def consensus_cluster_plus(
         Annotated data matrix, items in rows.
     max_k
         Largest number of clusters (``maxK``); results for every k in 2..max_k.
+        ConsensusClusterPlus itself fails for ``maxK = 2``, so ``max_k=2`` runs it with
+        ``maxK = 3`` and keeps k = 2 (recorded as ``r_max_k`` in the params).
     reps
         Number of resamplings (``reps``).
     p_item
@@ -269,47 +281,45 @@ def consensus_cluster_plus(
     """
     if not isinstance(adata, AnnData):
         raise ValueError(f"Expected an AnnData object, got {type(adata).__name__}.")
+    key_added = check_key(key_added)
     X = _item_matrix(adata, use_rep, layer)
     n_items = X.shape[0]
     max_k = check_n_clusters(max_k, n_items, "max_k")
-    reps = _check_int(reps, "reps", 1)
+    reps = check_int(reps, "reps", 1)
     p_item = check_fraction(p_item, "p_item")
     p_feature = check_fraction(p_feature, "p_feature")
     check_choice(cluster_alg, CLUSTER_ALGS, "cluster_alg")
     check_choice(distance, DISTANCES, "distance")
     check_choice(inner_linkage, LINKAGES, "inner_linkage")
     check_choice(final_linkage, LINKAGES, "final_linkage")
-    if int(np.floor(n_items * p_item)) <= max_k:
+    r_max_k = max(max_k, R_MIN_MAX_K)
+    n_drawn = int(np.floor(n_items * p_item))
+    if n_drawn <= r_max_k:
         raise ValueError(
-            f"p_item={p_item} draws {int(np.floor(n_items * p_item))} of {n_items} items per "
-            f"resampling, too few to cut into max_k={max_k} clusters; raise p_item or lower max_k."
+            f"p_item={p_item} draws {n_drawn} of {n_items} items per resampling, too few to "
+            f"cut into {r_max_k} clusters (ConsensusClusterPlus needs maxK >= {R_MIN_MAX_K} "
+            f"and more items than maxK); raise p_item or use more items."
+            if max_k < R_MIN_MAX_K
+            else f"p_item={p_item} draws {n_drawn} of {n_items} items per resampling, too "
+            f"few to cut into max_k={max_k} clusters; raise p_item or lower max_k."
         )
-    if distance in ("pearson", "spearman"):
-        if X.shape[1] < 2:
-            raise ValueError(
-                f"distance={distance!r} correlates items across features and needs at least 2 "
-                "features; use distance='euclidean'."
-            )
-        constant = np.flatnonzero(np.ptp(X, axis=1) == 0)
-        if constant.size:
-            raise ValueError(
-                f"{constant.size} item(s) (e.g. row {constant[0]}) are constant across features, "
-                f"so their {distance} correlation is undefined; remove them or use "
-                "distance='euclidean'."
-            )
+    check_correlation_rows(X, distance)
     if cluster_alg == "km" and distance != "euclidean":
         logg.warning(f"cluster_alg='km' uses euclidean distance; ignoring distance={distance!r}.")
         distance = "euclidean"
     seed_used = resolve_seed(seed)
     # ConsensusClusterPlus holds max_k count matrices, the distance and a copy.
-    check_dense_memory(n_items, n_matrices=max_k + 3, what="ConsensusClusterPlus")
+    check_dense_memory(
+        n_items, n_matrices=r_max_k + 3, what="ConsensusClusterPlus", advice=NO_SPARSE_ADVICE
+    )
 
     adata = adata.copy() if copy else adata
     start = logg.info(f"running ConsensusClusterPlus on {n_items} items (R, {reps} resamplings)")
     t0 = time.perf_counter()
     res = _run_r(
         X,
-        maxK=max_k,
+        maxK=r_max_k,
+        keepK=max_k,
         reps=reps,
         pItem=p_item,
         pFeature=p_feature,
@@ -327,6 +337,7 @@ def consensus_cluster_plus(
 
     params = {
         "max_k": max_k,
+        "r_max_k": r_max_k,
         "reps": reps,
         "p_item": p_item,
         "p_feature": p_feature,

@@ -9,8 +9,11 @@ of a traceback from rpy2's loader.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 import shutil
+import subprocess
+import sys
 from types import ModuleType
 
 #: R packages we use, with their Bioconductor/CRAN origin and Debian package.
@@ -40,8 +43,72 @@ def install_hint(package: str) -> str:
     return f"apt-get install {debian} or BiocManager::install('{package}')"
 
 
+#: Starts R the way rpy2 does, in a child process (see :func:`probe_r`).
+_PROBE = "import rpy2.robjects as ro; ro.r('invisible(1)')"
+#: Seconds the probe may take (R starts in about a second).
+PROBE_TIMEOUT = 120
+_PROBED_OK = False
+
+
+def _r_home_hint() -> str:
+    """The R_HOME the ``R`` on PATH reports, as advice (empty when there is none)."""
+    found = shutil.which("R")
+    if found is None:
+        return ""
+    env = {k: v for k, v in os.environ.items() if k != "R_HOME"}
+    try:
+        out = subprocess.run([found, "RHOME"], env=env, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    home = out.stdout.strip()
+    return f" (the R on PATH, {found}, has R_HOME={home})" if home else ""
+
+
+def probe_r() -> None:
+    """Start R once in a child process before embedding it in this one.
+
+    A broken R (e.g. ``R_HOME`` pointing nowhere) does not raise when rpy2 embeds it:
+    R prints "Fatal error: unable to open the base package" and exits the whole
+    process, a Jupyter kernel with its unsaved work included. The child dies instead,
+    and its exit becomes an :class:`RDependencyError` naming what to fix. Runs once per
+    session and only while R is not yet embedded.
+
+    Raises
+    ------
+    RDependencyError
+        If R cannot start.
+    """
+    global _PROBED_OK
+    if _PROBED_OK or "rpy2.robjects" in sys.modules or importlib.util.find_spec("rpy2") is None:
+        return
+    try:
+        out = subprocess.run(
+            [sys.executable, "-c", _PROBE], capture_output=True, text=True, timeout=PROBE_TIMEOUT
+        )
+    except subprocess.TimeoutExpired as err:
+        raise RDependencyError(
+            f"R did not start within {PROBE_TIMEOUT} s; check that 'R --vanilla' starts in a "
+            "terminal."
+        ) from err
+    if out.returncode == 0:
+        _PROBED_OK = True
+        return
+    lines = [line for line in (out.stderr + out.stdout).splitlines() if line.strip()]
+    detail = "; ".join(lines[-2:]) or f"exit code {out.returncode}"
+    r_home = os.environ.get("R_HOME")
+    if r_home is not None:
+        fix = (
+            f"R_HOME is set to {r_home!r}: unset it or point it to an R installation"
+            f"{_r_home_hint()}"
+        )
+    else:
+        fix = "check the R installation (apt-get install --reinstall r-base-core)"
+    raise RDependencyError(f"R cannot start ({detail}); {fix}.")
+
+
 def _load_rpy2() -> ModuleType:
     # Separate function so tests can simulate a machine without R.
+    probe_r()
     saved = os.environ.get("LD_LIBRARY_PATH")
     try:
         return importlib.import_module("rpy2.robjects")
@@ -67,6 +134,8 @@ def require_rpy2() -> ModuleType:
             "rpy2 is not installed: pip install 'scconsensus[r]' (rpy2>=3.5.13,<3.6 with R < 4.5). "
             "It also needs R itself: apt-get install r-base-core, or see https://cran.r-project.org."
         ) from err
+    except RDependencyError:
+        raise
     except (OSError, RuntimeError, ValueError, ImportError) as err:
         # rpy2 is there but cannot find or load libR (no R, or R_HOME wrong).
         found = shutil.which("R")
