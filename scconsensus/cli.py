@@ -17,6 +17,15 @@ import anndata as ad
 import pandas as pd
 
 from . import datasets, tl
+from ._validation import (
+    check_choice,
+    check_fraction,
+    check_int,
+    check_key,
+    check_kwargs,
+    check_n_jobs,
+)
+from .core.ensemble import METHODS
 
 #: Consensus methods the CLI knows; each runs if ``scconsensus.tl`` provides it.
 CONSENSUS_METHODS = ("pcc", "pla", "dpp")
@@ -55,7 +64,62 @@ def _load(source: str) -> ad.AnnData:
         raise SystemExit(
             f"Input {source!r} is neither a file nor a bundled dataset ({', '.join(BUNDLED)})."
         )
-    return ad.read_h5ad(path)
+    if path.suffix != ".h5ad":
+        raise ValueError(
+            f"Input {source!r} is not an .h5ad file; convert it first, e.g. "
+            "anndata.read_csv(path).write_h5ad('data.h5ad') (items in rows)."
+        )
+    try:
+        return ad.read_h5ad(path)
+    except Exception as err:  # h5py/anndata raise many types for a damaged file
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise ValueError(
+            f"Cannot read {source!r} as an .h5ad file ({first}); check that it was written "
+            "by AnnData (adata.write_h5ad) and is complete."
+        ) from None
+
+
+#: Method arguments the CLI sets from its own options (not through --param).
+_OWN_OPTIONS = {
+    "n_clusters": "--n-clusters",
+    "random_state": "--random-state",
+    "ensemble_key": "--ensemble-key",
+    "use_rep": "--use-rep",
+    "key_added": "the method name",
+}
+
+
+def _k_values(text: str) -> tuple[int, int] | list[int]:
+    """``--k``: two values are an inclusive range, one or three or more a list."""
+    try:
+        values = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        msg = f"--k expects integers separated by commas (e.g. 2,20), got {text!r}."
+        raise ValueError(msg) from None
+    if not values or min(values) < 2:
+        raise ValueError(f"--k values must be integers of at least 2, got {text!r}.")
+    return tuple(values) if len(values) == 2 else values
+
+
+def _check_args(args: argparse.Namespace, methods: list[str], extra: dict[str, Any]) -> None:
+    """Every argument checked before any work, so a typo costs no ensemble."""
+    check_int(args.n_partitions, "--n-partitions", 1)
+    check_int(args.n_clusters, "--n-clusters", 2)
+    check_fraction(args.subsample, "--subsample")
+    check_n_jobs(args.n_jobs)
+    check_key(args.ensemble_key, "--ensemble-key")
+    for name in args.ensemble_methods.split(","):
+        check_choice(name.strip(), METHODS, "--ensemble-methods")
+    if Path(args.out).suffix != ".h5ad":
+        raise ValueError(f"--out must name an .h5ad file, got {args.out!r}.")
+    for name in extra:
+        if name in _OWN_OPTIONS:
+            raise ValueError(
+                f"--param {name}=... is set by {_OWN_OPTIONS[name]}; use that instead."
+            )
+    accepted = {p for m in methods for p in inspect.signature(getattr(tl, m)).parameters}
+    accepted -= {"adata", "copy", *_OWN_OPTIONS}
+    check_kwargs(extra, accepted, f"--param (for {', '.join(methods)})")
 
 
 def run_method(adata: ad.AnnData, name: str, **options: Any) -> None:
@@ -66,6 +130,7 @@ def run_method(adata: ad.AnnData, name: str, **options: Any) -> None:
         raise ValueError(f"Method {name!r} is not available in this installation.")
     fn = getattr(tl, name)
     accepted = inspect.signature(fn).parameters
+    # the CLI's shared options go only to methods that take them (dpp has no n_clusters)
     fn(adata, **{k: v for k, v in options.items() if k in accepted and v is not None})
 
 
@@ -96,16 +161,23 @@ def _report(adata: ad.AnnData, outdir: Path, keys: list[str]) -> Path | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    adata = _load(args.input)
     methods = args.method or available_methods()
+    extra = _parse_params(args.param)
+    k = _k_values(args.k)
+    _check_args(args, methods, extra)
+    adata = _load(args.input)
+    if args.n_clusters >= adata.n_obs:
+        raise ValueError(
+            f"--n-clusters {args.n_clusters} is too large for {adata.n_obs} items; "
+            f"choose --n-clusters < {adata.n_obs}."
+        )
     start = time.perf_counter()
     if args.ensemble_key not in adata.obsm or args.rebuild_ensemble:
-        k = tuple(int(v) for v in args.k.split(","))
         tl.ensemble(
             adata,
             args.n_partitions,
-            args.ensemble_methods.split(","),
-            k=k if len(k) == 2 else list(k),
+            [m.strip() for m in args.ensemble_methods.split(",")],
+            k=k,
             subsample=args.subsample,
             use_rep=args.use_rep,
             random_state=args.random_state,
@@ -113,7 +185,6 @@ def run(args: argparse.Namespace) -> int:
             key_added=args.ensemble_key,
         )
         print(f"ensemble: {args.n_partitions} partitions in {time.perf_counter() - start:.1f} s")
-    extra = _parse_params(args.param)
     for name in methods:
         t0 = time.perf_counter()
         run_method(
