@@ -100,7 +100,18 @@ def check_int(value: Any, name: str, minimum: int | None = None) -> int:
         raise ValueError(f"{name} must be an integer, got {value!r}.")
     value = int(value)
     if minimum is not None and value < minimum:
-        raise ValueError(f"{name} must be at least {minimum}, got {value}.")
+        least = "a positive integer" if minimum == 1 else f"at least {minimum}"
+        raise ValueError(f"{name} must be {least}, got {value}.")
+    return value
+
+
+def check_number(value: Any, name: str) -> float:
+    """A finite real number (no strings, booleans, arrays or tuples)."""
+    if isinstance(value, str | bool) or not isinstance(value, int | float | np.number):
+        raise ValueError(f"{name} must be a number, got {value!r}.")
+    value = float(value)
+    if not np.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value}.")
     return value
 
 

@@ -190,7 +190,7 @@ def test_sparse_input_and_key_added():
     [
         ({"max_k": 1}, "max_k must be at least 2"),
         ({"max_k": 40}, "too large"),
-        ({"reps": 0}, "reps must be at least 1"),
+        ({"reps": 0}, "reps must be a positive integer"),
         ({"p_item": 1.5}, "p_item must be in"),
         ({"cluster_alg": "dbscan"}, "cluster_alg='dbscan' is not supported"),
         ({"distance": "cosine"}, "distance='cosine' is not supported"),

@@ -400,9 +400,10 @@ def generate_ensemble(
     """
     X = check_matrix(X)
     n, p = X.shape
-    if isinstance(n_partitions, bool) or int(n_partitions) != n_partitions or n_partitions < 1:
-        raise ValueError(f"n_partitions must be a positive integer, got {n_partitions!r}.")
-    n_partitions = int(n_partitions)
+    n_partitions = check_int(n_partitions, "n_partitions", 1)
+    n_neighbors = check_int(n_neighbors, "n_neighbors", 1)
+    if not isinstance(methods, str | Sequence):
+        raise ValueError(f"methods must be a method name or a list of them, got {methods!r}.")
     methods = [methods] if isinstance(methods, str) else list(methods)
     if not methods:
         raise ValueError("methods is empty; give at least one clustering method.")
@@ -417,7 +418,10 @@ def generate_ensemble(
             "predict_unsampled must be True, False, 'centroid' or 'neighbor', "
             f"got {predict_unsampled!r}."
         )
-    lo, hi = (float(r) for r in resolution)
+    try:
+        lo, hi = (float(r) for r in resolution)
+    except (TypeError, ValueError):
+        lo = hi = float("nan")  # refused just below, with the message
     if not (0 < lo <= hi):
         raise ValueError(
             f"resolution must be a (lo, hi) range with 0 < lo <= hi, got {resolution}."

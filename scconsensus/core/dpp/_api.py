@@ -18,6 +18,7 @@ from ..._validation import (
     check_dense_memory,
     check_int,
     check_matrix,
+    check_number,
     seed_sequence,
 )
 from .._membership import normalize_rows
@@ -81,6 +82,11 @@ class DPPConsensus:
 
 def _check_params(n, sampler, n_runs, a, tau, s, k_max, expected_size, n_components, n_thresholds):
     check_int(n_runs, "n_runs", 1)
+    a, tau, s = (check_number(v, name) for v, name in ((a, "a"), (tau, "tau"), (s, "s")))
+    if k_max is not None:
+        k_max = check_int(k_max, "k_max")
+    if expected_size is not None:
+        check_number(expected_size, "expected_size")
     if not (0.0 < float(a) < 1.0):
         raise ValueError(f"a must be in (0, 1) (clusters smaller than n**a are merged), got {a}.")
     if not (0.0 <= float(tau) <= 1.0):
@@ -98,10 +104,10 @@ def _check_params(n, sampler, n_runs, a, tau, s, k_max, expected_size, n_compone
         raise ValueError(
             f"expected_size must be a number of generators in (0, {n}), got {expected_size}."
         )
-    if n_components is not None and int(n_components) < 1:
-        raise ValueError(f"n_components must be a positive integer, got {n_components}.")
-    if n_thresholds is not None and int(n_thresholds) < 1:
-        raise ValueError(f"n_thresholds must be a positive integer, got {n_thresholds}.")
+    if n_components is not None:
+        check_int(n_components, "n_components", 1)
+    if n_thresholds is not None:
+        check_int(n_thresholds, "n_thresholds", 1)
 
 
 def _kmeans_run(X: np.ndarray, k: int, seed: int) -> np.ndarray:
