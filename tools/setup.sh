@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Set up everything scconsensus, its tests and vignettes need on a fresh Debian machine:
-# R with Bioconductor's ConsensusClusterPlus, ALL and SingleCellExperiment (apt), then the
+# R with Bioconductor's ConsensusClusterPlus, ALL, SingleCellExperiment, bluster and scran (apt), then the
 # Python package with all extras (pip, editable). Idempotent: skips what is already there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 R_PACKAGES=(
   r-base-core r-base-dev
   r-bioc-consensusclusterplus r-bioc-all r-bioc-singlecellexperiment
+  r-bioc-bluster r-bioc-scran
   r-cran-reticulate r-cran-testthat r-cran-roxygen2
 )
 
