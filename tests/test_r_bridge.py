@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import anndata as ad
@@ -62,6 +63,42 @@ def test_convert_kwargs_coerces_whole_floats_where_ints_are_expected():
         _bridge.convert_kwargs(f, {"copy": True})
     with pytest.raises(ValueError, match="given twice"):
         _bridge.convert_kwargs(f, {"m": 1, "M": 2})
+
+
+def test_convert_kwargs_lists_become_tuples_only_where_python_takes_only_tuples():
+    def f(
+        adata,
+        k: int | tuple[int, int] | Sequence[int] = (2, 20),
+        resolution: tuple[float, float] = (0.2, 2.0),
+        grid=(0.1, 1.0),
+        names: list | None = None,
+    ):
+        pass
+
+    out = _bridge.convert_kwargs(
+        f, {"k": [2.0, 3.0, 4.0], "resolution": [0.5, 1.0], "grid": [1.0], "names": ["a"]}
+    )
+    assert out == {"k": [2, 3, 4], "resolution": (0.5, 1.0), "grid": (1.0,), "names": ["a"]}
+    assert _bridge.convert_kwargs(f, {"k": (2.0, 5.0)})["k"] == (2, 5)  # sccRange()
+
+
+def test_run_hands_back_warnings_and_silences_progress(blobs, capfd):
+    X, _ = blobs
+    adata = _bridge.make_adata(X)
+    ens = np.zeros((X.shape[0], 4), dtype=np.int32)
+    ens[: X.shape[0] // 2] = 1
+    ens[0] = -1  # item 0 in no partition: PLA warns
+    out = _bridge.run("pla", adata, {"nClusters": 2.0, "lam": 0.0}, ens, None, False)
+    assert any("in no partition" in w for w in out["warnings"])
+    assert len(out["warnings"]) == len(set(out["warnings"]))
+    capfd.readouterr()
+    _bridge.run("ensemble", _bridge.make_adata(X), {"nPartitions": 25.0, "k": 2.0}, progress=False)
+    _bridge.run("dpp", _bridge.make_adata(X), {"nRuns": 5.0}, progress=False)
+    assert capfd.readouterr().err == ""
+    _bridge.run("dpp", _bridge.make_adata(X), {"nRuns": 5.0}, progress=True)
+    assert "runs" in capfd.readouterr().err
+    assert _bridge.uses_ensemble("pcc") and _bridge.uses_ensemble("pla")
+    assert not _bridge.uses_ensemble("dpp") and not _bridge.uses_ensemble("ensemble")
 
 
 def test_matrix_transport_and_encode():

@@ -11,7 +11,13 @@ function works from R as soon as it exists:
 - names: R-style ``nClusters`` / ``n.clusters`` become ``n_clusters``;
 - numbers: reticulate sends R's ``5`` as the float ``5.0``; a whole float
   becomes an ``int`` where the parameter is an int (by its default value or
-  its annotation), element-wise in tuples and lists.
+  its annotation), element-wise in tuples and lists;
+- sequences: R vectors arrive as lists (values, e.g. ``k = 2:10``) and ranges
+  (``sccRange(2, 20)``) as tuples; a list becomes a tuple where the parameter
+  takes only a tuple (e.g. ``resolution``).
+
+Python warnings raised during a call are handed back for R to raise with
+``warning()``, and progress bars can be switched off (see :func:`run`).
 
 Matrices cross without reticulate's NumPy conversion, which needs the NumPy C
 API of the NumPy it was built against (Debian's reticulate 1.28 refuses NumPy
@@ -23,8 +29,11 @@ a flat column-major list (:func:`encode`).
 
 from __future__ import annotations
 
+import contextlib
 import inspect
+import io
 import re
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -67,6 +76,15 @@ def _wants_int(param: inspect.Parameter) -> bool:
     return bool(re.search(r"\bint\b", annotation)) or "RandomState" in annotation
 
 
+def _wants_tuple(param: inspect.Parameter) -> bool:
+    """The parameter takes a tuple but no other sequence (e.g. ``tuple[float, float]``)."""
+    annotation = param.annotation
+    if annotation is inspect.Parameter.empty:
+        return isinstance(param.default, tuple)
+    annotation = annotation if isinstance(annotation, str) else str(annotation)
+    return "tuple" in annotation and not re.search(r"Sequence|list|Iterable", annotation)
+
+
 def _to_int(value: Any) -> Any:
     if isinstance(value, float) and value.is_integer():
         return int(value)
@@ -104,6 +122,8 @@ def convert_kwargs(function, kwargs: Mapping[str, Any] | None) -> dict[str, Any]
             raise ValueError(f"Argument {name!r} was given twice (as {r_name!r}).")
         if isinstance(value, Mapping) and value.get("matrix") is True:
             value = decode_matrix(value)
+        if isinstance(value, list) and _wants_tuple(params[name]):
+            value = tuple(value)
         out[name] = _to_int(value) if _wants_int(params[name]) else value
     return out
 
@@ -204,12 +224,34 @@ def _tool(name: str):
     return function
 
 
+def uses_ensemble(name: str) -> bool:
+    """Whether ``scconsensus.tl.<name>`` reads an ensemble (has an ``ensemble_key``)."""
+    return "ensemble_key" in inspect.signature(_tool(name)).parameters
+
+
+def _call(function, adata: AnnData, kwargs: dict[str, Any], progress: bool | None) -> None:
+    """``function(adata, **kwargs)`` with progress bars on, off or left to the function.
+
+    A function with a ``progress`` parameter gets it; one without is silenced
+    by catching its standard error (tqdm writes there) when ``progress`` is ``False``.
+    """
+    params = inspect.signature(function).parameters
+    if progress is not None and "progress" in params:
+        kwargs = {"progress": bool(progress), **kwargs}
+    if progress is False and "progress" not in params:
+        with contextlib.redirect_stderr(io.StringIO()):
+            function(adata, **kwargs)
+    else:
+        function(adata, **kwargs)
+
+
 def run(
     name: str,
     adata: AnnData,
     kwargs: Mapping[str, Any] | None = None,
     ensemble: Any = None,
     ensemble_kwargs: Mapping[str, Any] | None = None,
+    progress: bool | None = None,
 ) -> dict[str, Any]:
     """Call ``scconsensus.tl.<name>(adata, **kwargs)`` and return what it wrote.
 
@@ -227,12 +269,24 @@ def run(
         :func:`scconsensus.tl.ensemble` with ``ensemble_kwargs``.
     ensemble_kwargs
         R-style arguments for :func:`scconsensus.tl.ensemble`.
+    progress
+        Progress bars on (``True``), off (``False``, nothing written to standard
+        error) or as the function decides (``None``).
 
     Returns
     -------
-    ``{"key": main result key or None, "obs": {...}, "obsm": {...}, "uns": {...}}``
-    with the entries the call added, passed through :func:`encode`.
+    ``{"key": main result key or None, "obs": {...}, "obsm": {...}, "uns": {...},
+    "warnings": [...]}`` with the entries the call added, passed through
+    :func:`encode`, and the messages of the Python warnings raised (each once).
     """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = _run(name, adata, kwargs, ensemble, ensemble_kwargs, progress)
+    out["warnings"] = list(dict.fromkeys(str(w.message).strip() for w in caught))
+    return out
+
+
+def _run(name, adata, kwargs, ensemble, ensemble_kwargs, progress) -> dict[str, Any]:
     function = _tool(name)
     params = inspect.signature(function).parameters
     converted = convert_kwargs(function, kwargs)
@@ -255,11 +309,11 @@ def run(
             ens_kwargs = convert_kwargs(ens, ensemble_kwargs)
             ens_kwargs.setdefault("use_rep", "X")
             ens_kwargs["key_added"] = key
-            ens(adata, **ens_kwargs)
+            _call(ens, adata, ens_kwargs, progress)
     elif ensemble is not None or ensemble_kwargs:
         raise ValueError(f"scconsensus.tl.{name} does not use an ensemble.")
 
-    function(adata, **converted)
+    _call(function, adata, converted, progress)
     obs_new = [c for c in adata.obs.columns if c not in before_obs]
     obsm_new = [k for k in adata.obsm if k not in before_obsm]
     uns_new = [k for k in adata.uns if before_uns.get(k) != id(adata.uns[k])]
