@@ -161,7 +161,11 @@ def r_library(tmp_path_factory):
 
 @pytest.mark.slow
 def test_testthat_suite_is_green(r_library, tmp_path):
-    """Run r_bridge/tests/testthat against the installed package and this Python."""
+    """Run r_bridge/tests/testthat against the installed package and this Python.
+
+    Among them test-readme.R, which runs the R code of README.md (section "R and
+    Bioconductor") and r_bridge/README.md, found through SCCONSENSUS_ROOT.
+    """
     summary = tmp_path / "summary.csv"
     script = f"""
         .libPaths(c({str(r_library)!r}, .libPaths()))
@@ -173,9 +177,14 @@ def test_testthat_suite_is_green(r_library, tmp_path):
         write.csv(r[, c("file", "test", "nb", "failed", "skipped", "error", "warning",
                         "passed")], {str(summary)!r}, row.names = FALSE)
     """
-    env = {**os.environ, "RETICULATE_PYTHON": sys.executable, "NUMBA_NUM_THREADS": "1"}
+    env = {
+        **os.environ,
+        "RETICULATE_PYTHON": sys.executable,
+        "NUMBA_NUM_THREADS": "1",
+        "SCCONSENSUS_ROOT": str(ROOT),
+    }
     proc = subprocess.run(
-        ["Rscript", "-e", script], capture_output=True, text=True, timeout=600, env=env,
+        ["Rscript", "-e", script], capture_output=True, text=True, timeout=900, env=env,
         cwd=tmp_path,
     )  # fmt: skip
     assert proc.returncode == 0 and summary.exists(), proc.stdout[-4000:] + proc.stderr[-4000:]
@@ -185,8 +194,14 @@ def test_testthat_suite_is_green(r_library, tmp_path):
     assert len(res) >= 10 and res["passed"].sum() >= 50
     # Every user-facing function is exercised.
     text = "".join(p.read_text() for p in (R_BRIDGE / "tests" / "testthat").glob("test-*.R"))
-    for fn in ("ensemble(", "pcc(", "pla(", "dpp("):
+    for fn in ("ensemble(", "pcc(", "pla(", "dpp(", "PCCParam(", "PLAParam(", "DPPParam(",
+               "clusterSweep(", "clusterCells(", "sccRange("):  # fmt: skip
         assert fn in text
+    # issue 14: every Bioconductor-side item is pinned, and the READMEs run
+    tests = set(res["test"])
+    for item in range(1, 6):
+        assert any(f"(item {item})" in t for t in tests), item
+    assert {"test-bluster.R", "test-readme.R"} <= set(res["file"])
 
 
 def test_roxygen_pages_are_up_to_date(tmp_path):
@@ -206,5 +221,5 @@ def test_roxygen_pages_are_up_to_date(tmp_path):
         assert filecmp.cmp(R_BRIDGE / rel, copy / rel, shallow=False), f"{rel} is stale"
     generated = sorted(p.name for p in (copy / "man").glob("*.Rd"))
     assert generated == sorted(p.name for p in (R_BRIDGE / "man").glob("*.Rd"))
-    for fn in ("ensemble", "pcc", "pla", "dpp"):
+    for fn in ("ensemble", "pcc", "pla", "dpp", "PCCParam", "sccRange"):
         assert f"{fn}.Rd" in generated

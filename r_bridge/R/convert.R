@@ -5,28 +5,115 @@
 # values with their shape, and come back as plain lists (see
 # scconsensus/r/_bridge.py, encode()).
 
-# R vectors of length > 1 go to Python as tuples (e.g. k = c(2, 20), a range),
-# R lists as lists (e.g. k = list(3, 5, 8), explicit values); length-1 vectors
-# as scalars; matrices as byte specs (decoded to NumPy arrays in Python).
-# Whole numbers are made integers on the Python side, where the Python
-# signature wants an integer (reticulate sends 5 as 5.0).
+# Argument values for Python: vectors of length > 1 go as lists (values, e.g.
+# k = 2:10 or k = c(3, 5, 8)), as do R lists; a sccRange() as a tuple (a
+# range); length-1 vectors as scalars; matrices as byte specs (decoded to NumPy
+# arrays in Python). Whole numbers are made integers on the Python side, where
+# the Python signature wants an integer (reticulate sends 5 as 5.0), and a list
+# becomes a tuple where Python takes only a tuple.
 .py_args <- function(args) {
     if (length(args) == 0L) return(reticulate::dict())
     if (is.null(names(args)) || any(names(args) == "")) {
         stop("All arguments passed on to scconsensus must be named.", call. = FALSE)
     }
-    conv <- lapply(args, function(v) {
-        if (is.factor(v)) v <- as.character(v)
-        if (!is.null(dim(v)) || methods::is(v, "Matrix")) {
-            return(c(.matrix_spec(v), list(matrix = TRUE)))
-        }
-        if (is.atomic(v) && length(v) > 1L) {
-            do.call(reticulate::tuple, as.list(v))
-        } else {
-            v
-        }
-    })
+    conv <- lapply(args, .py_value)
     reticulate::dict(conv)
+}
+
+.py_value <- function(v) {
+    if (is.factor(v)) v <- as.character(v)
+    if (inherits(v, "sccRange")) return(reticulate::tuple(unclass(v)[1], unclass(v)[2]))
+    if (!is.null(dim(v)) || methods::is(v, "Matrix")) {
+        return(c(.matrix_spec(v), list(matrix = TRUE)))
+    }
+    if (is.list(v)) return(lapply(unname(v), .py_value))
+    if (is.atomic(v) && length(v) > 1L) return(as.list(unname(v)))
+    v
+}
+
+#' A range of values drawn per partition
+#'
+#' `k = sccRange(2, 20)` asks [ensemble()] for a number of clusters drawn
+#' uniformly between 2 and 20 (inclusive) in each partition, whereas a vector
+#' such as `k = 2:10` or `k = c(3, 5, 8)` gives the values themselves, cycled
+#' over the partitions. Also for Leiden's `resolution`.
+#'
+#' @param lo,hi Lower and upper end (inclusive). `sccRange(c(2, 20))` works too.
+#' @return An object of class `"sccRange"`: the two numbers.
+#' @seealso [ensemble()]
+#' @examples
+#' sccRange(2, 20)
+#' @export
+sccRange <- function(lo, hi) {
+    if (missing(hi) && length(lo) == 2L) {
+        hi <- lo[2]
+        lo <- lo[1]
+    }
+    if (!is.numeric(lo) || !is.numeric(hi) || length(lo) != 1L || length(hi) != 1L ||
+        anyNA(c(lo, hi)) || lo > hi) {
+        stop("sccRange() needs two numbers lo <= hi, as in sccRange(2, 20).", call. = FALSE)
+    }
+    structure(c(lo, hi), class = "sccRange")
+}
+
+#' @export
+print.sccRange <- function(x, ...) {
+    cat("sccRange(", unclass(x)[1], ", ", unclass(x)[2], ")\n", sep = "")
+    invisible(x)
+}
+
+# k as R users give it, checked with R wording before Python sees it.
+.check_k <- function(k) {
+    if (is.null(k) || inherits(k, "sccRange")) return(invisible())
+    v <- unlist(k)
+    if (!is.numeric(v) || length(v) == 0L || anyNA(v) || any(v != round(v))) {
+        stop("k must be whole numbers: one value (k = 4), the values to use (k = 2:10, ",
+             "k = c(3, 5, 8)) or a range drawn per partition (k = sccRange(2, 20)).",
+             call. = FALSE)
+    }
+    invisible()
+}
+
+# nClusters, n.clusters and n_clusters are one argument: nClusters.
+.camel <- function(x) gsub("[._]+([[:alnum:]])", "\\U\\1", x, perl = TRUE)
+
+# Merge the named formals of a wrapper with its `...`, naming everything in
+# camelCase. `given` are the formals the caller supplied; a `...` name that is
+# another spelling of a formal replaces the formal's default, or is an error
+# when the formal was given as well.
+.merge_args <- function(formals, given, dots) {
+    if (length(dots)) {
+        if (is.null(names(dots)) || any(names(dots) == "")) {
+            stop("Arguments passed on to scconsensus must be named.", call. = FALSE)
+        }
+        original <- names(dots)
+        names(dots) <- .camel(original)
+        twice <- duplicated(names(dots))
+        if (any(twice)) {
+            stop("'", original[twice][1], "' is given twice (as ",
+                 paste0("'", original[names(dots) == names(dots)[twice][1]], "'",
+                        collapse = " and "), ").", call. = FALSE)
+        }
+        for (i in seq_along(dots)) {
+            nm <- names(dots)[i]
+            if (nm %in% given) {
+                shown <- if (nm == "keyAdded") "name" else nm
+                stop("'", original[i], "' and '", shown, "' are the same argument; ",
+                     "give it once.", call. = FALSE)
+            }
+            if (nm %in% names(formals)) formals[nm] <- list(NULL)
+        }
+    }
+    args <- c(formals, dots)
+    args[!vapply(args, is.null, logical(1))]
+}
+
+# The formals of `fun` its call supplied (name = keyAdded).
+.given <- function(call, fun) {
+    nm <- names(as.list(call))[-1]
+    nm <- nm[!is.na(nm) & nm %in% setdiff(names(formals(fun)), "...")]
+    nm[nm == "name"] <- "keyAdded"
+    nm
 }
 
 # A matrix as a spec for scconsensus.r._bridge.decode_matrix().
@@ -91,17 +178,23 @@
     list(spec = spec, n = n, names = names)
 }
 
-# R's NA marks items a partition left out; Python's ensemble uses -1.
+# R's NA marks items a partition left out; Python's ensemble uses -1 and labels
+# 0..k-1 per partition (R's are recoded, whatever they are: 1..k, factors,
+# strings).
 .ensemble_spec <- function(ensemble, n) {
     if (is.null(ensemble)) return(NULL)
+    if (is.data.frame(ensemble) || methods::is(ensemble, "DataFrame")) {
+        ensemble <- do.call(cbind, lapply(as.list(ensemble), as.character))
+    }
     ensemble <- as.matrix(ensemble)
     if (nrow(ensemble) != n) {
         stop("ensemble has ", nrow(ensemble), " rows but x has ", n,
              " items; it must be items x partitions.", call. = FALSE)
     }
-    storage.mode(ensemble) <- "integer"
-    ensemble[is.na(ensemble)] <- -1L
-    .matrix_spec(ensemble)
+    codes <- apply(ensemble, 2, function(p) match(p, sort(unique(p[!is.na(p)]))) - 1L)
+    codes <- matrix(as.integer(codes), nrow = n)
+    codes[is.na(codes)] <- -1L
+    .matrix_spec(codes)
 }
 
 # Inverse of encode() in scconsensus/r/_bridge.py.
@@ -133,7 +226,34 @@
 
 .decode_obsm <- function(m, names) {
     m <- as.matrix(.decode(m))
-    if (is.integer(m)) m[m < 0L] <- NA_integer_  # ensemble labels: -1 = not sampled
+    if (is.integer(m)) {
+        # ensemble labels: -1 = not sampled, clusters 0..k-1 become 1..k
+        m[m < 0L] <- NA_integer_
+        m <- m + 1L
+        colnames(m) <- paste0("p", seq_len(ncol(m)))
+    }
     rownames(m) <- names
     m
+}
+
+# Labels "1".."k" without empty levels, as bluster and scran give them, with
+# the membership columns in the same order and named alike (clusters no item
+# is assigned to come last, so that rows still sum to one).
+.bioc_labels <- function(labels, membership = NULL) {
+    used <- levels(droplevels(labels))
+    new <- factor(match(as.character(labels), used), levels = seq_along(used))
+    names(new) <- names(labels)
+    if (!is.null(membership)) {
+        # Python's label "j" is membership column j + 1
+        cols <- suppressWarnings(as.integer(used)) + 1L
+        if (anyNA(cols) || any(cols > ncol(membership))) {
+            cols <- match(used, levels(labels))  # otherwise by position
+        }
+        if (!anyNA(cols) && all(cols <= ncol(membership))) {
+            order <- c(cols, setdiff(seq_len(ncol(membership)), cols))
+            membership <- membership[, order, drop = FALSE]
+        }
+        colnames(membership) <- seq_len(ncol(membership))
+    }
+    list(labels = new, membership = membership)
 }

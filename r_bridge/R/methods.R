@@ -7,34 +7,43 @@
 #' `x` is either
 #' * a numeric matrix (or sparse `Matrix`) with **features in rows and items
 #'   (cells, samples) in columns**, as Bioconductor holds expression data. The
-#'   result is a list: `labels` (factor, levels `"0"`, `"1"`, ..., named by the
-#'   column names of `x`), `membership` (items x clusters soft memberships, rows
-#'   summing to one), `confidence` (largest membership per item), `obs` (a
-#'   data.frame of every per-item value written), `obsm` (every per-item matrix
-#'   written) and `uns` (parameters and method figures);
+#'   result is a list: `labels` (factor with levels `"1"`, ..., `"k"` and no
+#'   empty level, as in bluster and scran, named by the column names of `x`),
+#'   `membership` (items x clusters soft memberships, rows summing to one,
+#'   columns named `"1"`, `"2"`, ... like the levels; clusters no item is
+#'   assigned to come last), `confidence` (largest membership per item), `obs`
+#'   (a data.frame of every per-item value written), `obsm` (every per-item
+#'   matrix written) and `uns` (parameters and method figures);
 #' * a `SingleCellExperiment` (or `SummarizedExperiment`): the values come from
 #'   `assay(x, assay.type)` or, with `use.dimred`, from `reducedDim(x,
 #'   use.dimred)`; the result is `x` with the labels, confidence and entropy
-#'   added as `colData` columns, the memberships as a `reducedDim` named
-#'   `"<name>_membership"` and the figures in `metadata(x)[[name]]`.
+#'   added as `colData` columns (and the labels as [colLabels()][SingleCellExperiment::colLabels]
+#'   with `colLabels = TRUE`), the memberships as a `reducedDim` named
+#'   `"<name>_membership"` and the parameters and figures in
+#'   `metadata(x)[[name]]`. An ensemble is a `reducedDim` (items x partitions,
+#'   labels `1..k`, `NA` where a partition left the item out; default name
+#'   `"scc_ensemble"`), which [pcc()] and [pla()] find by `ensembleKey`.
+#'
+#' The column names of `x` (item names) must be unique.
+#'
+#' Python warnings become R warnings; Python errors R errors, with the Python
+#' message.
 #'
 #' @section Arguments in R style:
 #' Any argument of the Python function can be passed in `...` with its name in
-#' camelCase (`nNeighbors` for `n_neighbors`; `n.neighbors` and `n_neighbors`
-#' work too). Whole numbers are sent as integers where Python expects one.
-#' Vectors of length > 1 are sent as tuples (so `k = c(2, 20)` is a range) and
-#' lists as lists (`k = list(3, 5, 8)` are explicit values).
+#' camelCase (`nNeighbors` for `n_neighbors`); `n.neighbors` and `n_neighbors`
+#' are the same argument, also for the named arguments (`n_clusters = 4` is
+#' `nClusters = 4`; giving both is an error). Whole numbers are sent as
+#' integers where Python expects one. Vectors of length > 1 are the values
+#' themselves (`k = 2:10`, `k = c(3, 5, 8)`, `methods = c("kmeans", "hc")`), as
+#' are lists; a range is given with [sccRange()] (`k = sccRange(2, 20)`: a
+#' number drawn per partition between 2 and 20).
 #'
 #' Random numbers come from Python's generator, seeded by `randomState`;
 #' [set.seed()] has no effect on them.
 #' @name scconsensus-io
 #' @keywords internal
 NULL
-
-.collect_args <- function(explicit, dots) {
-    explicit <- explicit[!vapply(explicit, is.null, logical(1))]
-    c(explicit, dots)
-}
 
 #' Build a clustering ensemble
 #'
@@ -51,37 +60,47 @@ NULL
 #'   `"hc_average"`, `"hc_complete"`, `"hc_single"`, `"hc_ward"`,
 #'   `"hc_centroid"`, `"pam"`, `"spectral"`, `"leiden"`; several are cycled over
 #'   the partitions.
-#' @param k Clusters per partition: a number, a range `c(lo, hi)` drawn per
-#'   partition, or a list of values cycled over partitions.
+#' @param k Clusters per partition: a number, the values to use cycled over the
+#'   partitions (`2:10`, `c(3, 5, 8)`), or a range drawn per partition,
+#'   [sccRange()]`(lo, hi)`.
 #' @param subsample Fraction of items clustered in each partition.
 #' @param randomState Seed of the Python random generator.
 #' @param ... Further arguments of `scconsensus.tl.ensemble` in camelCase, e.g.
 #'   `featureSubsample`, `predictUnsampled`, `linkage`, `distance`,
 #'   `resolution`, `nNeighbors`, `nJobs`.
+#' @param name Name of the result (Python `key_added`): here the `reducedDim`
+#'   holding the ensemble of a `SingleCellExperiment` and its `metadata` entry.
+#' @param progress Show progress bars (written by Python to the standard
+#'   error); `FALSE` writes nothing.
 #' @param assay.type Assay used for a `SingleCellExperiment` input.
 #' @param use.dimred Use this `reducedDim` of a `SingleCellExperiment` (e.g.
 #'   `"PCA"`) instead of an assay.
-#' @return For a matrix, an integer matrix of labels, items x partitions, with
-#'   `NA` for items a partition left out (element `labels` of the list; `uns`
-#'   holds the parameters and per-partition method and k). For a
-#'   `SingleCellExperiment`, `x` with that matrix as `reducedDim(x,
-#'   "scc_ensemble")`, which [pcc()] and [pla()] then use.
+#' @return For a matrix, a list: `labels`, an integer matrix items x
+#'   partitions (labels `1..k` per partition, `NA` for items a partition left
+#'   out), and `uns`, the parameters and the per-partition method and k. For a
+#'   `SingleCellExperiment`, `x` with that matrix as `reducedDim(x, name)`
+#'   (default `"scc_ensemble"`) and `metadata(x)[[name]]`; [pcc()] and [pla()]
+#'   use it (see their `ensembleKey`).
 #' @seealso [pcc()], [pla()] and [dpp()] for the consensus.
 #' @examples
 #' if (isTRUE(sccAvailable())) {
 #'     set.seed(1)
 #'     x <- cbind(matrix(rnorm(200), 10), matrix(rnorm(200, 3), 10))  # 10 features x 40 items
-#'     ens <- ensemble(x, nPartitions = 20, k = c(2, 5))
+#'     ens <- ensemble(x, nPartitions = 20, k = sccRange(2, 5))
 #'     dim(ens$labels)
+#'     ens <- ensemble(x, nPartitions = 20, k = 2:5)  # 2, 3, 4, 5, 2, 3, ...
 #' }
 #' @export
-ensemble <- function(x, nPartitions = 100, methods = "kmeans", k = c(2, 20),
-                     subsample = 0.8, randomState = 0, ...,
-                     assay.type = "logcounts", use.dimred = NULL) {
-    args <- .collect_args(list(nPartitions = nPartitions, methods = methods, k = k,
-                               subsample = subsample, randomState = randomState),
-                          list(...))
-    res <- .run_scc("ensemble", x, args, assay.type = assay.type, use.dimred = use.dimred)
+ensemble <- function(x, nPartitions = 100, methods = "kmeans", k = sccRange(2, 20),
+                     subsample = 0.8, randomState = 0, ..., name = NULL,
+                     progress = interactive(), assay.type = "logcounts",
+                     use.dimred = NULL) {
+    args <- .merge_args(list(nPartitions = nPartitions, methods = methods, k = k,
+                             subsample = subsample, randomState = randomState,
+                             keyAdded = name),
+                        .given(match.call(), sys.function()), list(...))
+    res <- .run_scc("ensemble", x, args, assay.type = assay.type, use.dimred = use.dimred,
+                    progress = progress)
     if (methods::is(x, "SummarizedExperiment")) return(res)
     key <- names(res$obsm)[1]
     list(labels = res$obsm[[key]], uns = res$uns[[key]])
@@ -96,34 +115,49 @@ ensemble <- function(x, nPartitions = 100, methods = "kmeans", k = c(2, 20),
 #' @inheritSection scconsensus-io Input and output
 #' @inheritSection scconsensus-io Arguments in R style
 #' @inheritParams ensemble
-#' @param nClusters Largest number of clusters; clusters without mass are
-#'   dropped.
+#' @param nClusters Number of clusters: `NULL` (default) leaves it to the
+#'   Python default (`"auto"`, chosen from the data, in current scconsensus),
+#'   `"auto"`, or the largest number of clusters (clusters without mass are
+#'   dropped).
 #' @param divergence `"kl"` or `"l2"` (squared Euclidean), or another Bregman
 #'   divergence known to scconsensus.
 #' @param ensemble Optional items x partitions label matrix (`NA` = item not
-#'   sampled), e.g. from [ensemble()]. When `NULL`, the `"scc_ensemble"`
-#'   reducedDim of a `SingleCellExperiment` is used, or an ensemble is built
-#'   with `ensembleArgs`.
+#'   sampled), e.g. `ensemble(x)$labels`. When `NULL`, the `reducedDim(x,
+#'   ensembleKey)` of a `SingleCellExperiment` is used if present, or an
+#'   ensemble is built with `ensembleArgs` (and stored under `ensembleKey`).
+#' @param ensembleKey Name of the ensemble: the `reducedDim` of a
+#'   `SingleCellExperiment` to use (as stored by `ensemble(x, name =
+#'   ensembleKey)`), or under which a given or built ensemble is stored. An
+#'   `ensembleKey` given but not found is an error unless `ensembleArgs` say how
+#'   to build it.
 #' @param ensembleArgs List of arguments for [ensemble()] (camelCase names).
 #' @param name Name of the result (Python `key_added`): the `colData` column,
 #'   reducedDim prefix and metadata entry.
+#' @param colLabels With a `SingleCellExperiment`, also store the labels as
+#'   [colLabels()][SingleCellExperiment::colLabels].
 #' @param ... Further arguments of `scconsensus.tl.pcc` in camelCase, e.g.
 #'   `mode`, `nInit`, `tol`, `maxIter`, `minMass`.
 #' @return See section "Input and output".
+#' @seealso [PCCParam()] for [bluster::clusterRows()].
 #' @examples
 #' if (isTRUE(sccAvailable())) {
 #'     set.seed(1)
 #'     x <- cbind(matrix(rnorm(200), 10), matrix(rnorm(200, 3), 10))
-#'     res <- pcc(x, nClusters = 4, ensembleArgs = list(nPartitions = 20, k = c(2, 5)))
+#'     res <- pcc(x, nClusters = 4, ensembleArgs = list(nPartitions = 20, k = 2:5))
 #'     table(res$labels)
 #' }
 #' @export
-pcc <- function(x, nClusters = 10, divergence = "kl", randomState = 0, ...,
-                ensemble = NULL, ensembleArgs = list(), name = NULL,
+pcc <- function(x, nClusters = NULL, divergence = "kl", randomState = 0, ...,
+                ensemble = NULL, ensembleKey = "scc_ensemble", ensembleArgs = list(),
+                name = NULL, colLabels = FALSE, progress = interactive(),
                 assay.type = "logcounts", use.dimred = NULL) {
-    args <- .collect_args(list(nClusters = nClusters, divergence = divergence,
-                               randomState = randomState, keyAdded = name), list(...))
-    .run_scc("pcc", x, args, ensemble, ensembleArgs, assay.type, use.dimred)
+    given <- .given(match.call(), sys.function())
+    args <- .merge_args(list(nClusters = nClusters, divergence = divergence,
+                             randomState = randomState, ensembleKey = ensembleKey,
+                             keyAdded = name), given, list(...))
+    .run_scc("pcc", x, args, ensemble, ensembleArgs, assay.type, use.dimred,
+             progress = progress, colLabels = colLabels,
+             ensembleKeyGiven = "ensembleKey" %in% c(given, .camel(names(list(...)))))
 }
 
 #' Probabilistic latent analysis (PLA) of the co-association
@@ -135,26 +169,34 @@ pcc <- function(x, nClusters = 10, divergence = "kl", randomState = 0, ...,
 #' @inheritSection scconsensus-io Input and output
 #' @inheritSection scconsensus-io Arguments in R style
 #' @inheritParams pcc
-#' @param nClusters Number of latent clusters.
+#' @param nClusters Number of latent clusters: `NULL` (default) leaves it to
+#'   the Python default (`"auto"`, chosen from the data, in current
+#'   scconsensus), `"auto"`, or a number.
 #' @param weighted Learn partition weights (weighted PLA).
 #' @param ... Further arguments of `scconsensus.tl.pla` in camelCase, e.g.
 #'   `lam`, `cvFolds`, `mode`, `nRestarts`, `maxIter`, `tol`.
 #' @return See section "Input and output"; the memberships are the posteriors
 #'   `p(v | i)`.
+#' @seealso [PLAParam()] for [bluster::clusterRows()].
 #' @examples
 #' if (isTRUE(sccAvailable())) {
 #'     set.seed(1)
 #'     x <- cbind(matrix(rnorm(200), 10), matrix(rnorm(200, 3), 10))
-#'     res <- pla(x, nClusters = 2, ensembleArgs = list(nPartitions = 20, k = c(2, 5)))
+#'     res <- pla(x, nClusters = 2, ensembleArgs = list(nPartitions = 20, k = 2:5))
 #'     table(res$labels)
 #' }
 #' @export
-pla <- function(x, nClusters = 10, weighted = FALSE, randomState = 0, ...,
-                ensemble = NULL, ensembleArgs = list(), name = NULL,
+pla <- function(x, nClusters = NULL, weighted = FALSE, randomState = 0, ...,
+                ensemble = NULL, ensembleKey = "scc_ensemble", ensembleArgs = list(),
+                name = NULL, colLabels = FALSE, progress = interactive(),
                 assay.type = "logcounts", use.dimred = NULL) {
-    args <- .collect_args(list(nClusters = nClusters, weighted = weighted,
-                               randomState = randomState, keyAdded = name), list(...))
-    .run_scc("pla", x, args, ensemble, ensembleArgs, assay.type, use.dimred)
+    given <- .given(match.call(), sys.function())
+    args <- .merge_args(list(nClusters = nClusters, weighted = weighted,
+                             randomState = randomState, ensembleKey = ensembleKey,
+                             keyAdded = name), given, list(...))
+    .run_scc("pla", x, args, ensemble, ensembleArgs, assay.type, use.dimred,
+             progress = progress, colLabels = colLabels,
+             ensembleKeyGiven = "ensembleKey" %in% c(given, .camel(names(list(...)))))
 }
 
 #' DPP consensus clustering
@@ -163,7 +205,8 @@ pla <- function(x, nClusters = 10, weighted = FALSE, randomState = 0, ...,
 #' accumulates a consensus matrix over the resulting partitions, and cuts it
 #' by thresholds, merging small clusters and choosing by a kernel validity
 #' index; Python `scconsensus.tl.dpp`. It builds its own partitions, so it
-#' takes no ensemble.
+#' takes no ensemble (an ensemble stored in a `SingleCellExperiment` is left
+#' alone).
 #'
 #' @inheritSection scconsensus-io Input and output
 #' @inheritSection scconsensus-io Arguments in R style
@@ -172,6 +215,7 @@ pla <- function(x, nClusters = 10, weighted = FALSE, randomState = 0, ...,
 #' @param ... Further arguments of `scconsensus.tl.dpp` in camelCase, e.g.
 #'   `sampler`, `a`, `tau`, `s`, `mode`, `kMax`.
 #' @return See section "Input and output".
+#' @seealso [DPPParam()] for [bluster::clusterRows()].
 #' @examples
 #' if (isTRUE(sccAvailable())) {
 #'     set.seed(1)
@@ -180,9 +224,10 @@ pla <- function(x, nClusters = 10, weighted = FALSE, randomState = 0, ...,
 #'     table(res$labels)
 #' }
 #' @export
-dpp <- function(x, nRuns = 200, randomState = 0, ..., name = NULL,
-                assay.type = "logcounts", use.dimred = NULL) {
-    args <- .collect_args(list(nRuns = nRuns, randomState = randomState, keyAdded = name),
-                          list(...))
-    .run_scc("dpp", x, args, assay.type = assay.type, use.dimred = use.dimred)
+dpp <- function(x, nRuns = 200, randomState = 0, ..., name = NULL, colLabels = FALSE,
+                progress = interactive(), assay.type = "logcounts", use.dimred = NULL) {
+    args <- .merge_args(list(nRuns = nRuns, randomState = randomState, keyAdded = name),
+                        .given(match.call(), sys.function()), list(...))
+    .run_scc("dpp", x, args, assay.type = assay.type, use.dimred = use.dimred,
+             progress = progress, colLabels = colLabels)
 }

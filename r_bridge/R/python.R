@@ -34,12 +34,17 @@ sccAvailable <- function() {
     .scc_cache$bridge
 }
 
-# Run a Python call; show the Python error message without reticulate's traceback.
+# Run a Python call; show the Python error message as an R error: without
+# reticulate's traceback, the exception's class ("ValueError: ") and trailing
+# blank lines.
 .py_try <- function(expr) {
-    tryCatch(expr, error = function(e) {
-        msg <- sub("\n\nDetailed traceback:.*$", "", conditionMessage(e))
-        stop(msg, call. = FALSE)
-    })
+    tryCatch(expr, error = function(e) stop(.py_message(conditionMessage(e)), call. = FALSE))
+}
+
+.py_message <- function(msg) {
+    msg <- sub("\n\nDetailed traceback:.*$", "", msg)
+    msg <- sub("^[[:alpha:]_][[:alnum:]_.]*(Error|Exception|Warning): ", "", msg)
+    trimws(msg)
 }
 
 # Sparse input (dgCMatrix assays) is recognised by these classes.
