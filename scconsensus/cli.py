@@ -89,8 +89,10 @@ _OWN_OPTIONS = {
 }
 
 
-def _k_values(text: str) -> tuple[int, int] | list[int]:
-    """``--k``: two values are an inclusive range, one or three or more a list."""
+def _k_values(text: str) -> tuple[int, int] | list[int] | str:
+    """``--k``: ``auto``; two values are an inclusive range, one or three or more a list."""
+    if text.strip() == "auto":
+        return "auto"
     try:
         values = [int(v) for v in text.split(",") if v.strip()]
     except ValueError:
@@ -101,10 +103,18 @@ def _k_values(text: str) -> tuple[int, int] | list[int]:
     return tuple(values) if len(values) == 2 else values
 
 
+def _int_or_text(text: str) -> int | str:
+    try:
+        return int(text)
+    except ValueError:
+        return text
+
+
 def _check_args(args: argparse.Namespace, methods: list[str], extra: dict[str, Any]) -> None:
     """Every argument checked before any work, so a typo costs no ensemble."""
     check_int(args.n_partitions, "--n-partitions", 1)
-    check_int(args.n_clusters, "--n-clusters", 2)
+    if args.n_clusters != "auto":
+        args.n_clusters = check_int(_int_or_text(args.n_clusters), "--n-clusters", 2)
     check_fraction(args.subsample, "--subsample")
     check_n_jobs(args.n_jobs)
     check_key(args.ensemble_key, "--ensemble-key")
@@ -166,7 +176,7 @@ def run(args: argparse.Namespace) -> int:
     k = _k_values(args.k)
     _check_args(args, methods, extra)
     adata = _load(args.input)
-    if args.n_clusters >= adata.n_obs:
+    if args.n_clusters != "auto" and args.n_clusters >= adata.n_obs:
         raise ValueError(
             f"--n-clusters {args.n_clusters} is too large for {adata.n_obs} items; "
             f"choose --n-clusters < {adata.n_obs}."
@@ -225,12 +235,12 @@ def demo(args: argparse.Namespace) -> int:
         rebuild_ensemble=True,
         n_partitions=50,
         ensemble_methods="kmeans,leiden",
-        k="4,14",
+        k="auto",
         subsample=0.8,
         use_rep="X_pca",
         random_state=0,
         n_jobs=1,
-        n_clusters=10,
+        n_clusters="auto",
         truth="truth",
         param=[],
     )
@@ -261,14 +271,18 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument(
         "--ensemble-methods", default="kmeans", help="comma-separated, e.g. kmeans,leiden,hc"
     )
-    p_run.add_argument("--k", default="2,20", help="lo,hi range (two values) or a list")
+    p_run.add_argument(
+        "--k", default="auto", help="auto (log-spaced 2..sqrt(n)), lo,hi range or a list"
+    )
     p_run.add_argument("--subsample", type=float, default=0.8)
     p_run.add_argument("--ensemble-key", default="scc_ensemble")
     p_run.add_argument(
         "--rebuild-ensemble", action="store_true", help="rebuild even if INPUT has one"
     )
     p_run.add_argument("--use-rep", default=None, help=".obsm key or X (default X_pca, else X)")
-    p_run.add_argument("--n-clusters", type=int, default=10)
+    p_run.add_argument(
+        "--n-clusters", default="auto", help="auto (chosen from the ensemble) or a number"
+    )
     p_run.add_argument("--random-state", type=int, default=0)
     p_run.add_argument("--n-jobs", type=int, default=1)
     p_run.add_argument("--truth", default="truth", help=".obs column to score against")

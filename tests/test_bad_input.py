@@ -405,6 +405,7 @@ FAILING_CALLS = {
     "pl.consensus_cdf": (scc.pl.consensus_cdf, {"key": "missing", "show": False}),
     "pl.consensus_heatmap": (scc.pl.consensus_heatmap, {"key": "missing", "show": False}),
     "pl.delta_area": (scc.pl.delta_area, {"key": "missing", "show": False}),
+    "pl.k_selection": (scc.pl.k_selection, {"key": "missing", "show": False}),
     "pl.membership": (scc.pl.membership, {"key": "missing", "show": False}),
     "pl.pac": (scc.pl.pac, {"key": "missing", "show": False}),
     "r.consensus_cluster_plus": (scc.r.consensus_cluster_plus, {"max_k": 1}),

@@ -96,7 +96,8 @@ def test_mixes_ccp_and_our_results(blobs_adata):
     adata = blobs_adata
     consensus_cluster_plus(adata, 4, 10, seed=1, use_rep="X", distance="euclidean")
     scc.tl.ensemble(adata, n_partitions=20, k=(2, 5), random_state=0)
-    scc.tl.pcc(adata, n_clusters=4)
+    # the paper's protocol: K is a maximum over all partitions, surplus clusters empty
+    scc.tl.pcc(adata, n_clusters=4, partitions="all")
     df = scc.tl.compare(adata, keys=["pcc", "ccp_k3", "ccp_k4"], truth="truth")
     assert len(df) == 6
     row = df.set_index(["key_1", "key_2"])

@@ -5,6 +5,9 @@ power users call directly.
 """
 
 from ._ensemble_pairs import ensemble_pairs
+from ._plan import ConsensusPlan, plan_consensus
+from ._resolution import KSelection, matched_partitions, select_k
+from ._spectral import incidence_spectrum, partition_sizes, spectral_consensus
 from .coassociation import coassociation, pairs_from_sparse, sample_pairs
 from .consensus_k import ConsensusK, resample_partitions, summarize_consensus
 from .dpp import DPPConsensus, SpectralDPP, dpp_consensus
@@ -15,8 +18,10 @@ from .pla import PLAResult, pla, pla_em, pla_extend, predict_ensemble_labels
 __all__ = [
     "Bregman",
     "ConsensusK",
+    "ConsensusPlan",
     "DPPConsensus",
     "Ensemble",
+    "KSelection",
     "PCCResult",
     "PLAResult",
     "SpectralDPP",
@@ -25,13 +30,19 @@ __all__ = [
     "dpp_consensus",
     "ensemble_pairs",
     "generate_ensemble",
+    "incidence_spectrum",
+    "matched_partitions",
     "pairs_from_sparse",
+    "partition_sizes",
     "pcc",
     "pla",
     "pla_em",
     "pla_extend",
+    "plan_consensus",
     "predict_ensemble_labels",
     "resample_partitions",
     "sample_pairs",
+    "select_k",
+    "spectral_consensus",
     "summarize_consensus",
 ]

@@ -56,3 +56,49 @@ def entropy(membership: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = np.where(p > 0, p * np.log(p), 0.0)
     return -terms.sum(axis=1)
+
+
+def drop_empty_clusters(
+    membership: np.ndarray, labels: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Remove clusters that no item's hard label takes, so no category is empty.
+
+    Parameters
+    ----------
+    membership
+        ``(n_items, K)`` memberships, rows on the simplex.
+    labels
+        Hard labels (``-1`` = none); the argmax of ``membership`` when omitted.
+
+    Returns
+    -------
+    ``(membership, labels, kept)``: memberships over the kept clusters, rows
+    renormalised (a soft share on a dropped cluster goes to the others in
+    proportion); labels renumbered ``0..k-1`` in the kept order; kept column
+    indices. Repeats until every kept cluster is some item's label, since
+    renormalising can move an argmax.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> M = np.array([[0.6, 0.4, 0.0], [0.7, 0.3, 0.0], [0.2, 0.3, 0.5]])
+    >>> drop_empty_clusters(M)[2].tolist()
+    [0, 2]
+    """
+    membership = np.asarray(membership, dtype=np.float64)
+    given = labels is not None
+    labels = hard_labels(membership) if labels is None else np.asarray(labels, dtype=np.int64)
+    kept = np.arange(membership.shape[1])
+    while True:
+        used = np.zeros(kept.size, dtype=bool)
+        used[labels[labels >= 0]] = True
+        if used.all() or not used.any():
+            break
+        remap = np.cumsum(used) - 1
+        kept = kept[used]
+        membership = normalize_rows(membership[:, used])
+        if given:
+            labels = np.where(labels >= 0, remap[np.maximum(labels, 0)], -1)
+        else:
+            labels = np.where(labels >= 0, hard_labels(membership), -1)
+    return membership, labels.astype(np.int32), kept

@@ -76,12 +76,27 @@ class _Spec:
     seed: np.random.SeedSequence
 
 
-def _k_choices(k: int | tuple[int, int] | Sequence[int], n_items: int) -> tuple[str, list[int]]:
-    """``("range", [lo, hi])`` or ``("list", values)``, each value checked against ``n_items``.
+def auto_k_max(n_items: int) -> int:
+    """Finest resolution of the default ensemble: ``sqrt(n)`` clusters, within [10, 50].
+
+    ``sqrt(n)`` is the upper end of the split ensembles of Fred & Jain (2005) and
+    Lourenço et al. (2015); 10 keeps small data multi-resolution, 50 bounds the cost.
+    """
+    return int(min(max(10, round(np.sqrt(n_items))), 50, max(2, n_items - 1)))
+
+
+def _k_choices(
+    k: int | tuple[int, int] | Sequence[int] | str, n_items: int
+) -> tuple[str, list[int]]:
+    """``("range"|"log", [lo, hi])`` or ``("list", values)``, each checked against ``n_items``.
+
+    ``"auto"`` is ``("log", [2, auto_k_max(n_items)])``: k drawn log-uniformly.
 
     Every value follows :func:`check_int` (integral numbers, no strings), so ``k="25"`` is
     refused rather than read as the list ``[2, 5]``.
     """
+    if isinstance(k, str) and k == "auto":
+        return "log", [2, auto_k_max(n_items)]
     if isinstance(k, int | float | np.number | str | bool):
         values, kind = [check_int(k, "k")], "list"
     elif isinstance(k, tuple):
@@ -131,6 +146,10 @@ def _plan(
             ki = None
         elif kind == "range":
             ki = int(k_rng.integers(values[0], values[1] + 1))
+        elif kind == "log":
+            # log-uniform: every doubling of the resolution gets the same share of partitions
+            ki = int(np.exp(k_rng.uniform(np.log(values[0]), np.log(values[1] + 1))))
+            ki = min(max(ki, values[0]), values[1])
         else:
             ki = values[(i // n_methods) % len(values)]
         specs.append(_Spec(method, ki, seed))
@@ -323,7 +342,7 @@ def generate_ensemble(
     X: np.ndarray | sp.spmatrix,
     n_partitions: int = 100,
     methods: str | Sequence[str] = ("kmeans",),
-    k: int | tuple[int, int] | Sequence[int] = (2, 20),
+    k: int | tuple[int, int] | Sequence[int] | str = "auto",
     *,
     subsample: float = 0.8,
     feature_subsample: float = 1.0,
@@ -354,7 +373,11 @@ def generate_ensemble(
         subsample, resolution drawn from ``resolution``; ``k`` unused).
     k
         Clusters per partition: an int; a ``(lo, hi)`` tuple, drawn uniformly
-        (inclusive) per partition; or a list, cycled.
+        (inclusive) per partition; a list, cycled; or ``"auto"`` (default): drawn
+        log-uniformly from 2 to ``sqrt(n_sampled)`` (within [10, 50]), an ensemble
+        that spans coarse to fine resolutions, so the consensus methods can
+        choose the number of stable groups and fit partitions near it
+        (:func:`scconsensus.core.select_k`).
     subsample
         Fraction of items sampled without replacement per partition
         (ConsensusClusterPlus's ``pItem``).
@@ -464,7 +487,7 @@ def generate_ensemble(
     params = {
         "n_partitions": n_partitions,
         "methods": list(methods),
-        "k": list(k) if isinstance(k, tuple | list) else int(k),
+        "k": k if isinstance(k, str) else list(k) if isinstance(k, tuple | list) else int(k),
         "k_kind": "range" if isinstance(k, tuple) else "list",
         "subsample": subsample,
         "feature_subsample": feature_subsample,

@@ -3,6 +3,7 @@
 from ._consensus_k import consensus_cdf, delta_area, pac
 from ._graph import cluster_graph
 from ._heatmap import consensus_heatmap
+from ._k_selection import k_selection
 from ._membership import confidence, membership
 
 __all__: list[str] = [
@@ -11,6 +12,7 @@ __all__: list[str] = [
     "consensus_cdf",
     "consensus_heatmap",
     "delta_area",
+    "k_selection",
     "membership",
     "pac",
 ]

@@ -23,7 +23,13 @@ from anndata import AnnData
 from scanpy import logging as logg
 
 from .._validation import check_key, check_labels, check_matrix
-from ..core._membership import confidence, entropy, hard_labels, normalize_rows
+from ..core._membership import (
+    confidence,
+    drop_empty_clusters,
+    entropy,
+    hard_labels,
+    normalize_rows,
+)
 
 #: Above this many features, ``use_rep=None`` refuses ``.X`` without a representation.
 MAX_FEATURES_WITHOUT_REP = 5_000
@@ -136,6 +142,7 @@ def store_consensus(
     params: Mapping[str, Any],
     labels: np.ndarray | None = None,
     uns: Mapping[str, Any] | None = None,
+    drop_empty: bool = True,
 ) -> None:
     """Write a consensus result in the shared layout (see module docstring).
 
@@ -153,6 +160,9 @@ def store_consensus(
         Hard labels ``0..k-1``; the argmax of ``membership`` when omitted.
     uns
         Further method figures for ``.uns[key_added]``.
+    drop_empty
+        Drop clusters no item is labelled with (no empty category). ``False``
+        keeps a reference's clusters, e.g. for cells transferred onto it.
     """
     check_key(key_added)
     membership = normalize_rows(membership)
@@ -165,6 +175,11 @@ def store_consensus(
     if k > 1:
         # argmax of a uniform row is cluster 0 only by position: no evidence, no label
         labels = np.where(np.ptp(membership, axis=1) < UNIFORM_TOL, -1, labels)
+    # a cluster no item is labelled with would be an empty category (it breaks
+    # sc.tl.rank_genes_groups); callers prune first so their .uns figures align
+    if drop_empty:
+        membership, labels, _ = drop_empty_clusters(membership, labels)
+    k = membership.shape[1]
     categories = [str(i) for i in range(k)]
     obs_keys = [key_added, f"{key_added}_confidence", f"{key_added}_entropy"]
     warn_overwrite(adata, obs=obs_keys, obsm=[f"{key_added}_membership"], uns=[key_added])

@@ -17,7 +17,7 @@ def ensemble(
     n_partitions: int = 100,
     methods: str | Sequence[str] = ("kmeans",),
     *,
-    k: int | tuple[int, int] | Sequence[int] = (2, 20),
+    k: int | tuple[int, int] | Sequence[int] | str = "auto",
     subsample: float = 0.8,
     feature_subsample: float = 1.0,
     predict_unsampled: bool | str = False,
@@ -48,7 +48,12 @@ def ensemble(
         partitions. See :func:`scconsensus.core.ensemble.generate_ensemble`.
     k
         Clusters per partition: int, inclusive ``(lo, hi)`` range drawn per
-        partition, or a list cycled over partitions.
+        partition, a list cycled over partitions, or ``"auto"`` (default): drawn
+        log-uniformly from 2 to ``sqrt(n_sampled)`` (within [10, 50]). Why: the
+        consensus methods choose the number of stable groups from partitions of
+        every resolution, then fit those near the chosen one
+        (:func:`scconsensus.core.select_k`); a log scale gives every doubling of
+        the resolution the same number of partitions.
     subsample
         Fraction of items per partition (ConsensusClusterPlus's ``pItem``).
     feature_subsample

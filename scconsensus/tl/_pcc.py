@@ -9,9 +9,10 @@ from scanpy import logging as logg
 from .._settings import settings
 from .._validation import RandomState, check_choice, check_key, check_min_mass, check_rng
 from ..core._ensemble_pairs import ensemble_pairs
-from ..core._membership import hard_labels
+from ..core._membership import drop_empty_clusters, hard_labels
+from ..core._plan import ConsensusPlan, plan_consensus
 from ..core.coassociation import _check_pairs, coassociation, sample_pairs
-from ..core.pcc import Bregman, cluster_relationships, ensemble_init, pcc_extend
+from ..core.pcc import Bregman, cluster_relationships, pcc_extend
 from ..core.pcc import pcc as _pcc
 from ._anndata import get_ensemble, get_rep, store_consensus
 
@@ -20,13 +21,13 @@ __all__ = ["pcc"]
 
 def pcc(
     adata: AnnData,
-    n_clusters: int = 10,
+    n_clusters: int | str = "auto",
     divergence: str | Bregman = "kl",
     *,
     ensemble_key: str = "scc_ensemble",
     mode: str = "auto",
     solver: str = "greedy",
-    n_init: int = 3,
+    n_init: int = 1,
     tol: float = 1e-4,
     max_iter: int | None = None,
     min_mass: float = 0.5,
@@ -34,7 +35,8 @@ def pcc(
     n_neighbors: int = 10,
     n_random: int = 30,
     pairs: str = "auto",
-    init: str = "random",
+    init: str = "spectral",
+    partitions: str = "matched",
     fit_size: int | str | None = "auto",
     fit_fraction: float | None = None,
     relationship_threshold: float = 0.01,
@@ -55,7 +57,12 @@ def pcc(
     adata
         With an ensemble at ``.obsm[ensemble_key]`` (:func:`scconsensus.tl.ensemble`).
     n_clusters
-        Maximum number of clusters ``K``; clusters left without mass are dropped.
+        Number of clusters ``K`` (a maximum: clusters left without mass are
+        dropped), or ``"auto"`` (default): chosen from the ensemble by
+        :func:`scconsensus.core.select_k` (the smallest ``K`` after which the
+        normalised co-association of the partitions with at least ``K``
+        clusters drops), with the evidence in ``.uns[key_added]["k_selection"]``
+        (plot it with :func:`scconsensus.pl.k_selection`).
     divergence
         ``"kl"``, ``"l2"`` or a :class:`scconsensus.core.Bregman`.
     ensemble_key
@@ -69,7 +76,8 @@ def pcc(
         ``"greedy"`` (the paper's line search, the reference) or ``"batch"``
         (all memberships per iteration; see :func:`scconsensus.core.pcc`).
     n_init
-        Random restarts; the lowest objective wins.
+        Starts: the ``init`` start and ``n_init - 1`` random points of the
+        simplex; the lowest objective wins.
     tol
         Relative KKT tolerance of the solver.
     max_iter
@@ -92,10 +100,19 @@ def pcc(
         above 100,000 items or when no representation is available, else
         ``"knn"``).
     init
-        ``"random"``: ``n_init`` random points of the simplex. ``"ensemble"``:
-        one start, the smoothed one-hot of the ensemble partition whose number
-        of clusters is closest to ``n_clusters``
-        (:func:`scconsensus.core.pcc.ensemble_init`).
+        ``"spectral"`` (default): the smoothed one-hot of the spectral consensus
+        of the whole ensemble at ``K`` (:func:`scconsensus.core.spectral_consensus`;
+        deterministic for a seed, and at the measured optimum's doorstep on the
+        accuracy panel). ``"ensemble"``: of the matched partition closest to ``K``
+        (:func:`scconsensus.core.pcc.ensemble_init`). ``"random"``: ``n_init``
+        random points of the simplex.
+    partitions
+        ``"matched"`` (default): fit the partitions whose number of clusters is
+        near ``K`` (``K / 1.25`` to ``1.25 K``; :func:`scconsensus.core.matched_partitions`).
+        PCC models every partition as a draw of the same ``K`` soft clusters;
+        partitions much coarser (merges) or finer (splits) than ``K`` contradict
+        that model and make PCC spread each group over several clusters.
+        ``"all"``: every partition, as in the paper.
     fit_size, fit_fraction
         Fit PCC on this many (or this share of) items drawn at random, then
         give every other item the membership that best explains its
@@ -138,11 +155,15 @@ def pcc(
     check_choice(mode, ("auto", "dense", "sparse"), "mode")
     check_choice(solver, ("greedy", "batch"), "solver")
     check_choice(pairs, ("auto", "knn", "ensemble"), "pairs")
-    check_choice(init, ("random", "ensemble"), "init")
     key_added = check_key(key_added)
     all_labels = get_ensemble(adata, ensemble_key)
     n_all = all_labels.shape[0]
     min_mass = check_min_mass(min_mass, n_all)
+    plan = plan_consensus(
+        all_labels, n_clusters, partitions=partitions, init=init, random_state=random_state
+    )
+    log_plan(plan)
+    all_labels = all_labels[:, plan.columns]
     fit_idx = _fit_subset(n_all, fit_size, fit_fraction, random_state)
     labels = all_labels if fit_idx is None else all_labels[fit_idx]
     n = labels.shape[0]
@@ -186,13 +207,13 @@ def pcc(
             f"({2 * n_pairs / n:.1f} per item; {pair_source} + random, pairs={pairs!r}) "
             f"of {n} items (mode={mode!r})"
         )
-    Y0 = None
-    if init == "ensemble":
-        Y0 = ensemble_init(labels, int(n_clusters))
+    Y0 = plan.start
+    if Y0 is not None and fit_idx is not None:
+        Y0 = Y0[fit_idx]
     res = _pcc(
         C,
         N,
-        n_clusters,
+        plan.n_clusters,
         divergence,
         solver=solver,
         n_init=n_init,
@@ -215,6 +236,7 @@ def pcc(
             random_state=random_state,
         )
         hard = hard_labels(membership)
+    membership, hard, _ = drop_empty_clusters(membership, hard)
     adata = adata.copy() if copy else adata
     params = {
         "n_clusters": n_clusters,
@@ -231,6 +253,7 @@ def pcc(
         "n_random": n_random,
         "pairs": pairs,
         "init": init,
+        "partitions": partitions,
         "fit_size": fit_size,
         "fit_fraction": fit_fraction,
         "relationship_threshold": relationship_threshold,
@@ -249,6 +272,8 @@ def pcc(
         "cluster_mass": membership.sum(axis=0),
         "cluster_relationships": cluster_relationships(membership, relationship_threshold),
         "fit_size": n,
+        "partitions_used": plan.columns,
+        **selection_uns(plan),
     }
     if n_pairs is not None:
         uns["n_pairs"] = n_pairs
@@ -262,7 +287,7 @@ def pcc(
             f"(relative gap {res.kkt_gap:.2g} > tol={tol}); raise max_iter for a finer optimum."
         )
     logg.info(
-        f"    finished: {res.n_clusters} clusters, objective {res.objective:.6g}, "
+        f"    finished: {membership.shape[1]} clusters, objective {res.objective:.6g}, "
         f"{res.n_iter} iterations",
         time=start,
         deep=(
@@ -272,6 +297,25 @@ def pcc(
         ),
     )
     return adata if copy else None
+
+
+def log_plan(plan: ConsensusPlan) -> None:
+    """Say which K was chosen and why, and which partitions are fitted."""
+    if plan.selection is not None:
+        logg.info(f"    n_clusters='auto': {plan.selection.reason}")
+    logg.info(f"    fitting {plan.columns.size} partitions ({plan.n_clusters} clusters)")
+    if plan.note:
+        logg.warning(plan.note)
+
+
+def selection_uns(plan: ConsensusPlan) -> dict:
+    """``.uns`` entries for the choice of K: ``n_clusters_chosen`` and the evidence table."""
+    out = {"n_clusters_chosen": plan.n_clusters}
+    if plan.selection is not None:
+        out["k_selection"] = plan.selection.table
+        out["k_selection_reason"] = plan.selection.reason
+        out["k_selection_threshold"] = plan.selection.threshold
+    return out
 
 
 def _fit_subset(

@@ -7,18 +7,20 @@ from anndata import AnnData
 from scanpy import logging as logg
 
 from .._settings import settings
-from .._validation import RandomState, check_key, check_labels
-from ..core._membership import order_clusters
+from .._validation import RandomState, check_choice, check_key, check_labels
+from ..core._membership import drop_empty_clusters, order_clusters
+from ..core._plan import plan_consensus
 from ..core.pla import LAMBDA_GRID, pla_extend, predict_ensemble_labels
 from ..core.pla import pla as _pla
 from ._anndata import get_ensemble, get_rep, store_consensus
+from ._pcc import log_plan, selection_uns
 
 __all__ = ["pla", "pla_transfer"]
 
 
 def pla(
     adata: AnnData,
-    n_clusters: int = 10,
+    n_clusters: int | str = "auto",
     weighted: bool = False,
     *,
     ensemble_key: str = "scc_ensemble",
@@ -33,7 +35,9 @@ def pla(
     n_random: int = 30,
     fit_size: int | None = None,
     fit_fraction: float | None = None,
-    n_restarts: int = 3,
+    n_restarts: int = 1,
+    init: str = "spectral",
+    partitions: str = "matched",
     max_iter: int = 300,
     tol: float = 1e-6,
     random_state: RandomState = 0,
@@ -50,7 +54,9 @@ def pla(
     adata
         With an ensemble at ``.obsm[ensemble_key]`` (:func:`scconsensus.tl.ensemble`).
     n_clusters
-        Consensus clusters ``K`` (clusters left without mass are dropped).
+        Consensus clusters ``K`` (clusters no item is assigned to are dropped), or
+        ``"auto"`` (default): chosen from the ensemble as for :func:`scconsensus.tl.pcc`
+        (:func:`scconsensus.core.select_k`; evidence in ``.uns[key_added]["k_selection"]``).
     weighted
         Learn partition weights ``α`` (wPLA, entropy-regularised, eq. 21).
     ensemble_key
@@ -70,7 +76,16 @@ def pla(
         Fit on a random subset of items and extend the model to the rest
         (out-of-sample extension, Sect. 3.3).
     n_restarts, max_iter, tol
-        EM restarts, most steps, relative log-likelihood tolerance.
+        EM runs (the ``init`` start, then random ones; the best log-likelihood
+        wins), most steps, relative log-likelihood tolerance.
+    init
+        ``"spectral"`` (default): start EM from the spectral consensus of the
+        ensemble at ``K`` (:func:`scconsensus.core.spectral_consensus`);
+        ``"random"``: ``n_restarts`` random starts.
+    partitions
+        ``"matched"`` (default): aggregate the partitions whose number of
+        clusters is near ``K``, which PLA's ``K``-cluster model describes;
+        ``"all"``: every partition. See :func:`scconsensus.tl.pcc`.
     random_state
         Seed.
     copy
@@ -95,7 +110,13 @@ def pla(
     (150, 3)
     """
     key_added = check_key(key_added)
+    check_choice(init, ("spectral", "random"), "init")
     labels = get_ensemble(adata, ensemble_key)
+    plan = plan_consensus(
+        labels, n_clusters, partitions=partitions, init=init, random_state=random_state
+    )
+    log_plan(plan)
+    labels = labels[:, plan.columns]
     X = None
     resolved = mode
     if mode != "dense":
@@ -106,10 +127,12 @@ def pla(
             resolved = "sparse"
             if use_rep is not None or "X_pca" in adata.obsm:
                 X = get_rep(adata, use_rep)
-    start = logg.info(f"running {'weighted ' if weighted else ''}PLA with n_clusters={n_clusters}")
+    start = logg.info(
+        f"running {'weighted ' if weighted else ''}PLA with n_clusters={plan.n_clusters}"
+    )
     res = _pla(
         labels,
-        n_clusters,
+        plan.n_clusters,
         weighted=weighted,
         lam=lam,
         lam_grid=lam_grid,
@@ -125,9 +148,11 @@ def pla(
         max_iter=max_iter,
         tol=tol,
         random_state=random_state,
+        init=plan.start,
     )
     keep = order_clusters(res.posteriors, min_mass=1e-8)
-    membership = res.posteriors[:, keep]
+    membership, _, kept = drop_empty_clusters(res.posteriors[:, keep])
+    keep = keep[kept]
     adata = adata.copy() if copy else adata
     params = {
         "n_clusters": n_clusters,
@@ -144,6 +169,8 @@ def pla(
         "fit_size": fit_size,
         "fit_fraction": fit_fraction,
         "n_restarts": n_restarts,
+        "init": init,
+        "partitions": partitions,
         "max_iter": max_iter,
         "tol": tol,
         "random_state": random_state if isinstance(random_state, int | None) else "custom",
@@ -158,6 +185,8 @@ def pla(
         "lam": res.lam,
         "fit_index": res.fit_index,
         "n_stored": res.n_stored,
+        "partitions_used": plan.columns,
+        **selection_uns(plan),
     }
     if weighted:
         uns["objective_trace"] = res.objective_trace
@@ -255,6 +284,10 @@ def pla_transfer(
     params = record.get("params", {})
     ensemble_key = str(params.get("ensemble_key", "scc_ensemble"))
     labels_ref = get_ensemble(adata_ref, ensemble_key)
+    # the fit used the partitions matched to its K: transfer through the same ones
+    used = np.asarray(record.get("partitions_used", np.arange(labels_ref.shape[1])), dtype=int)
+    n_full = labels_ref.shape[1]
+    labels_ref = labels_ref[:, used]
     posteriors = np.asarray(adata_ref.obsm[f"{key}_membership"], dtype=np.float64)
     weights = np.asarray(record.get("weights", np.full(labels_ref.shape[1], 1.0)), dtype=float)
     fit_index = np.asarray(record.get("fit_index", np.arange(adata_ref.n_obs)), dtype=np.int64)
@@ -265,10 +298,12 @@ def pla_transfer(
                 f"(available: {list(adata_new.obsm)})."
             )
         labels_new = check_labels(adata_new.obsm[new_ensemble_key], "new ensemble labels")
+        if labels_new.shape[1] == n_full:
+            labels_new = labels_new[:, used]
         if labels_new.shape[1] != labels_ref.shape[1]:
             raise ValueError(
                 f"adata_new.obsm[{new_ensemble_key!r}] has {labels_new.shape[1]} partitions "
-                f"but the reference ensemble has {labels_ref.shape[1]}."
+                f"but the reference ensemble has {n_full}."
             )
         how = f"shared ensemble .obsm[{new_ensemble_key!r}]"
     else:
@@ -302,6 +337,7 @@ def pla_transfer(
             "new_ensemble_key": new_ensemble_key,
         },
         uns={"transferred_from": key, "weights": weights},
+        drop_empty=False,
     )
     logg.info("    finished", time=start)
     return adata_new if copy else None

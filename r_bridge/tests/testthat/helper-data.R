@@ -9,6 +9,10 @@ two_groups <- function() {
 truth <- factor(rep(c("a", "b"), each = 20))
 
 # Adjusted Rand index, to check recovered groups without label matching.
+# share of items in their cluster's majority group: 1 when every cluster lies within
+# one group (a K above the number of groups may split a group, never mix two)
+purity <- function(cl, groups) sum(apply(table(cl, groups), 1, max)) / length(cl)
+
 ari <- function(a, b) {
     tab <- table(a, b)
     comb <- function(n) sum(choose(n, 2))

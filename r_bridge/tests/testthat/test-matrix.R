@@ -21,7 +21,7 @@ test_that("pcc() on a matrix recovers the groups with memberships on the simplex
     expect_equal(unname(rowSums(res$membership)), rep(1, 40), tolerance = 1e-8)
     expect_true(all(res$membership >= 0))
     expect_equal(unname(res$confidence), unname(apply(res$membership, 1, max)))
-    expect_gt(ari(res$labels, truth), 0.95)
+    expect_gt(purity(res$labels, truth), 0.95)
     expect_equal(res$uns$pcc$params$n_clusters, 4L)
 })
 

@@ -123,7 +123,7 @@ def pcc(
     divergence: str | Bregman = "kl",
     *,
     solver: str = "greedy",
-    n_init: int = 3,
+    n_init: int | None = None,
     tol: float = 1e-4,
     max_iter: int | None = None,
     random_state=0,
@@ -163,7 +163,8 @@ def pcc(
         above ``tol``. Same stopping rule (KKT gap) as ``"greedy"``; usually
         far fewer, costlier iterations (see ``benchmarks/pcc.py``).
     n_init
-        Random restarts; the one with the lowest objective is returned.
+        Starts: ``init`` (when given) and random points of the simplex; the one
+        with the lowest objective is returned. Default 3, or 1 with ``init``.
     tol
         Relative KKT tolerance: stop when ``max_j (g_JV - g_JU)`` is below
         ``tol`` times the mean co-sampled weight per item.
@@ -179,8 +180,8 @@ def pcc(
         renormalised over the rest. The solver stops at a tolerance, so a
         cluster the optimum empties can keep a residue of a few hundredths.
     init
-        Optional ``(n, K)`` starting memberships (rows on the simplex); then
-        ``n_init`` is ignored.
+        Optional ``(n, K)`` starting memberships (rows on the simplex); it
+        counts as the first of the ``n_init`` starts, the others are random.
     trace_every
         Record the objective once every this many iterations (``1``: every
         iteration). ``None`` picks about ``n K / 1000`` and at most ~10,000
@@ -225,6 +226,8 @@ def pcc(
             "No pair of items was ever co-sampled (all N_ij = 0 off the diagonal); "
             "the ensemble carries no co-association evidence."
         )
+    if n_init is None:
+        n_init = 1 if init is not None else 3
     if isinstance(n_init, bool) or int(n_init) != n_init or int(n_init) < 1:
         raise ValueError(f"n_init must be a positive integer, got {n_init!r}.")
     n_init = int(n_init)
@@ -249,8 +252,10 @@ def pcc(
             raise ValueError("init rows must be finite, non-negative and sum to 1.")
         starts = [np.ascontiguousarray(Y0)]
     else:
-        seqs = seed_sequence(random_state).spawn(n_init)
-        starts = [_random_start(n, K, s) for s in seqs]
+        starts = []
+    # random restarts compete with the given start on the objective
+    seqs = seed_sequence(random_state).spawn(n_init - len(starts))
+    starts += [_random_start(n, K, s) for s in seqs]
 
     best = None
     objectives = []

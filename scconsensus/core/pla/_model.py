@@ -30,6 +30,7 @@ from ..._validation import (
     check_choice,
     check_dense_memory,
     check_fraction,
+    check_int,
     check_matrix,
     check_n_clusters,
     seed_sequence,
@@ -345,6 +346,32 @@ def _sparse_pattern(
     return probe, values
 
 
+def _first_fit(problem, K, init, fit_index, n_restarts, seed, em_kw) -> PLAFit:
+    """EM from ``init`` (if given) and the random restarts; the best log-likelihood wins."""
+    L = problem.n_partitions
+    Z = problem.z(np.ones(L))
+    fits = []
+    if init is not None:
+        P0 = np.asarray(init, dtype=np.float64)[fit_index]
+        W0 = P0 / np.maximum(P0.sum(axis=0, keepdims=True), _TINY)
+        fits.append(pla_em(Z, K, init=(P0, W0), **em_kw))
+        n_restarts -= 1
+    if n_restarts > 0:
+        fits.append(
+            pla_em(
+                Z,
+                K,
+                n_restarts=n_restarts,
+                random_state=seed,
+                coassociation_row=_full_rows(problem),
+                **em_kw,
+            )
+        )
+    best = max(fits, key=lambda f: f.log_likelihood)
+    best.restart_log_likelihoods = np.array([f.log_likelihood for f in fits])
+    return best
+
+
 def pla(
     ensemble,
     n_clusters: int = 10,
@@ -369,6 +396,7 @@ def pla(
     outer_tol: float = 1e-6,
     random_state: RandomState = 0,
     progress: bool | None = None,
+    init: np.ndarray | None = None,
 ) -> PLAResult:
     """Probabilistic Label Aggregation (Lange & Buhmann 2005), optionally weighted.
 
@@ -434,6 +462,11 @@ def pla(
         Seed of restarts, fitted subset, sampled pairs and CV folds.
     progress
         Show a progress bar over the λ cross-validation.
+    init
+        ``(n_items, n_clusters)`` starting posteriors ``p(v|i)`` (rows on the
+        simplex), e.g. :func:`scconsensus.core.plan_consensus`'s spectral start;
+        it counts as the first of the ``n_restarts`` EM runs, the others start
+        at random, and the best log-likelihood wins.
 
     Returns
     -------
@@ -471,6 +504,13 @@ def pla(
     if int(max_outer) < 1:
         raise ValueError(f"max_outer must be at least 1, got {max_outer}.")
 
+    n_restarts = check_int(n_restarts, "n_restarts", 1)
+    if init is not None:
+        init = np.asarray(init, dtype=np.float64)
+        if init.shape != (n, K) or not np.all(np.isfinite(init)) or (init < 0).any():
+            raise ValueError(
+                f"init must be finite, non-negative ({n}, {K}) posteriors, got shape {init.shape}."
+            )
     s_em, s_fit, s_pairs, s_cv = seed_sequence(random_state).spawn(4)
     fit_index = _fit_items(n, fit_size, fit_fraction, K, s_fit)
     r = fit_index.size
@@ -504,14 +544,7 @@ def pla(
     uniform = np.full(L, 1.0 / L)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        fit = pla_em(
-            problem.z(np.ones(L)),
-            K,
-            n_restarts=n_restarts,
-            random_state=s_em,
-            coassociation_row=_full_rows(problem),
-            **em_kw,
-        )
+        fit = _first_fit(problem, K, init, fit_index, n_restarts, s_em, em_kw)
     restarts = fit.restart_log_likelihoods
     alpha = uniform
     lam_used = np.nan

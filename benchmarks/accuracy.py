@@ -1,0 +1,228 @@
+"""Accuracy panel: labelled datasets x our methods x the tools users would otherwise use.
+
+For every dataset and seed: the default ensemble (``tl.ensemble``), then PCC, PLA
+and DPP with their defaults (K chosen from the data) and with the true K;
+``tl.consensus_k`` (Monti consensus, K by PAC); ConsensusClusterPlus through
+``scconsensus.r`` (n <= 3,000; at its best-PAC k and at the true K); KMeans(true
+K); scanpy's Leiden on the neighbours graph; the ensemble's median and best
+member. Prints ARI (mean ± sd over seeds), the number of clusters found and CPU
+seconds (process time, this process and its children) as one markdown table.
+
+Run from the repository root, one thread::
+
+    OMP_NUM_THREADS=1 NUMBA_NUM_THREADS=1 python benchmarks/accuracy.py
+    python benchmarks/accuracy.py --datasets iris wine --seeds 0 1 2 --no-r
+
+Datasets: iris, wine, breast_cancer, digits (scikit-learn); pbmc68k_reduced
+against ``bulk_labels`` and against ``louvain``; Bioconductor's ALL (B/T
+lineage and BT subtype; needs R); scanpy's krumsiek11; 20 planted Gaussian
+clusters in 50 dimensions at n = 2,000 / 10,000 / 100,000.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+import warnings
+from collections import defaultdict
+from collections.abc import Callable
+from functools import partial
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(__file__))
+
+DATASETS = (
+    "iris",
+    "wine",
+    "breast_cancer",
+    "digits",
+    "pbmc_bulk",
+    "pbmc_louvain",
+    "all_lineage",
+    "all_bt",
+    "krumsiek11",
+    "planted_2000",
+    "planted_10000",
+    "planted_100000",
+)
+CCP_MAX_N = 3_000
+
+
+def load(name: str):
+    """``AnnData`` with ``.obs["truth"]`` for one panel dataset."""
+    import scanpy as sc
+
+    import scconsensus as scc
+
+    if name in ("iris", "wine", "breast_cancer", "digits"):
+        return getattr(scc.datasets, name)()
+    if name.startswith("pbmc"):
+        adata = scc.datasets.pbmc68k_reduced()
+        if name == "pbmc_louvain":
+            adata.obs["truth"] = adata.obs["louvain"].astype("category")
+        return adata
+    if name.startswith("all_"):
+        sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "vignettes"))
+        from ccp_all import load_all
+
+        adata = load_all()
+        adata.obs["truth"] = adata.obs["lineage" if name == "all_lineage" else "BT"]
+        return adata
+    if name == "krumsiek11":
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            adata = sc.datasets.krumsiek11()
+        adata.obs_names_make_unique()
+        adata.obs["truth"] = adata.obs["cell_type"].astype("category")
+        return adata
+    if name.startswith("planted_"):
+        from scale import _adata, make_blobs
+
+        return _adata(*make_blobs(int(name.split("_")[1]), seed=0))
+    raise ValueError(f"unknown dataset {name!r}; choose from {DATASETS}")
+
+
+def cpu() -> float:
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def timed(fn: Callable[[], np.ndarray]) -> tuple[np.ndarray, float]:
+    t0 = cpu()
+    labels = fn()
+    return np.asarray(labels), cpu() - t0
+
+
+def _labels(adata, key):
+    codes = adata.obs[key].cat.codes.to_numpy()
+    return codes
+
+
+def run_dataset(name: str, seed: int, use_r: bool) -> dict[str, tuple[float, int, float]]:
+    """``{tool: (ari, n_clusters, cpu_seconds)}`` for one dataset and seed."""
+    import scanpy as sc
+    from sklearn.cluster import KMeans
+
+    import scconsensus as scc
+    from scconsensus.metrics import adjusted_rand_index as ari
+
+    adata = load(name)
+    truth = adata.obs["truth"].cat.codes.to_numpy()
+    K = int(adata.obs["truth"].nunique())
+    out = {}
+
+    def record(tool, labels, secs):
+        found = labels[labels >= 0]
+        out[tool] = (ari(truth, labels), int(np.unique(found).size), secs)
+
+    _, t_ens = timed(lambda: scc.tl.ensemble(adata, random_state=seed))
+    L = adata.obsm["scc_ensemble"]
+    member = [ari(truth[c >= 0], c[c >= 0]) for c in L.T]
+    out["ensemble median member"] = (float(np.median(member)), 0, t_ens)
+    out["ensemble best member"] = (float(np.max(member)), 0, t_ens)
+
+    def consensus(method, key, **kw):
+        getattr(scc.tl, method)(adata, random_state=seed, key_added=key, **kw)
+        return _labels(adata, key)
+
+    for method in ("pcc", "pla", "dpp"):
+        lab, t = timed(partial(consensus, method, method))
+        record(f"{method} (defaults)", lab, t + (t_ens if method != "dpp" else 0.0))
+        if method != "dpp":
+            lab, t = timed(partial(consensus, method, f"{method}_k", n_clusters=K))
+            record(f"{method} (true K)", lab, t + t_ens)
+    X = adata.obsm["X_pca"] if "X_pca" in adata.obsm else adata.X
+    lab, t = timed(lambda: KMeans(K, random_state=seed, n_init=10).fit_predict(X))
+    record("KMeans (true K)", lab, t)
+
+    def leiden():
+        if "neighbors" not in adata.uns:
+            sc.pp.neighbors(adata, use_rep="X_pca" if "X_pca" in adata.obsm else "X")
+        sc.tl.leiden(adata, random_state=seed, flavor="igraph", n_iterations=2)
+        return _labels(adata, "leiden")
+
+    lab, t = timed(leiden)
+    record("scanpy Leiden", lab, t)
+    if adata.n_obs <= CCP_MAX_N:
+        lab, t = timed(lambda: _consensus_k(adata, seed))
+        record("tl.consensus_k (best PAC)", lab, t)
+        if use_r:
+            for tool, (lab, t) in _ccp(adata, seed, K).items():
+                record(tool, lab, t)
+    return out
+
+
+def _consensus_k(adata, seed):
+    import scconsensus as scc
+
+    scc.tl.consensus_k(adata, max_k=10, reps=50, random_state=seed, key_added="ck")
+    best = int(adata.uns["ck"]["best_k"])
+    return _labels(adata, f"ck_k{best}")
+
+
+def _ccp(adata, seed, K):
+    from scconsensus.r import consensus_cluster_plus
+
+    t0 = cpu()
+    consensus_cluster_plus(adata, max_k=max(10, K), reps=50, seed=seed + 1, key_added="ccp")
+    t = cpu() - t0
+    best = int(adata.uns["ccp"]["best_k"])
+    return {
+        "ConsensusClusterPlus (best PAC)": (_labels(adata, f"ccp_k{best}"), t),
+        "ConsensusClusterPlus (true K)": (_labels(adata, f"ccp_k{K}"), t),
+    }
+
+
+def table(results: dict[str, dict[str, list[tuple[float, int, float]]]]) -> str:
+    """Markdown: one row per tool, one column per dataset, ``ARI ± sd (K) CPU s``."""
+    names = list(results)
+    tools = list(dict.fromkeys(t for r in results.values() for t in r))
+    lines = ["| tool | " + " | ".join(names) + " | mean ARI |", "|---" * (len(names) + 2) + "|"]
+    for tool in tools:
+        cells, means = [], []
+        for name in names:
+            runs = results[name].get(tool)
+            if not runs:
+                cells.append("–")
+                continue
+            a = np.array([r[0] for r in runs])
+            ks = sorted({r[1] for r in runs})
+            secs = np.mean([r[2] for r in runs])
+            kk = "" if ks == [0] else f" ({'/'.join(map(str, ks))})"
+            cells.append(f"{a.mean():.2f} ± {a.std():.2f}{kk} {secs:.1f}s")
+            means.append(a.mean())
+        mean = f"{np.mean(means):.2f}" if len(means) == len(names) else "–"
+        lines.append(f"| {tool} | " + " | ".join(cells) + f" | {mean} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=DATASETS)
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    parser.add_argument("--no-r", action="store_true", help="skip ConsensusClusterPlus and ALL")
+    args = parser.parse_args()
+    import scanpy as sc
+
+    sc.settings.verbosity = 0
+    warnings.filterwarnings("ignore")
+    results: dict[str, dict[str, list]] = {}
+    for name in args.datasets:
+        if args.no_r and name.startswith("all_"):
+            continue
+        per_tool = defaultdict(list)
+        for seed in args.seeds:
+            for tool, value in run_dataset(name, seed, not args.no_r).items():
+                per_tool[tool].append(value)
+        results[name] = dict(per_tool)
+        print(f"# {name} done", file=sys.stderr, flush=True)
+    print(table(results))
+
+
+if __name__ == "__main__":
+    started = time.time()
+    main()
+    print(f"\n(wall {time.time() - started:.0f} s)", file=sys.stderr)

@@ -1,0 +1,212 @@
+"""Resolution of an ensemble: how many groups are stable, and which partitions match a K.
+
+**Choosing K.** Let ``E_K`` be the partitions with at least ``K`` clusters. If
+the data hold ``G`` groups that partitions finer than ``G`` rarely cut across,
+the normalised co-association of ``E_K`` has ``K`` eigenvalues near 1 for every
+``K <= G`` (``λ_K(E_K)`` is one minus a normalised cut between ``K`` groups),
+and ``λ_{G+1}(E_{G+1})`` drops: a ``(G+1)``-th group would have to split a group
+that finer partitions cut in ever different places. We take the running minimum
+of ``λ_K(E_K)`` over ``K`` (the sequence cannot rise in expectation: fewer
+partitions, more groups; bumps are resampling noise) and choose the smallest
+``K`` after which it drops by at least ``threshold`` and stays down for the
+next two ``K`` (one low value is resampling noise), so a group is only split
+off when separating it costs a visible share of the co-association. When no drop
+reaches the threshold, the largest drop wins. Measured on the accuracy panel
+(``benchmarks/accuracy.py``) against the incidence eigengap, the dendrogram
+lifetime of Fred & Jain (2005), modularity of the co-association graph and
+PCC's clusters emptied from a large K.
+
+**Matching partitions to K.** PCC and PLA model every partition as a draw of
+the same ``K`` soft clusters, so partitions much coarser than ``K`` (merges)
+or much finer (splits) contradict the model and pull the fit towards spreading
+each group over several clusters. :func:`matched_partitions` keeps those whose
+number of clusters lies near ``K``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .._validation import RandomState, check_labels, check_number, seed_sequence
+from ._spectral import incidence_spectrum, partition_sizes
+
+__all__ = ["KSelection", "matched_partitions", "select_k"]
+
+
+@dataclass
+class KSelection:
+    """The number of clusters chosen from an ensemble, with the evidence per candidate.
+
+    Attributes
+    ----------
+    n_clusters
+        The chosen ``K``.
+    table
+        One row per candidate ``K``: ``eigenvalue`` (``λ_K(E_K)``), ``envelope``
+        (its running minimum), ``drop`` (``envelope[K]`` minus the larger
+        eigenvalue of ``K + 1`` and ``K + 2``),
+        ``n_partitions`` (size of ``E_K``) and ``chosen``.
+    threshold
+        The drop a split had to reach.
+    reason
+        One sentence saying why ``n_clusters`` was chosen (also logged).
+    """
+
+    n_clusters: int
+    table: pd.DataFrame
+    threshold: float
+    reason: str
+
+
+def _candidate_cap(sizes: np.ndarray, n_items: int, max_k: int | None) -> int:
+    """Largest K whose successor ``E_{K+1}`` still holds enough partitions to judge."""
+    need = max(5, int(np.ceil(0.1 * sizes.size)))
+    cap = 2
+    for K in range(2, int(sizes.max()) + 1):
+        if (sizes >= K + 1).sum() >= need and K + 1 < n_items:
+            cap = K
+    if max_k is not None:
+        cap = min(cap, int(max_k))
+    return max(cap, 2)
+
+
+def select_k(
+    labels: np.ndarray,
+    *,
+    max_k: int | None = None,
+    threshold: float = 0.05,
+    max_items: int = 5_000,
+    random_state: RandomState = 0,
+) -> KSelection:
+    """Choose the number of stable groups of an ensemble (see the module docstring).
+
+    Parameters
+    ----------
+    labels
+        ``(n_items, n_partitions)`` ensemble labels, ``-1`` where unsampled; the
+        partitions should span several numbers of clusters (the default
+        ensemble of :func:`scconsensus.tl.ensemble` does).
+    max_k
+        Largest ``K`` considered (default: as far as the ensemble's partitions
+        allow judging, i.e. while at least 10 % of them are finer).
+    threshold
+        Smallest drop of the (enveloped) eigenvalue that counts as a split.
+    max_items
+        Items drawn at random to compute the evidence (the number of groups is
+        a property of the whole; this bounds the cost for large data).
+    random_state
+        Seed for the item draw and the eigensolver.
+
+    Returns
+    -------
+    :class:`KSelection`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scconsensus.core import select_k
+    >>> rng = np.random.default_rng(0)
+    >>> truth = np.repeat(np.arange(4), 30)
+    >>> cols = [truth * 3 + rng.integers(0, k, 120) for k in (1, 2, 3) for _ in range(8)]
+    >>> select_k(np.stack(cols, axis=1)).n_clusters
+    4
+    """
+    labels = check_labels(labels)
+    threshold = check_number(threshold, "threshold")
+    n = labels.shape[0]
+    seeds = seed_sequence(random_state).spawn(2)
+    if n > max_items:
+        keep = np.sort(np.random.default_rng(seeds[0]).choice(n, max_items, replace=False))
+        labels = labels[keep]
+    sizes = partition_sizes(labels)
+    if sizes.max() < 2:
+        raise ValueError(
+            "Every partition of the ensemble has a single cluster: there is no structure "
+            "to choose a number of clusters from. Build the ensemble with k >= 2."
+        )
+    cap = _candidate_cap(sizes, labels.shape[0], max_k)
+    Ks = np.arange(2, cap + 3)
+    eig = np.empty(Ks.size)
+    n_parts = np.empty(Ks.size, dtype=np.int64)
+    for t, K in enumerate(Ks):
+        cols = np.flatnonzero(sizes >= K)
+        n_parts[t] = cols.size
+        if cols.size == 0:
+            eig[t] = 0.0
+            continue
+        w, _ = incidence_spectrum(labels[:, cols], K, random_state=np.random.default_rng(seeds[1]))
+        eig[t] = w[K - 1]
+    envelope = np.minimum.accumulate(eig)
+    # a split counts when the next two candidates both stay below: one low value is noise
+    drop = envelope[:-2] - np.maximum(eig[1:-1], eig[2:])
+    K, reason = _choose(Ks[:-2], drop, threshold)
+    table = pd.DataFrame(
+        {
+            "n_clusters": Ks[:-2],
+            "eigenvalue": eig[:-2],
+            "envelope": envelope[:-2],
+            "drop": drop,
+            "n_partitions": n_parts[:-2],
+            "chosen": Ks[:-2] == K,
+        }
+    )
+    return KSelection(n_clusters=int(K), table=table, threshold=threshold, reason=reason)
+
+
+def _choose(Ks: np.ndarray, drop: np.ndarray, threshold: float) -> tuple[int, str]:
+    hit = np.flatnonzero(drop >= threshold)
+    if hit.size:
+        K = int(Ks[hit[0]])
+        return K, (
+            f"K={K}: the first split whose normalised co-association drops by >= "
+            f"{threshold:g} ({drop[hit[0]]:.3f}) when a group more is cut"
+        )
+    t = int(np.argmax(drop))
+    K = int(Ks[t])
+    return K, (
+        f"K={K}: no split drops the normalised co-association by {threshold:g}; "
+        f"the largest drop ({drop[t]:.3f}) is after K={K}"
+    )
+
+
+def matched_partitions(
+    sizes: np.ndarray, n_clusters: int, *, min_partitions: int = 5
+) -> np.ndarray:
+    """Indices of the partitions whose number of clusters is near ``n_clusters``.
+
+    Keeps ``K / 1.25 <= k_l <= 1.25 K``; when that leaves fewer than
+    ``min_partitions``, the ``min_partitions`` partitions nearest to ``K`` (ties
+    in ensemble order).
+
+    Parameters
+    ----------
+    sizes
+        Clusters found per partition (:func:`partition_sizes`).
+    n_clusters
+        The consensus ``K``.
+    min_partitions
+        Fewest partitions to keep.
+
+    Returns
+    -------
+    Sorted partition (column) indices.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scconsensus.core import matched_partitions
+    >>> matched_partitions(np.array([2, 3, 4, 8, 9, 10, 12]), 9, min_partitions=2).tolist()
+    [3, 4, 5]
+    """
+    sizes = np.asarray(sizes)
+    K = int(n_clusters)
+    distance = np.abs(sizes - K)
+    # a relative window: resolution is a scale, 3 vs 4 clusters differ as 15 vs 20 do
+    keep = np.flatnonzero((sizes * 1.25 >= K) & (sizes <= K * 1.25))
+    if keep.size >= min(min_partitions, sizes.size):
+        return keep
+    order = np.argsort(distance, kind="stable")
+    return np.sort(order[: min(min_partitions, sizes.size)])

@@ -1,0 +1,74 @@
+"""The evidence for the number of clusters chosen from an ensemble."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from anndata import AnnData
+from matplotlib.axes import Axes
+
+from ._utils import check_adata, finish, get_axes
+
+
+def k_selection(
+    adata: AnnData,
+    key: str = "pcc",
+    *,
+    figsize: tuple[float, float] = (5.0, 3.5),
+    ax: Axes | None = None,
+    show: bool | None = None,
+    save: str | Path | bool | None = None,
+) -> Axes:
+    """Eigenvalue ``λ_K(E_K)`` per candidate ``K``, its running minimum and the chosen ``K``.
+
+    ``λ_K(E_K)`` is the ``K``-th eigenvalue of the normalised co-association of the
+    partitions with at least ``K`` clusters: near 1 while ``K`` groups are kept apart
+    by finer partitions, falling once a further group would split one that they cut
+    in ever different places (:func:`scconsensus.core.select_k`).
+
+    Parameters
+    ----------
+    adata
+        With a result of ``tl.pcc``/``tl.pla`` run with ``n_clusters="auto"`` at
+        ``.uns[key]["k_selection"]``.
+    key
+        The result's ``key_added``.
+    figsize, ax, show, save
+        As in :func:`scconsensus.pl.consensus_cdf`.
+
+    Returns
+    -------
+    The axes.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import scconsensus as scc
+    >>> adata = scc.datasets.iris()
+    >>> scc.tl.ensemble(adata, n_partitions=40, random_state=0)
+    >>> scc.tl.pcc(adata)
+    >>> ax = scc.pl.k_selection(adata, "pcc", show=False)
+    """
+    adata = check_adata(adata)
+    record = adata.uns.get(key, {})
+    if "k_selection" not in record:
+        raise ValueError(
+            f"No K evidence at adata.uns[{key!r}]['k_selection']: run scc.tl.pcc or "
+            f"scc.tl.pla with n_clusters='auto' and key_added={key!r} first."
+        )
+    table = record["k_selection"]
+    ax = get_axes(ax, figsize)
+    K = table["n_clusters"].to_numpy()
+    ax.plot(K, table["eigenvalue"], "o-", color="0.6", label=r"$\lambda_K(E_K)$")
+    ax.step(K, table["envelope"], where="post", color="C0", label="running minimum")
+    chosen = int(K[np.asarray(table["chosen"], dtype=bool)][0])
+    ax.axvline(chosen, color="C3", ls="--", label=f"chosen K = {chosen}")
+    ax.set_xlabel("number of clusters K")
+    ax.set_ylabel("normalised co-association kept")
+    ax.set_ylim(0, 1.02)
+    ax.set_title(f"{key}: choice of K")
+    ax.legend(frameon=False, fontsize="small")
+    finish(ax.figure, show, save, f"k_selection_{key}.png")
+    return ax

@@ -1,0 +1,168 @@
+"""The answer from defaults: spectral start, K chosen from the ensemble, no empty categories."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import anndata as ad
+import numpy as np
+import pytest
+
+import scconsensus as scc
+from scconsensus.core import (
+    matched_partitions,
+    partition_sizes,
+    plan_consensus,
+    select_k,
+    spectral_consensus,
+)
+from scconsensus.metrics import adjusted_rand_index
+
+
+def structured_ensemble(n_groups: int, *, n_per: int = 40, seed: int = 0) -> tuple:
+    """Partitions of known structure: ``n_groups`` groups, merged below and split above.
+
+    A partition with ``k < n_groups`` clusters merges random groups; one with
+    ``k >= n_groups`` splits every group at random into ``k // n_groups`` parts and
+    never mixes two groups. ``k`` runs over 2..3 * n_groups + 3.
+    """
+    rng = np.random.default_rng(seed)
+    truth = np.repeat(np.arange(n_groups), n_per)
+    cols = []
+    for k in range(2, 3 * n_groups + 4):
+        for _ in range(4):
+            if k < n_groups:
+                merge = rng.permutation(np.arange(n_groups) % k)
+                cols.append(merge[truth])
+            else:
+                parts = k // n_groups
+                cols.append(truth * parts + rng.integers(0, parts, truth.size))
+    return np.stack(cols, axis=1).astype(np.int32), truth
+
+
+@pytest.mark.parametrize("n_groups", [2, 4, 7])
+def test_select_k_recovers_the_number_of_groups(n_groups):
+    labels, _ = structured_ensemble(n_groups)
+    sel = select_k(labels, random_state=0)
+    assert sel.n_clusters == n_groups, sel.table
+    assert sel.table["chosen"].sum() == 1
+    assert f"K={n_groups}" in sel.reason
+
+
+def test_select_k_evidence_table_is_consistent():
+    labels, _ = structured_ensemble(3)
+    table = select_k(labels).table
+    assert list(table.columns) == [
+        "n_clusters",
+        "eigenvalue",
+        "envelope",
+        "drop",
+        "n_partitions",
+        "chosen",
+    ]
+    assert (np.diff(table["envelope"]) <= 1e-12).all()  # a running minimum
+    assert ((table["eigenvalue"] >= 0) & (table["eigenvalue"] <= 1 + 1e-9)).all()
+    assert (np.diff(table["n_partitions"]) <= 0).all()  # E_K shrinks with K
+
+
+def test_select_k_refuses_an_ensemble_without_structure():
+    with pytest.raises(ValueError, match="single cluster"):
+        select_k(np.zeros((20, 5), dtype=np.int32))
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_spectral_start_is_deterministic_per_seed(seed):
+    labels, truth = structured_ensemble(5, seed=1)
+    a = spectral_consensus(labels, 5, random_state=seed)
+    b = spectral_consensus(labels, 5, random_state=seed)
+    np.testing.assert_array_equal(a, b)
+    assert adjusted_rand_index(truth, a) == pytest.approx(1.0)
+    plan1 = plan_consensus(labels, "auto", random_state=seed)
+    plan2 = plan_consensus(labels, "auto", random_state=seed)
+    np.testing.assert_array_equal(plan1.start, plan2.start)
+    np.testing.assert_allclose(plan1.start.sum(axis=1), 1.0)
+
+
+def test_spectral_consensus_large_route_matches_structure():
+    # more than 300 items and clusters: the iterative (svds) route
+    labels, truth = structured_ensemble(6, n_per=80, seed=2)
+    got = spectral_consensus(labels, 6, random_state=0)
+    assert adjusted_rand_index(truth, got) == pytest.approx(1.0)
+
+
+def test_matched_partitions_window_and_fallback():
+    sizes = np.array([2, 2, 3, 5, 8, 10, 12, 13, 20])
+    assert matched_partitions(sizes, 10, min_partitions=2).tolist() == [4, 5, 6]
+    # too few near K: the nearest ones instead
+    assert matched_partitions(sizes, 16, min_partitions=3).tolist() == [6, 7, 8]
+
+
+def test_auto_ensemble_is_log_uniform_over_resolutions():
+    X = np.random.default_rng(0).normal(size=(400, 5))
+    ens = scc.core.generate_ensemble(X, 200, "kmeans", "auto", random_state=0)
+    k = partition_sizes(ens.labels)
+    assert k.min() == 2 and k.max() <= 20  # sqrt(320 sampled) = 18
+    # log-uniform: as many partitions with 2-4 clusters as with 9-18
+    low, high = ((k >= 2) & (k < 5)).sum(), ((k >= 9) & (k < 19)).sum()
+    assert abs(low - high) < 0.35 * (low + high)
+
+
+@pytest.fixture(scope="module")
+def three_blobs():
+    from sklearn.datasets import make_blobs
+
+    X, y = make_blobs(n_samples=300, centers=3, cluster_std=0.8, random_state=0)
+    adata = ad.AnnData(X=X)
+    adata.obs["truth"] = y.astype(str)
+    scc.tl.ensemble(adata, random_state=0)
+    return adata
+
+
+@pytest.mark.parametrize("method", ["pcc", "pla"])
+def test_defaults_find_three_blobs(three_blobs, method):
+    adata = three_blobs.copy()
+    getattr(scc.tl, method)(adata)
+    uns = adata.uns[method]
+    assert uns["n_clusters_chosen"] == 3
+    assert adata.obs[method].cat.categories.tolist() == ["0", "1", "2"]
+    from sklearn.cluster import KMeans
+
+    kmeans = KMeans(3, n_init=10, random_state=0).fit_predict(adata.X)
+    target = adjusted_rand_index(adata.obs["truth"], kmeans)
+    assert adjusted_rand_index(adata.obs["truth"], adata.obs[method]) >= target - 0.02
+    assert uns["k_selection"]["chosen"].sum() == 1
+    assert "K=3" in uns["k_selection_reason"]
+
+
+@pytest.mark.parametrize("method", ["pcc", "pla"])
+def test_no_empty_categories_with_a_large_k(three_blobs, method):
+    adata = three_blobs.copy()
+    getattr(scc.tl, method)(adata, n_clusters=9)
+    counts = adata.obs[method].value_counts()
+    assert (counts > 0).all(), counts
+    assert adata.obsm[f"{method}_membership"].shape[1] == counts.size
+    np.testing.assert_allclose(adata.obsm[f"{method}_membership"].sum(axis=1), 1.0)
+
+
+def test_k_evidence_survives_h5ad(three_blobs, tmp_path):
+    adata = three_blobs.copy()
+    scc.tl.pcc(adata)
+    path = tmp_path / "a.h5ad"
+    adata.write_h5ad(path)
+    back = ad.read_h5ad(path)
+    before, after = adata.uns["pcc"]["k_selection"], back.uns["pcc"]["k_selection"]
+    np.testing.assert_allclose(before["eigenvalue"], after["eigenvalue"])
+    assert after["chosen"].tolist() == before["chosen"].tolist()
+    assert back.uns["pcc"]["n_clusters_chosen"] == 3
+    assert back.uns["pcc"]["params"]["n_clusters"] == "auto"
+
+
+def test_readme_quick_start_runs_into_rank_genes_groups():
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    block = re.search(r"## Quick start\n\n```python\n(.*?)```", readme, re.S).group(1)
+    namespace: dict = {}
+    exec(compile(block, "README.md", "exec"), namespace)  # Agg backend: show is a no-op
+    adata = namespace["adata"]
+    assert "rank_genes_groups" in adata.uns
+    assert (adata.obs["pcc"].value_counts() > 0).all()
