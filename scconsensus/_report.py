@@ -9,9 +9,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from anndata import AnnData
-from tqdm.auto import tqdm
 
 from . import pl
+from ._progress import progress_bar
 
 __all__ = ["write_report"]
 
@@ -55,7 +55,7 @@ def write_report(
     ensemble_key: str = "scc_ensemble",
     truth: str | None = "truth",
     basis: str | None = None,
-    progress: bool = True,
+    progress: bool | None = None,
 ) -> Path:
     """Write PNG figures and ``report.md`` describing the consensus results ``keys``.
 
@@ -82,7 +82,8 @@ def write_report(
     basis
         Embedding for the scatter plots (default ``"umap"`` when present, else ``"pca"``).
     progress
-        Progress bar over the figures.
+        Progress bar over the figures (``None``: when scanpy's verbosity is ``'info'`` or
+        higher).
 
     Returns
     -------
@@ -180,7 +181,7 @@ def write_report(
         )
 
     written, failed = [], []
-    for name, caption, draw in tqdm(jobs, disable=not progress, desc="figures", unit="fig"):
+    for name, caption, draw in progress_bar(jobs, progress=progress, desc="figures", unit="fig"):
         try:
             if "confidence" in name:
                 axes = draw(None)

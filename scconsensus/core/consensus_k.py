@@ -35,8 +35,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
-from tqdm.auto import tqdm
 
+from .._progress import progress_bar
 from .._validation import (
     NO_SPARSE_ADVICE,
     RandomState,
@@ -653,7 +653,6 @@ def resample_partitions(
     n_jobs = check_n_jobs(n_jobs)
     _check_ensemble_kwargs(ensemble_kwargs, method)
     ks = np.arange(2, max_k + 1)
-    show = progress if progress is not None else reps >= 20
     if method.startswith("hc"):
         link = method[3:] or linkage
         check_correlation_rows(X, distance)
@@ -674,12 +673,12 @@ def resample_partitions(
         results = Parallel(n_jobs=n_jobs, return_as="generator")(tasks)
         stacked = np.empty((ks.size, n, reps), dtype=np.int32)
         for r, cuts in enumerate(
-            tqdm(results, total=reps, disable=not show, desc="consensus_k", unit="rep")
+            progress_bar(results, progress=progress, total=reps, desc="consensus_k", unit="rep")
         ):
             stacked[:, :, r] = cuts.T
         return {int(k): np.ascontiguousarray(stacked[j]) for j, k in enumerate(ks)}
     out = {}
-    for k in tqdm(ks, disable=not show, desc="consensus_k", unit="k"):
+    for k in progress_bar(ks, progress=progress, desc="consensus_k", unit="k"):
         ens = generate_ensemble(
             X,
             reps,
@@ -768,7 +767,7 @@ def consensus_k(
     keep_matrices, keep_partitions
         Keep the consensus matrices / resampled partitions in the result.
     progress
-        Progress bar (default: 20 or more reps).
+        Show progress bars (``None``: when scanpy's verbosity is ``'info'`` or higher).
     **ensemble_kwargs
         Passed to :func:`generate_ensemble` for non-hierarchical methods.
 

@@ -14,8 +14,8 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 from joblib import Parallel, delayed
-from tqdm.auto import tqdm
 
+from .._progress import progress_bar
 from .._validation import (
     RandomState,
     check_choice,
@@ -402,7 +402,7 @@ def generate_ensemble(
         Parallel workers (joblib; run inside ``joblib.parallel_config(backend="dask")``
         to use a Dask cluster). Ignored when ``client`` is given.
     progress
-        Show a progress bar (default: when there are 20 or more partitions).
+        Show a progress bar (``None``: when scanpy's verbosity is ``'info'`` or higher).
     client
         A :class:`dask.distributed.Client`: run one task per partition on its
         cluster (``X`` is scattered once to every worker). The ensemble is the same
@@ -466,7 +466,6 @@ def generate_ensemble(
     if "leiden" in methods and feature_subsample == 1.0:
         graph = _knn_graph(X, n_neighbors, random_state)
 
-    show = progress if progress is not None else n_partitions >= 20
     run = delayed(_run_partition)
     args = (n_sub, n_feat, linkage, distance, (lo, hi), int(n_neighbors), predict_unsampled, graph)
     if client is not None:
@@ -478,9 +477,10 @@ def generate_ensemble(
         results = Parallel(n_jobs=n_jobs, return_as="generator")(tasks)
     labels = np.empty((n, n_partitions), dtype=np.int32)
     infos = []
-    for i, (col, info) in enumerate(
-        tqdm(results, total=n_partitions, disable=not show, desc="ensemble", unit="partition")
-    ):
+    bar = progress_bar(
+        results, progress=progress, total=n_partitions, desc="ensemble", unit="partition"
+    )
+    for i, (col, info) in enumerate(bar):
         labels[:, i] = col
         infos.append(info)
     partitions = pd.DataFrame(infos)

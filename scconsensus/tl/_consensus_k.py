@@ -11,6 +11,7 @@ import scipy.sparse as sp
 from anndata import AnnData
 from scanpy import logging as logg
 
+from .._progress import check_progress
 from .._validation import RandomState, check_key
 from ..core.consensus_k import consensus_k as _consensus_k
 from ._anndata import get_rep, sanitize_uns, store_consensus, warn_overwrite
@@ -36,6 +37,7 @@ def consensus_k(
     random_state: RandomState = 0,
     n_jobs: int | None = 1,
     store_matrices: bool | None = None,
+    progress: bool | None = None,
     key_added: str = "consensus_k",
     copy: bool = False,
     **ensemble_kwargs: Any,
@@ -81,6 +83,10 @@ def consensus_k(
         Parallel workers over subsamples.
     store_matrices
         Store each ``M_k`` (float32) in ``.obsp``; default: when ``n_obs <= 2000``.
+    progress
+        Show progress bars on standard error. ``None`` (default): only when
+        ``scanpy.settings.verbosity`` is ``'info'`` or higher. tqdm's ``TQDM_DISABLE``
+        environment variable is always respected.
     key_added
         Prefix of every key written.
     copy
@@ -145,6 +151,7 @@ def consensus_k(
         random_state=random_state,
         n_jobs=n_jobs,
         keep_matrices=bool(store_matrices),
+        progress=check_progress(progress),
         **ensemble_kwargs,
     )
     seconds = time.perf_counter() - t0

@@ -5,6 +5,7 @@ from __future__ import annotations
 from anndata import AnnData
 from scanpy import logging as logg
 
+from .._progress import check_progress
 from .._settings import settings
 from .._validation import RandomState, check_int, check_key
 from ..core.dpp import dpp_consensus
@@ -30,7 +31,7 @@ def dpp(
     layer: str | None = None,
     random_state: RandomState = 0,
     key_added: str = "dpp",
-    progress: bool = False,
+    progress: bool | None = None,
     copy: bool = False,
 ) -> AnnData | None:
     """Determinantal consensus clustering: DPP-sampled Voronoi runs, thresholded consensus.
@@ -82,7 +83,9 @@ def dpp(
     key_added
         Prefix of the keys written.
     progress
-        Show a progress bar over the runs.
+        Show progress bars on standard error. ``None`` (default): only when
+        ``scanpy.settings.verbosity`` is ``'info'`` or higher. tqdm's ``TQDM_DISABLE``
+        environment variable is always respected.
     copy
         Return a modified copy instead of writing in place.
 
@@ -141,7 +144,7 @@ def dpp(
         n_neighbors=n_neighbors,
         n_random=n_random,
         random_state=random_state,
-        progress=progress,
+        progress=check_progress(progress),
     )
     adata = adata.copy() if copy else adata
     params = {

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from anndata import AnnData
 from scanpy import logging as logg
 
+from .._progress import check_progress
 from .._validation import RandomState, check_key, check_n_jobs
 from ..core.ensemble import generate_ensemble
 from ._anndata import get_rep, sanitize_uns, warn_overwrite
@@ -30,6 +31,7 @@ def ensemble(
     random_state: RandomState = 0,
     n_jobs: int | None = 1,
     client=None,
+    progress: bool | None = None,
     key_added: str = "scc_ensemble",
     copy: bool = False,
 ) -> AnnData | None:
@@ -78,6 +80,10 @@ def ensemble(
     client
         A :class:`dask.distributed.Client`: generate the partitions on its cluster
         instead (same ensemble as the local run for the same ``random_state``).
+    progress
+        Show progress bars on standard error. ``None`` (default): only when
+        ``scanpy.settings.verbosity`` is ``'info'`` or higher. tqdm's ``TQDM_DISABLE``
+        environment variable is always respected.
     key_added
         Results go to ``.obsm[key_added]`` and ``.uns[key_added]``.
     copy
@@ -120,6 +126,7 @@ def ensemble(
         random_state=random_state,
         n_jobs=n_jobs,
         client=client,
+        progress=check_progress(progress),
     )
     adata = adata.copy() if copy else adata
     params = dict(result.params, use_rep=use_rep, layer=layer)

@@ -6,6 +6,7 @@ import numpy as np
 from anndata import AnnData
 from scanpy import logging as logg
 
+from .._progress import check_progress, progress_bar
 from .._settings import settings
 from .._validation import RandomState, check_choice, check_key, check_min_mass, check_rng
 from ..core._ensemble_pairs import ensemble_pairs
@@ -41,6 +42,7 @@ def pcc(
     fit_fraction: float | None = None,
     relationship_threshold: float = 0.01,
     random_state: RandomState = 0,
+    progress: bool | None = None,
     key_added: str = "pcc",
     copy: bool = False,
 ) -> AnnData | None:
@@ -126,6 +128,10 @@ def pcc(
         Memberships below this are ignored in the cluster-relationship matrix.
     random_state
         Seed for the starting points (and sampled pairs).
+    progress
+        Show progress bars on standard error. ``None`` (default): only when
+        ``scanpy.settings.verbosity`` is ``'info'`` or higher. tqdm's ``TQDM_DISABLE``
+        environment variable is always respected.
     key_added
         Prefix of every key written.
     copy
@@ -156,6 +162,7 @@ def pcc(
     check_choice(solver, ("greedy", "batch"), "solver")
     check_choice(pairs, ("auto", "knn", "ensemble"), "pairs")
     key_added = check_key(key_added)
+    progress = check_progress(progress)
     all_labels = get_ensemble(adata, ensemble_key)
     n_all = all_labels.shape[0]
     min_mass = check_min_mass(min_mass, n_all)
@@ -207,6 +214,8 @@ def pcc(
             f"({2 * n_pairs / n:.1f} per item; {pair_source} + random, pairs={pairs!r}) "
             f"of {n} items (mode={mode!r})"
         )
+    bar = progress_bar(total=3, desc="pcc", unit="step", progress=progress)
+    bar.update()  # co-association
     Y0 = plan.start
     if Y0 is not None and fit_idx is not None:
         Y0 = Y0[fit_idx]
@@ -224,6 +233,7 @@ def pcc(
         init=Y0,
     )
     del C, N
+    bar.update()  # fit
     membership, hard = res.membership, res.labels
     if fit_idx is not None:
         membership = pcc_extend(
@@ -236,6 +246,8 @@ def pcc(
             random_state=random_state,
         )
         hard = hard_labels(membership)
+    bar.update()  # extension
+    bar.close()
     membership, hard, _ = drop_empty_clusters(membership, hard)
     adata = adata.copy() if copy else adata
     params = {

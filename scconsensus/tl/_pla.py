@@ -6,6 +6,7 @@ import numpy as np
 from anndata import AnnData
 from scanpy import logging as logg
 
+from .._progress import check_progress
 from .._settings import settings
 from .._validation import RandomState, check_choice, check_key, check_labels
 from ..core._membership import drop_empty_clusters, order_clusters
@@ -41,6 +42,7 @@ def pla(
     max_iter: int = 300,
     tol: float = 1e-6,
     random_state: RandomState = 0,
+    progress: bool | None = None,
     copy: bool = False,
 ) -> AnnData | None:
     """Consensus by (weighted) Probabilistic Label Aggregation (Lange & Buhmann 2005).
@@ -88,6 +90,10 @@ def pla(
         ``"all"``: every partition. See :func:`scconsensus.tl.pcc`.
     random_state
         Seed.
+    progress
+        Show progress bars on standard error. ``None`` (default): only when
+        ``scanpy.settings.verbosity`` is ``'info'`` or higher. tqdm's ``TQDM_DISABLE``
+        environment variable is always respected.
     copy
         Return a modified copy instead of writing in place.
 
@@ -110,6 +116,7 @@ def pla(
     (150, 3)
     """
     key_added = check_key(key_added)
+    progress = check_progress(progress)
     check_choice(init, ("spectral", "random"), "init")
     labels = get_ensemble(adata, ensemble_key)
     plan = plan_consensus(
@@ -149,6 +156,7 @@ def pla(
         tol=tol,
         random_state=random_state,
         init=plan.start,
+        progress=progress,
     )
     keep = order_clusters(res.posteriors, min_mass=1e-8)
     membership, _, kept = drop_empty_clusters(res.posteriors[:, keep])

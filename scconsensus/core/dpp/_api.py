@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
-from tqdm.auto import tqdm
 
+from ..._progress import progress_bar
 from ..._settings import settings
 from ..._validation import (
     RandomState,
@@ -137,7 +137,7 @@ def dpp_consensus(
     n_neighbors: int = 15,
     n_random: int = 10,
     random_state: RandomState = 0,
-    progress: bool = False,
+    progress: bool | None = None,
 ) -> DPPConsensus:
     """Determinantal consensus clustering of Vicente & Murua (004_ Sect. 4).
 
@@ -190,7 +190,8 @@ def dpp_consensus(
     random_state
         Seed; every run gets its own child stream, so results do not depend on chunking.
     progress
-        Show a progress bar over the runs.
+        Show a progress bar over the runs (``None``: when scanpy's verbosity is
+        ``'info'`` or higher).
 
     Returns
     -------
@@ -243,7 +244,7 @@ def dpp_consensus(
     lap("kernel")
 
     rngs = [np.random.default_rng(q) for q in seeds[:n_runs]]
-    runs = tqdm(range(n_runs), desc=f"{sampler} runs", disable=not progress)
+    runs = progress_bar(range(n_runs), desc=f"{sampler} runs", progress=progress)
     if sampler == "kmeans++":
         run_labels = np.empty((n, n_runs), dtype=np.int32)
         for r in runs:

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
-from tqdm.auto import tqdm
 
+from ..._progress import progress_bar
 from ..._settings import settings
 from ..._validation import (
     RandomState,
@@ -242,7 +242,9 @@ def _cross_validate(
     pen = np.zeros((len(grid), cv_folds))
     nll = np.zeros((len(grid), cv_folds))
     unif = np.zeros((len(grid), cv_folds))
-    bar = tqdm(total=cv_folds * len(grid), desc="wPLA λ cross-validation", disable=not progress)
+    bar = progress_bar(
+        total=cv_folds * len(grid), desc="wPLA λ cross-validation", progress=progress
+    )
     for f, test in enumerate(folds):
         test = np.sort(test)
         train = np.setdiff1d(np.arange(n), test)
@@ -461,7 +463,8 @@ def pla(
     random_state
         Seed of restarts, fitted subset, sampled pairs and CV folds.
     progress
-        Show a progress bar over the λ cross-validation.
+        Show a progress bar over the λ cross-validation (``None``: when scanpy's
+        verbosity is ``'info'`` or higher).
     init
         ``(n_items, n_clusters)`` starting posteriors ``p(v|i)`` (rows on the
         simplex), e.g. :func:`scconsensus.core.plan_consensus`'s spectral start;
