@@ -43,7 +43,7 @@ def consensus_cdf(
     ax: Axes | None = None,
     show: bool | None = None,
     save: str | Path | bool | None = None,
-) -> Axes:
+) -> Axes | None:
     """Consensus CDF per ``k`` (one line each; several keys overlay with line styles).
 
     A flat middle section (values near 0 or 1 only) marks a stable ``k``; the PAC window
@@ -56,12 +56,18 @@ def consensus_cdf(
         :func:`scconsensus.r.consensus_cluster_plus`.
     key
         One key, or a list to compare sources (e.g. ``["consensus_k", "ccp"]``).
-    figsize, ax, show, save
-        As in Scanpy.
+    figsize, ax
+        Figure size of a new figure, or the axes to draw into.
+    show
+        Show the figure (``None``: ``scanpy.settings.autoshow``, on interactive backends).
+    save
+        As in ``sc.pl``: ``True`` writes ``{figdir}/{plot}{plot_suffix}.{file_format_figs}``;
+        a string is appended to the plot name and may end in ``.png``, ``.pdf`` or ``.svg``
+        to choose the format; a :class:`~pathlib.Path` is written as given.
 
     Returns
     -------
-    :class:`~matplotlib.axes.Axes`.
+    :class:`~matplotlib.axes.Axes`, or ``None`` when the figure is shown.
 
     Examples
     --------
@@ -100,8 +106,7 @@ def consensus_cdf(
     ax.set_ylabel("CDF")
     ax.set_title("consensus CDF")
     ax.legend(fontsize=7, frameon=False, loc="lower right")
-    finish(ax.figure, show, save, "consensus_cdf.png")
-    return ax
+    return finish(ax.figure, show, save, "consensus_cdf", ax)
 
 
 def _curve(adata, keys, field, ylabel, title, ax, figsize, show, save, name):
@@ -123,8 +128,7 @@ def _curve(adata, keys, field, ylabel, title, ax, figsize, show, save, name):
     ax.set_title(title)
     ax.xaxis.get_major_locator().set_params(integer=True)
     ax.legend(fontsize=8, frameon=False)
-    finish(ax.figure, show, save, name)
-    return ax
+    return finish(ax.figure, show, save, name, ax)
 
 
 def delta_area(
@@ -135,7 +139,7 @@ def delta_area(
     ax: Axes | None = None,
     show: bool | None = None,
     save: str | Path | bool | None = None,
-) -> Axes:
+) -> Axes | None:
     """ConsensusClusterPlus's delta area (relative gain in CDF area) against ``k``.
 
     The ``k`` after which the curve drops to near zero is Monti et al.'s choice.
@@ -160,7 +164,7 @@ def delta_area(
         figsize,
         show,
         save,
-        "delta_area.png",
+        "delta_area",
     )
 
 
@@ -172,7 +176,7 @@ def pac(
     ax: Axes | None = None,
     show: bool | None = None,
     save: str | Path | bool | None = None,
-) -> Axes:
+) -> Axes | None:
     """Proportion of ambiguous clustering against ``k`` (lower is more stable).
 
     Parameters as :func:`consensus_cdf`.
@@ -196,5 +200,5 @@ def pac(
         figsize,
         show,
         save,
-        "pac.png",
+        "pac",
     )

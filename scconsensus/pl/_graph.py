@@ -43,7 +43,7 @@ def cluster_graph(
     ax: Axes | None = None,
     show: bool | None = None,
     save: str | Path | bool | None = None,
-) -> Axes:
+) -> Axes | None:
     """Directed graph of how soft clusters overlap (PCC paper, Sect. 7.4).
 
     Each cluster is a node at its membership-weighted centroid in the embedding (size:
@@ -66,12 +66,14 @@ def cluster_graph(
         Memberships below this are ignored (the paper's ``δ``).
     min_weight
         Smallest ``m_ij`` drawn as an edge.
-    figsize, title, ax, show, save
-        As in Scanpy.
+    figsize, title, ax
+        Decorations, or the axes to draw into.
+    show, save
+        As in :func:`scconsensus.pl.consensus_cdf` (``sc.pl``'s rules).
 
     Returns
     -------
-    :class:`~matplotlib.axes.Axes`.
+    :class:`~matplotlib.axes.Axes`, or ``None`` when the figure is shown.
 
     Examples
     --------
@@ -163,5 +165,4 @@ def cluster_graph(
         ax.set_ylabel(f"{basis}2")
     ax.set_xticks([])
     ax.set_yticks([])
-    finish(ax.figure, show, save, f"cluster_graph_{key}.png")
-    return ax
+    return finish(ax.figure, show, save, f"cluster_graph_{key}", ax)

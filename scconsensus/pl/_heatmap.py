@@ -113,7 +113,7 @@ def consensus_heatmap(
     ax: Axes | None = None,
     show: bool | None = None,
     save: str | Path | bool | None = None,
-) -> Axes:
+) -> Axes | None:
     """Heatmap of a consensus (or co-association ``c/N``) matrix ordered by labels.
 
     Parameters
@@ -144,11 +144,11 @@ def consensus_heatmap(
     show
         Show the figure (default: ``scanpy.settings.autoshow`` on interactive backends).
     save
-        File path to save to, or ``True`` for ``scanpy.settings.figdir``.
+        As in ``sc.pl`` (see :func:`scconsensus.pl.consensus_cdf`).
 
     Returns
     -------
-    The heatmap's :class:`~matplotlib.axes.Axes`.
+    The heatmap's :class:`~matplotlib.axes.Axes`, or ``None`` when the figure is shown.
 
     Examples
     --------
@@ -215,5 +215,4 @@ def consensus_heatmap(
             )
             fig.add_artist(leg)
             y -= 0.06 * (len(handles) + 2) / 2
-    finish(fig, show, save, f"consensus_heatmap_{key}.png")
-    return ax
+    return finish(fig, show, save, f"consensus_heatmap_{key}", ax)

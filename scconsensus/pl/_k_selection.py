@@ -19,7 +19,7 @@ def k_selection(
     ax: Axes | None = None,
     show: bool | None = None,
     save: str | Path | bool | None = None,
-) -> Axes:
+) -> Axes | None:
     """Eigenvalue ``λ_K(E_K)`` per candidate ``K``, its running minimum and the chosen ``K``.
 
     ``λ_K(E_K)`` is the ``K``-th eigenvalue of the normalised co-association of the
@@ -39,7 +39,7 @@ def k_selection(
 
     Returns
     -------
-    The axes.
+    The axes, or ``None`` when the figure is shown.
 
     Examples
     --------
@@ -70,5 +70,4 @@ def k_selection(
     ax.set_ylim(0, 1.02)
     ax.set_title(f"{key}: choice of K")
     ax.legend(frameon=False, fontsize="small")
-    finish(ax.figure, show, save, f"k_selection_{key}.png")
-    return ax
+    return finish(ax.figure, show, save, f"k_selection_{key}", ax)

@@ -34,7 +34,7 @@ def membership(
     ax: Axes | None = None,
     show: bool | None = None,
     save: str | Path | bool | None = None,
-) -> Axes:
+) -> Axes | None:
     """Stacked bars of each item's soft membership, items sorted by cluster and confidence.
 
     Parameters
@@ -49,12 +49,12 @@ def membership(
     figsize, title
         Decorations.
     ax, show, save
-        As in Scanpy: draw into ``ax``; show; save to a path (or ``True``:
-        ``scanpy.settings.figdir``).
+        Draw into ``ax``; ``show`` and ``save`` as in
+        :func:`scconsensus.pl.consensus_cdf` (``sc.pl``'s rules).
 
     Returns
     -------
-    The bars' :class:`~matplotlib.axes.Axes`.
+    The bars' :class:`~matplotlib.axes.Axes`, or ``None`` when the figure is shown.
 
     Examples
     --------
@@ -113,8 +113,7 @@ def membership(
         bax.set_xticks([])
         bax.set_yticks([0])
         bax.set_yticklabels([groupby], fontsize=8)
-    finish(fig, show, save, f"membership_{key}.png")
-    return ax
+    return finish(fig, show, save, f"membership_{key}", ax)
 
 
 def confidence(
@@ -141,13 +140,13 @@ def confidence(
     values
         Which of ``"labels"``, ``"confidence"``, ``"entropy"`` to draw, one panel each.
     show, save
-        As in Scanpy (``save`` here is a file path or ``True``).
+        As in :func:`scconsensus.pl.consensus_cdf` (``sc.pl``'s rules).
     **kwargs
         Passed to :func:`scanpy.pl.embedding` (``size``, ``ncols``, ``cmap``, ...).
 
     Returns
     -------
-    A list of axes, one per panel.
+    A list of axes, one per panel, or ``None`` when the figure is shown.
 
     Examples
     --------
@@ -179,5 +178,4 @@ def confidence(
     kwargs.setdefault("color_map", "viridis")
     axes = sc.pl.embedding(adata, basis, color=color, show=False, **kwargs)
     axes = list(np.atleast_1d(axes))
-    finish(axes[0].figure, show, save, f"confidence_{key}_{basis}.png")
-    return axes
+    return finish(axes[0].figure, show, save, f"confidence_{key}_{basis}", axes)

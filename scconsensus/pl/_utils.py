@@ -30,28 +30,70 @@ def get_axes(ax: Axes | None, figsize: tuple[float, float]) -> Axes:
     return ax
 
 
-def finish(fig, show: bool | None, save: str | Path | bool | None, default_name: str) -> None:
-    """Save and/or show ``fig`` the Scanpy way.
+#: Extensions that ``save`` may end with (scanpy's list); others get ``file_format_figs``.
+_SAVE_EXTENSIONS = (".svg", ".pdf", ".png")
 
-    ``save`` is a file path (any matplotlib format, from its suffix), or ``True`` for
-    ``scanpy.settings.figdir / default_name``; ``show=None`` follows
-    ``scanpy.settings.autoshow`` (only outside non-interactive backends).
+
+def figure_path(writekey: str, save: str | Path | bool) -> Path:
+    """Where ``save`` writes a plot named ``writekey``, by scanpy's rules.
+
+    ``True``: ``figdir / f"{writekey}{plot_suffix}.{file_format_figs}"``; a string is a
+    suffix appended to ``writekey``, and ends in ``.png``, ``.pdf`` or ``.svg`` to choose
+    the format; a :class:`~pathlib.Path` is written as given (format from its suffix).
+
+    Examples
+    --------
+    >>> import scanpy as sc
+    >>> from scconsensus.pl._utils import figure_path
+    >>> sc.settings.figdir, sc.settings.file_format_figs = "figures", "pdf"
+    >>> str(figure_path("membership_pcc", True))
+    'figures/membership_pcc.pdf'
+    >>> str(figure_path("membership_pcc", "_run1.svg"))
+    'figures/membership_pcc_run1.svg'
+    >>> sc.settings.file_format_figs = "png"
     """
-    if save:
-        if save is True:
-            import scanpy as sc
+    import scanpy as sc
 
-            path = Path(sc.settings.figdir) / default_name
-        else:
-            path = Path(save)
+    if isinstance(save, Path):
+        return save
+    ext = None
+    if isinstance(save, str):
+        for try_ext in _SAVE_EXTENSIONS:
+            if save.endswith(try_ext):
+                ext, save = try_ext[1:], save[: -len(try_ext)]
+                break
+        writekey += save
+    ext = ext or sc.settings.file_format_figs
+    return Path(sc.settings.figdir) / f"{writekey}{sc.settings.plot_suffix}.{ext}"
+
+
+def finish(fig, show: bool | None, save: str | Path | bool | None, writekey: str, result):
+    """Save and/or show ``fig`` the Scanpy way; ``result``, or ``None`` once shown.
+
+    ``save`` follows :func:`figure_path` (``None``: ``scanpy.settings.autosave``) and
+    logs "saving figure to file ..." as scanpy does; ``show=None`` follows
+    ``scanpy.settings.autoshow`` on interactive backends (never on Agg). As in
+    ``sc.pl``, a figure saved by scanpy's rules is closed afterwards, and a shown
+    figure returns ``None``.
+    """
+    import scanpy as sc
+    from scanpy import logging as logg
+
+    save = sc.settings.autosave if save is None else save
+    if save is not False and save is not None and save != "":
+        path = figure_path(writekey, save)
         path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, dpi=150, bbox_inches="tight")
+        dpi = plt.rcParams["savefig.dpi"]
+        dpi = dpi if not isinstance(dpi, str) and dpi >= 150 else 150
+        logg.warning(f"saving figure to file {path}")
+        fig.savefig(path, dpi=dpi, bbox_inches="tight")
     if show is None:
-        import scanpy as sc
-
         show = bool(sc.settings.autoshow) and plt.get_backend().lower() != "agg"
     if show:
         plt.show()
+    if save and not isinstance(save, Path):
+        plt.close(fig)
+    return None if show else result
 
 
 def _palette(n: int) -> list[str]:

@@ -1,0 +1,153 @@
+"""Issue 14, Scanpy side: scanpy's conventions, one test group per audit item."""
+
+from __future__ import annotations
+
+import inspect
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+import scanpy as sc
+
+import scconsensus as scc
+from scconsensus._progress import PROGRESS_DOC
+
+# ---- 1. progress bars: off by default, switchable, TQDM_DISABLE respected ---------------
+
+#: Every long-running tool and a small call of it that would draw a bar.
+LONG_RUNNING = {
+    "ensemble": lambda a, **kw: scc.tl.ensemble(a, n_partitions=25, k=(2, 4), **kw),
+    "consensus_k": lambda a, **kw: scc.tl.consensus_k(
+        a, max_k=3, reps=25, distance="euclidean", **kw
+    ),
+    "pcc": lambda a, **kw: scc.tl.pcc(a, n_clusters=3, **kw),
+    "pla": lambda a, **kw: scc.tl.pla(a, n_clusters=3, weighted=True, cv_folds=2, **kw),
+    "dpp": lambda a, **kw: scc.tl.dpp(a, n_runs=25, **kw),
+}
+
+
+@pytest.fixture
+def verbosity():
+    old = sc.settings.verbosity
+    yield
+    sc.settings.verbosity = old
+
+
+@pytest.fixture
+def small(blobs_adata):
+    scc.tl.ensemble(blobs_adata, n_partitions=10, k=(2, 4), progress=False)
+    return blobs_adata
+
+
+def test_every_long_running_function_documents_progress_the_same_way():
+    for name in LONG_RUNNING:
+        fn = getattr(scc.tl, name)
+        param = inspect.signature(fn).parameters["progress"]
+        assert param.default is None, name
+        doc = " ".join(fn.__doc__.split())
+        assert " ".join(PROGRESS_DOC.split()) in doc, name
+
+
+@pytest.mark.parametrize("name", list(LONG_RUNNING))
+def test_quiet_scanpy_means_nothing_on_stderr(name, small, capfd, verbosity):
+    sc.settings.verbosity = 0
+    capfd.readouterr()
+    LONG_RUNNING[name](small)
+    assert capfd.readouterr().err == ""
+
+
+@pytest.mark.parametrize("name", list(LONG_RUNNING))
+def test_progress_false_prints_no_bar_at_info(name, small, capfd, verbosity):
+    sc.settings.verbosity = "info"
+    capfd.readouterr()
+    LONG_RUNNING[name](small, progress=False)
+    assert "100%" not in capfd.readouterr().err
+
+
+def test_info_verbosity_turns_bars_on_and_progress_true_forces_them(small, capfd, verbosity):
+    sc.settings.verbosity = "info"
+    capfd.readouterr()
+    scc.tl.ensemble(small, n_partitions=25, k=(2, 4))
+    assert "ensemble: 100%" in capfd.readouterr().err
+    sc.settings.verbosity = "error"
+    scc.tl.ensemble(small, n_partitions=25, k=(2, 4), progress=True)
+    assert "ensemble: 100%" in capfd.readouterr().err
+
+
+def test_tqdm_disable_is_never_overridden(small, capfd, monkeypatch, verbosity):
+    monkeypatch.setenv("TQDM_DISABLE", "1")
+    sc.settings.verbosity = "info"
+    capfd.readouterr()
+    scc.tl.ensemble(small, n_partitions=25, k=(2, 4), progress=True)
+    assert "100%" not in capfd.readouterr().err
+
+
+def test_progress_must_be_a_bool_or_none(small):
+    with pytest.raises(ValueError, match="progress must be True, False or None"):
+        scc.tl.ensemble(small, n_partitions=5, progress="yes")
+    before = small.obsm["scc_ensemble"].copy()
+    with pytest.raises(ValueError, match="progress"):
+        scc.tl.pcc(small, n_clusters=3, progress=1)
+    np.testing.assert_array_equal(small.obsm["scc_ensemble"], before)
+
+
+# ---- 2. save= follows sc.pl: suffix of the plot name, figdir, file format --------------
+
+
+@pytest.fixture
+def figsettings(tmp_path, monkeypatch):
+    old = sc.settings.figdir, sc.settings.file_format_figs, sc.settings.autosave
+    sc.settings.figdir = tmp_path / "figures"
+    monkeypatch.chdir(tmp_path)
+    yield tmp_path / "figures"
+    sc.settings.figdir, sc.settings.file_format_figs, sc.settings.autosave = old
+    plt.close("all")
+
+
+@pytest.fixture(scope="module")
+def with_consensus():
+    adata = scc.datasets.iris()
+    scc.tl.consensus_k(adata, max_k=4, reps=10, distance="euclidean", store_matrices=True)
+    return adata
+
+
+def test_save_suffix_lands_in_figdir(with_consensus, figsettings):
+    log = figsettings.parent / "scanpy.log"
+    old = sc.settings.logfile
+    sc.settings.logfile = log
+    try:
+        ax = scc.pl.membership(with_consensus, "consensus_k_k3", save="_membership.png", show=False)
+    finally:
+        sc.settings.logfile = old
+    path = figsettings / "membership_consensus_k_k3_membership.png"
+    assert path.exists() and ax is not None
+    assert f"saving figure to file {path}" in log.read_text()
+    assert not list(figsettings.parent.glob("*.png"))  # nothing in the working directory
+
+
+def test_save_extension_only_chooses_the_format(with_consensus, figsettings):
+    scc.pl.pac(with_consensus, save=".pdf", show=False)
+    assert (figsettings / "pac.pdf").exists()
+    assert not list(figsettings.parent.glob(".pdf*"))
+
+
+def test_save_true_uses_file_format_figs(with_consensus, figsettings):
+    sc.settings.file_format_figs = "svg"
+    scc.pl.cluster_graph(with_consensus, "consensus_k_k3", save=True, show=False)
+    assert (figsettings / "cluster_graph_consensus_k_k3.svg").exists()
+    sc.settings.autosave = True  # save=None follows autosave, as in sc.pl
+    scc.pl.consensus_heatmap(with_consensus, "consensus_k_k3", show=False)
+    assert (figsettings / "consensus_heatmap_consensus_k_k3.svg").exists()
+
+
+def test_a_path_is_written_as_given(with_consensus, figsettings, tmp_path):
+    path = tmp_path / "elsewhere" / "cdf.png"
+    scc.pl.consensus_cdf(with_consensus, save=path, show=False)
+    assert path.exists()
+
+
+@pytest.mark.filterwarnings("ignore:FigureCanvasAgg is non-interactive")
+def test_shown_figures_return_none(with_consensus, figsettings):
+    assert scc.pl.delta_area(with_consensus, show=True) is None
+    assert scc.pl.membership(with_consensus, "consensus_k_k3", show=True) is None
+    assert scc.pl.k_selection is not None  # imported alongside
