@@ -151,3 +151,24 @@ def test_shown_figures_return_none(with_consensus, figsettings):
     assert scc.pl.delta_area(with_consensus, show=True) is None
     assert scc.pl.membership(with_consensus, "consensus_k_k3", show=True) is None
     assert scc.pl.k_selection is not None  # imported alongside
+
+
+# ---- 3. consensus_heatmap of a consensus result finds its ensemble ----------------------
+
+
+def test_heatmap_of_pcc_uses_the_partitions_it_fitted(figsettings):
+    from scconsensus.core import coassociation
+    from scconsensus.pl._heatmap import consensus_matrix
+
+    adata = scc.datasets.iris()
+    scc.tl.ensemble(adata, n_partitions=20, k=(2, 6), key_added="ens")
+    scc.tl.pcc(adata, n_clusters=3, ensemble_key="ens")
+    ax = scc.pl.consensus_heatmap(adata, "pcc", show=False)  # the README's call
+    assert ax is not None
+    used = np.asarray(adata.uns["pcc"]["partitions_used"])
+    C, N = coassociation(adata.obsm["ens"][:, used], mode="dense")
+    expected = np.divide(C, N, out=np.zeros(C.shape), where=N > 0)
+    np.testing.assert_allclose(consensus_matrix(adata, "pcc"), expected)
+    del adata.obsm["ens"]
+    with pytest.raises(ValueError, match=r"scc.tl.ensemble\(adata, key_added='ens'\)"):
+        scc.pl.consensus_heatmap(adata, "pcc", show=False)

@@ -32,8 +32,9 @@ def consensus_matrix(adata: AnnData, key: str, items: np.ndarray | None = None) 
     ``key`` may name an ``.obsp`` matrix, a result with ``.obsp[f"{key}_consensus"]``
     (:func:`scconsensus.tl.consensus_k`, :func:`scconsensus.r.consensus_cluster_plus`),
     a co-association ``.obsp[f"{key}_c"]`` / ``f"{key}_n"`` pair
-    (:func:`scconsensus.tl.coassociation`), or an ensemble in ``.obsm`` (``c / N`` is
-    computed).
+    (:func:`scconsensus.tl.coassociation`), an ensemble in ``.obsm`` (``c / N`` is
+    computed), or a consensus result (``"pcc"``, ``"pla"``): ``c / N`` of the partitions
+    it was fitted to, found through ``.uns[key]["params"]["ensemble_key"]``.
     """
     sel = slice(None) if items is None else items
     n = adata.n_obs if items is None else len(items)
@@ -50,17 +51,46 @@ def consensus_matrix(adata: AnnData, key: str, items: np.ndarray | None = None) 
     if f"{key}_c" in obsp and f"{key}_n" in obsp:
         return _ratio(obsp[f"{key}_c"][sel][:, sel], obsp[f"{key}_n"][sel][:, sel])
     if key in adata.obsm:
-        from ..core.coassociation import coassociation
-
-        labels = np.asarray(adata.obsm[key])[sel]
-        C, N = coassociation(labels, mode="dense")
-        return _ratio(C, N)
-    raise ValueError(
-        f"No consensus matrix for key={key!r}: expected .obsp[{key!r}], "
-        f".obsp['{key}_consensus'] (tl.consensus_k / r.consensus_cluster_plus with stored "
-        f"matrices), .obsp['{key}_c'] and ['{key}_n'] (tl.coassociation), or an ensemble in "
-        f".obsm[{key!r}] (tl.ensemble)."
+        return _ensemble_ratio(np.asarray(adata.obsm[key])[sel])
+    ensemble_key, columns = _result_ensemble(adata, key)
+    if ensemble_key in adata.obsm:
+        labels = np.asarray(adata.obsm[ensemble_key])[sel]
+        return _ensemble_ratio(labels if columns is None else labels[:, columns])
+    found = (
+        f" Its ensemble .obsm[{ensemble_key!r}] is gone: rebuild it with "
+        f"scc.tl.ensemble(adata, key_added={ensemble_key!r})."
+        if ensemble_key
+        else ""
     )
+    raise ValueError(
+        f"No consensus matrix for key={key!r}.{found} Expected .obsp[{key!r}], "
+        f".obsp['{key}_consensus'] (tl.consensus_k / r.consensus_cluster_plus with stored "
+        f"matrices), .obsp['{key}_c'] and ['{key}_n'] (tl.coassociation), an ensemble in "
+        f".obsm[{key!r}] (tl.ensemble), or a result of tl.pcc / tl.pla whose ensemble is "
+        "still in .obsm."
+    )
+
+
+def _ensemble_ratio(labels: np.ndarray) -> np.ndarray:
+    from ..core.coassociation import coassociation
+
+    return _ratio(*coassociation(labels, mode="dense"))
+
+
+def _result_ensemble(adata: AnnData, key: str) -> tuple[str | None, np.ndarray | None]:
+    """The ensemble a consensus result was fitted to: its ``.obsm`` key and the columns used.
+
+    Read from ``.uns[key]["params"]["ensemble_key"]`` and ``.uns[key]["partitions_used"]``
+    (the partitions near the chosen K that PCC/PLA fitted); ``(None, None)`` if absent.
+    """
+    record = adata.uns.get(key)
+    if not isinstance(record, dict) or not isinstance(record.get("params"), dict):
+        return None, None
+    ensemble_key = record["params"].get("ensemble_key")
+    if not isinstance(ensemble_key, str):
+        return None, None
+    columns = record.get("partitions_used")
+    return ensemble_key, None if columns is None else np.asarray(columns, dtype=np.int64)
 
 
 def _order(M: np.ndarray, labels: np.ndarray | None) -> np.ndarray:
@@ -123,8 +153,10 @@ def consensus_heatmap(
     key
         Where the matrix is: an ``.obsp`` key, a result key with
         ``.obsp[f"{key}_consensus"]`` (e.g. ``"consensus_k_k3"``, ``"ccp_k3"``), a
-        :func:`~scconsensus.tl.coassociation` key, or an ensemble in ``.obsm``
-        (``"scc_ensemble"``).
+        :func:`~scconsensus.tl.coassociation` key, an ensemble in ``.obsm``
+        (``"scc_ensemble"``), or a :func:`~scconsensus.tl.pcc` / :func:`~scconsensus.tl.pla`
+        result (``"pcc"``): the co-association of the partitions it fitted, ordered by its
+        labels.
     groupby
         ``.obs`` column whose groups order the rows and columns (default: ``key`` when
         it is an ``.obs`` column, else the average-linkage order of ``1 - M``).
