@@ -172,3 +172,67 @@ def test_heatmap_of_pcc_uses_the_partitions_it_fitted(figsettings):
     del adata.obsm["ens"]
     with pytest.raises(ValueError, match=r"scc.tl.ensemble\(adata, key_added='ens'\)"):
         scc.pl.consensus_heatmap(adata, "pcc", show=False)
+
+
+# ---- 4. Leiden partitions use the user's neighbours graph ------------------------------
+
+
+@pytest.fixture(scope="module")
+def pbmc():
+    return scc.datasets.pbmc68k_reduced()
+
+
+def test_leiden_ensemble_on_pbmc_uses_the_stored_graph(pbmc):
+    from scconsensus.core.ensemble import generate_ensemble
+
+    adata = pbmc.copy()
+    scc.tl.ensemble(adata, 4, "leiden", resolution=1.0, random_state=2)
+    assert adata.uns["scc_ensemble"]["params"]["graph"] == "obsp['connectivities']"
+    direct = generate_ensemble(
+        adata.obsm["X_pca"],
+        4,
+        "leiden",
+        resolution=1.0,
+        random_state=2,
+        graph=adata.obsp["connectivities"],
+    )
+    np.testing.assert_array_equal(adata.obsm["scc_ensemble"], direct.labels)
+    own = pbmc.copy()
+    del own.uns["neighbors"]
+    scc.tl.ensemble(own, 4, "leiden", resolution=1.0, random_state=2)
+    assert own.uns["scc_ensemble"]["params"]["graph"] == "knn"
+    assert (own.obsm["scc_ensemble"] != adata.obsm["scc_ensemble"]).any()
+
+
+def test_leiden_neighbors_key_and_obsp_as_in_scanpy(pbmc):
+    adata = pbmc.copy()
+    sc.pp.neighbors(adata, n_neighbors=5, key_added="nn5")
+    scc.tl.ensemble(adata, 3, "leiden", neighbors_key="nn5", resolution=0.5, key_added="a")
+    scc.tl.ensemble(adata, 3, "leiden", obsp="nn5_connectivities", resolution=0.5, key_added="b")
+    np.testing.assert_array_equal(adata.obsm["a"], adata.obsm["b"])
+    assert adata.uns["a"]["params"]["graph"] == "obsp['nn5_connectivities']"
+    with pytest.raises(ValueError, match="not both"):
+        scc.tl.ensemble(adata, 3, "leiden", neighbors_key="nn5", obsp="connectivities")
+    with pytest.raises(ValueError, match="sc.pp.neighbors"):
+        scc.tl.ensemble(adata, 3, "leiden", neighbors_key="nope")
+
+
+def test_leiden_partitions_record_the_k_they_found(pbmc):
+    adata = pbmc.copy()
+    scc.tl.ensemble(adata, 4, ["leiden", "kmeans"], k=5, resolution=(0.3, 1.5))
+    table = adata.uns["scc_ensemble"]["partitions"]
+    found = [len(np.unique(c[c >= 0])) for c in adata.obsm["scc_ensemble"].T]
+    np.testing.assert_array_equal(table["n_clusters"], found)
+    leiden = table["method"] == "leiden"
+    np.testing.assert_array_equal(table.loc[leiden, "k"], table.loc[leiden, "n_clusters"])
+    assert (table.loc[leiden, "k"] > 1).all()
+    assert (table.loc[~leiden, "k"] == 5).all()
+
+
+def test_scalar_resolution_is_one_value(pbmc):
+    adata = pbmc.copy()
+    scc.tl.ensemble(adata, 3, "leiden", resolution=0.8)
+    assert list(adata.uns["scc_ensemble"]["params"]["resolution"]) == [0.8, 0.8]
+    assert (adata.uns["scc_ensemble"]["partitions"]["resolution"] == 0.8).all()
+    with pytest.raises(ValueError, match="positive number or a"):
+        scc.tl.ensemble(adata, 3, "leiden", resolution=-1.0)

@@ -334,6 +334,8 @@ def _partition(
             X_all = X_all.toarray()
         out[missing] = _predict(X_all, X_sub, fit, missing, how)
     info["n_clusters"] = int(fit.max()) + 1
+    if method == "leiden":  # the resolution, not k, set it: record the k it found
+        info["k"] = info["n_clusters"]
     info["n_sampled"] = int(n_sub)
     return out, info
 
@@ -349,8 +351,9 @@ def generate_ensemble(
     predict_unsampled: bool | str = False,
     linkage: str = "average",
     distance: str = "euclidean",
-    resolution: tuple[float, float] = (0.2, 2.0),
+    resolution: float | tuple[float, float] = (0.2, 2.0),
     n_neighbors: int = 15,
+    graph: sp.spmatrix | None = None,
     random_state: RandomState = 0,
     n_jobs: int | None = 1,
     progress: bool | None = None,
@@ -392,9 +395,13 @@ def generate_ensemble(
         distance in euclidean/pearson/spearman/cosine (pearson and spearman are
         ``1 - r`` between items, as in ConsensusClusterPlus).
     resolution
-        Range of Leiden resolutions.
+        Leiden resolution: one value, or a ``(lo, hi)`` range drawn uniformly per partition.
     n_neighbors
-        kNN graph size for Leiden and spectral clustering.
+        kNN graph size for Leiden (when no ``graph`` is given) and spectral clustering.
+    graph
+        ``(n_items, n_items)`` weighted graph for Leiden, e.g. scanpy's
+        ``.obsp["connectivities"]``; each partition clusters the subgraph of its items.
+        Default: a ``n_neighbors``-NN graph of ``X``.
     random_state
         Seed; every partition gets its own child stream, so results do not
         depend on ``n_jobs``.
@@ -441,14 +448,9 @@ def generate_ensemble(
             "predict_unsampled must be True, False, 'centroid' or 'neighbor', "
             f"got {predict_unsampled!r}."
         )
-    try:
-        lo, hi = (float(r) for r in resolution)
-    except (TypeError, ValueError):
-        lo = hi = float("nan")  # refused just below, with the message
-    if not (0 < lo <= hi):
-        raise ValueError(
-            f"resolution must be a (lo, hi) range with 0 < lo <= hi, got {resolution}."
-        )
+    lo, hi = _resolution_range(resolution)
+    graph = _check_graph(graph, n)
+    graph_source = "given" if graph is not None else "knn"
     n_sub = max(2, round(subsample * n))
     n_feat = max(1, round(feature_subsample * p))
     specs = _plan(n_partitions, methods, k, n_sub, random_state)
@@ -462,8 +464,7 @@ def generate_ensemble(
 
         check_client(client)
 
-    graph = None
-    if "leiden" in methods and feature_subsample == 1.0:
+    if "leiden" in methods and feature_subsample == 1.0 and graph is None:
         graph = _knn_graph(X, n_neighbors, random_state)
 
     run = delayed(_run_partition)
@@ -495,10 +496,41 @@ def generate_ensemble(
         "linkage": linkage,
         "distance": distance,
         "resolution": [lo, hi],
+        "graph": graph_source,
         "n_neighbors": int(n_neighbors),
         "random_state": random_state if isinstance(random_state, int) else str(random_state),
     }
     return Ensemble(labels=labels, partitions=partitions, params=params)
+
+
+def _resolution_range(resolution: Any) -> tuple[float, float]:
+    """``(lo, hi)`` from one resolution or a range; ``0 < lo <= hi`` or ``ValueError``."""
+    try:
+        if isinstance(resolution, int | float | np.number) and not isinstance(resolution, bool):
+            lo = hi = float(resolution)
+        else:
+            lo, hi = (float(r) for r in resolution)
+    except (TypeError, ValueError):
+        lo = hi = float("nan")  # refused just below, with the message
+    if not (0 < lo <= hi):
+        raise ValueError(
+            "resolution must be a positive number or a (lo, hi) range with 0 < lo <= hi, "
+            f"got {resolution!r}."
+        )
+    return lo, hi
+
+
+def _check_graph(graph: Any, n: int) -> sp.csr_matrix | None:
+    """``graph`` as CSR, checked to be ``n x n`` with finite non-negative weights."""
+    if graph is None:
+        return None
+    if not (sp.issparse(graph) or isinstance(graph, np.ndarray)) or graph.shape != (n, n):
+        shape = getattr(graph, "shape", type(graph).__name__)
+        raise ValueError(f"graph must be an ({n}, {n}) matrix of edge weights, got {shape}.")
+    graph = sp.csr_matrix(graph, dtype=np.float64)
+    if not np.all(np.isfinite(graph.data)) or (graph.data < 0).any():
+        raise ValueError("graph has negative or non-finite edge weights.")
+    return graph
 
 
 def _knn_graph(X: np.ndarray | sp.csr_matrix, n_neighbors: int, random_state: RandomState):

@@ -24,8 +24,10 @@ def ensemble(
     predict_unsampled: bool | str = False,
     linkage: str = "average",
     distance: str = "euclidean",
-    resolution: tuple[float, float] = (0.2, 2.0),
+    resolution: float | tuple[float, float] = (0.2, 2.0),
     n_neighbors: int = 15,
+    neighbors_key: str | None = None,
+    obsp: str | None = None,
     use_rep: str | None = None,
     layer: str | None = None,
     random_state: RandomState = 0,
@@ -66,9 +68,16 @@ def ensemble(
         Hierarchical clustering settings (``distance="pearson"`` with
         ``linkage="average"`` is ConsensusClusterPlus's default protocol).
     resolution
-        Range of Leiden resolutions drawn per partition.
+        Leiden resolution: one value (as :func:`scanpy.tl.leiden`) or a ``(lo, hi)``
+        range drawn per partition.
     n_neighbors
-        kNN graph size for Leiden and spectral.
+        kNN graph size for spectral, and for Leiden when ``adata`` has no neighbours graph.
+    neighbors_key, obsp
+        The graph Leiden partitions cluster, as in :func:`scanpy.tl.leiden`:
+        ``.obsp[obsp]``, or the connectivities of ``.uns[neighbors_key]``. Default: the
+        graph of :func:`scanpy.pp.neighbors` (``.uns["neighbors"]``) when present, else a
+        ``n_neighbors``-NN graph of the representation. Each partition clusters the
+        subgraph of the items it sampled.
     use_rep
         ``.obsm`` key or ``"X"``; default ``"X_pca"`` when present, else ``X``.
     layer
@@ -110,6 +119,7 @@ def ensemble(
     key_added = check_key(key_added)
     n_jobs = check_n_jobs(n_jobs)
     X = get_rep(adata, use_rep, layer=layer)
+    graph, graph_key = _leiden_graph(adata, methods, neighbors_key, obsp)
     start = logg.info(f"building an ensemble of {n_partitions} partitions")
     result = generate_ensemble(
         X,
@@ -123,13 +133,14 @@ def ensemble(
         distance=distance,
         resolution=resolution,
         n_neighbors=n_neighbors,
+        graph=graph,
         random_state=random_state,
         n_jobs=n_jobs,
         client=client,
         progress=check_progress(progress),
     )
     adata = adata.copy() if copy else adata
-    params = dict(result.params, use_rep=use_rep, layer=layer)
+    params = dict(result.params, use_rep=use_rep, layer=layer, graph=graph_key)
     warn_overwrite(adata, obsm=[key_added], uns=[key_added])
     adata.obsm[key_added] = result.labels
     partitions = result.partitions.copy()
@@ -141,3 +152,39 @@ def ensemble(
         deep=f"added\n    .obsm[{key_added!r}], ensemble labels\n    .uns[{key_added!r}]",
     )
     return adata if copy else None
+
+
+def _leiden_graph(
+    adata: AnnData, methods: str | Sequence[str], neighbors_key: str | None, obsp: str | None
+):
+    """The graph Leiden partitions use, chosen as :func:`scanpy.tl.leiden` does, and its name.
+
+    ``(None, "knn")`` when no Leiden partition is asked for or ``adata`` has no
+    neighbours graph (the ensemble then builds a kNN graph of the representation).
+    """
+    if obsp is not None and neighbors_key is not None:
+        raise ValueError("Pass neighbors_key or obsp, not both (as in sc.tl.leiden).")
+    uses_leiden = "leiden" in ([methods] if isinstance(methods, str) else list(methods))
+    if obsp is not None:
+        if obsp not in adata.obsp:
+            raise ValueError(f"obsp={obsp!r} is not in adata.obsp (available: {list(adata.obsp)}).")
+        return (adata.obsp[obsp], f"obsp[{obsp!r}]") if uses_leiden else (None, "knn")
+    if not uses_leiden and neighbors_key is None:
+        return None, "knn"
+    key = "neighbors" if neighbors_key is None else neighbors_key
+    if key not in adata.uns:
+        if neighbors_key is not None:
+            raise ValueError(
+                f"neighbors_key={neighbors_key!r} is not in adata.uns; run "
+                f"sc.pp.neighbors(adata, key_added={neighbors_key!r}) first."
+            )
+        return None, "knn"
+    name = adata.uns[key].get("connectivities_key", "connectivities")
+    if name not in adata.obsp:
+        raise ValueError(
+            f"adata.uns[{key!r}] names .obsp[{name!r}], which is missing; rerun sc.pp.neighbors."
+        )
+    if not uses_leiden:
+        return None, "knn"
+    logg.info(f"    Leiden partitions cluster the graph .obsp[{name!r}] ({key})")
+    return adata.obsp[name], f"obsp[{name!r}]"
