@@ -213,7 +213,7 @@ def test_leiden_neighbors_key_and_obsp_as_in_scanpy(pbmc):
     assert adata.uns["a"]["params"]["graph"] == "obsp['nn5_connectivities']"
     with pytest.raises(ValueError, match="not both"):
         scc.tl.ensemble(adata, 3, "leiden", neighbors_key="nn5", obsp="connectivities")
-    with pytest.raises(ValueError, match="sc.pp.neighbors"):
+    with pytest.raises(ValueError, match=r"sc\.pp\.neighbors"):
         scc.tl.ensemble(adata, 3, "leiden", neighbors_key="nope")
 
 
