@@ -115,9 +115,9 @@ def python_worker(data: str, n: int, generator: str, reps: int, result: str) -> 
     if generator == "baseline":
         Path(result).write_text("{}")
         return
-    kw = {"methods": "hc", "linkage": "average", "distance": "pearson"}
+    kw = {"method": "hc", "linkage": "average", "distance": "pearson"}
     if generator == "kmeans":
-        kw = {"methods": "kmeans"}
+        kw = {"method": "kmeans"}
     # Compile the numba kernels first (cached on disk after the first run ever),
     # so that the timings below are the computation's.
     t0 = time.perf_counter()

@@ -51,7 +51,7 @@ import numpy as np
 N_CLUSTERS = 20
 DIM = 50
 SPREAD = 0.75
-RECIPE = {"n_partitions": 50, "methods": "kmeans", "k": (20, 40), "subsample": 0.8}
+RECIPE = {"n_partitions": 50, "method": "kmeans", "k": (20, 40), "subsample": 0.8}
 PCC = {"n_clusters": 20, "divergence": "kl", "n_init": 1}
 
 

@@ -7,7 +7,9 @@ that names the problem and the fix, never deep inside numba or BLAS.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Mapping, Sequence
+import functools
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -319,3 +321,45 @@ def check_choice(value: str, choices: Sequence[str], name: str) -> str:
     if not isinstance(value, str) or value not in choices:
         raise ValueError(f"{name}={value!r} is not supported; choose one of {list(choices)}.")
     return value
+
+
+def renamed_args(**old_to_new: str) -> Callable:
+    """Keep old keyword names working for one release, with a ``FutureWarning``.
+
+    The wrapped function's signature shows only the new names; ``__renamed__`` maps old to
+    new (the R bridge forwards old names so that the warning reaches R users).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from scconsensus._validation import renamed_args
+    >>> @renamed_args(methods="method")
+    ... def f(method="kmeans"):
+    ...     return method
+    >>> with warnings.catch_warnings(record=True) as w:
+    ...     warnings.simplefilter("always")
+    ...     f(methods="hc"), w[0].category.__name__
+    ('hc', 'FutureWarning')
+    """
+
+    def decorate(function: Callable) -> Callable:
+        @functools.wraps(function)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            for old, new in old_to_new.items():
+                if old not in kwargs:
+                    continue
+                if new in kwargs:
+                    raise ValueError(f"Pass {new}= only ({old}= is its old name).")
+                warnings.warn(
+                    f"{function.__name__}(): {old}= is now {new}=; the old name will stop "
+                    "working in the next release.",
+                    FutureWarning,
+                    stacklevel=2,
+                )
+                kwargs[new] = kwargs.pop(old)
+            return function(*args, **kwargs)
+
+        wrapper.__renamed__ = dict(old_to_new)
+        return wrapper
+
+    return decorate

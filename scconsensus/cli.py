@@ -10,6 +10,7 @@ import argparse
 import inspect
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +87,7 @@ _OWN_OPTIONS = {
     "ensemble_key": "--ensemble-key",
     "use_rep": "--use-rep",
     "key_added": "the method name",
+    "progress": "--progress / --no-progress",
 }
 
 
@@ -118,8 +120,8 @@ def _check_args(args: argparse.Namespace, methods: list[str], extra: dict[str, A
     check_fraction(args.subsample, "--subsample")
     check_n_jobs(args.n_jobs)
     check_key(args.ensemble_key, "--ensemble-key")
-    for name in args.ensemble_methods.split(","):
-        check_choice(name.strip(), METHODS, "--ensemble-methods")
+    for name in args.ensemble_method.split(","):
+        check_choice(name.strip(), METHODS, "--ensemble-method")
     if Path(args.out).suffix != ".h5ad":
         raise ValueError(f"--out must name an .h5ad file, got {args.out!r}.")
     for name in extra:
@@ -162,12 +164,12 @@ def _summary(adata: ad.AnnData, keys: list[str], truth: str | None) -> pd.DataFr
     return pd.DataFrame(rows).set_index("method") if rows else pd.DataFrame()
 
 
-def _report(adata: ad.AnnData, outdir: Path, keys: list[str]) -> Path | None:
+def _report(adata: ad.AnnData, outdir: Path, keys: list[str], progress: bool | None) -> Path | None:
     try:
         from ._report import write_report
     except ImportError:
         return None
-    return write_report(adata, outdir, keys)
+    return write_report(adata, outdir, keys, progress=progress)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -186,13 +188,14 @@ def run(args: argparse.Namespace) -> int:
         tl.ensemble(
             adata,
             args.n_partitions,
-            [m.strip() for m in args.ensemble_methods.split(",")],
+            [m.strip() for m in args.ensemble_method.split(",")],
             k=k,
             subsample=args.subsample,
             use_rep=args.use_rep,
             random_state=args.random_state,
             n_jobs=args.n_jobs,
             key_added=args.ensemble_key,
+            progress=args.progress,
         )
         print(f"ensemble: {args.n_partitions} partitions in {time.perf_counter() - start:.1f} s")
     for name in methods:
@@ -205,6 +208,7 @@ def run(args: argparse.Namespace) -> int:
             ensemble_key=args.ensemble_key,
             use_rep=args.use_rep,
             key_added=name,
+            progress=args.progress,
             **extra,
         )
         print(f"{name}: {time.perf_counter() - t0:.1f} s")
@@ -218,7 +222,7 @@ def run(args: argparse.Namespace) -> int:
     figures = (
         Path(args.figures) if args.figures else out.with_suffix("").parent / (out.stem + "_figures")
     )
-    report = _report(adata, figures, methods) if not args.no_figures else None
+    report = _report(adata, figures, methods, args.progress) if not args.no_figures else None
     print(f"wrote {out}" + (f" and {report}" if report else ""))
     return 0
 
@@ -234,7 +238,8 @@ def demo(args: argparse.Namespace) -> int:
         ensemble_key="scc_ensemble",
         rebuild_ensemble=True,
         n_partitions=50,
-        ensemble_methods="kmeans,leiden",
+        ensemble_method="kmeans,leiden",
+        progress=None,
         k="auto",
         subsample=0.8,
         use_rep="X_pca",
@@ -249,6 +254,20 @@ def demo(args: argparse.Namespace) -> int:
         f"consensus by {', '.join(ns.method) or 'no method (none installed)'}"
     )
     return run(ns)
+
+
+class _RenamedOption(argparse.Action):
+    """Stores the value; the option's second name is its old one and warns when used."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if option_string != self.option_strings[0]:
+            warnings.warn(
+                f"{option_string} is now {self.option_strings[0]}; the old name will stop "
+                "working in the next release.",
+                FutureWarning,
+                stacklevel=2,
+            )
+        setattr(namespace, self.dest, values)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -269,7 +288,11 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--no-figures", action="store_true", help="skip the figure report")
     p_run.add_argument("--n-partitions", type=int, default=100)
     p_run.add_argument(
-        "--ensemble-methods", default="kmeans", help="comma-separated, e.g. kmeans,leiden,hc"
+        "--ensemble-method",
+        "--ensemble-methods",  # the old name, for one release
+        action=_RenamedOption,
+        default="kmeans",
+        help="comma-separated, e.g. kmeans,leiden,hc (tl.ensemble's method)",
     )
     p_run.add_argument(
         "--k", default="auto", help="auto (log-spaced 2..sqrt(n)), lo,hi range or a list"
@@ -288,6 +311,12 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--truth", default="truth", help=".obs column to score against")
     p_run.add_argument(
         "--param", action="append", default=[], help="extra KEY=VALUE passed to the methods"
+    )
+    p_run.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="progress bars (default: when scanpy's verbosity is info or higher)",
     )
     p_run.set_defaults(func=run)
     p_demo = sub.add_parser("demo", help="run everything on the bundled PBMC data")

@@ -291,7 +291,7 @@ def test_09_cli_unreadable_input_is_one_line(tmp_path, capsys, name, content, ma
         ["--subsample", "0"],
         ["--n-jobs", "0"],
         ["--k", "1,x"],
-        ["--ensemble-methods", "kmeanz"],
+        ["--ensemble-method", "kmeanz"],
         ["--ensemble-key", "a/b"],
     ],
 )
@@ -454,7 +454,7 @@ ANY_VALUE = st.one_of(
     st.tuples(st.integers(-1, 8), st.integers(-1, 8)),
 )
 FUZZ_ARGS = {
-    "ensemble": ("n_partitions", "methods", "k", "subsample", "key_added", "n_neighbors"),
+    "ensemble": ("n_partitions", "method", "k", "subsample", "key_added", "n_neighbors"),
     "pcc": ("n_clusters", "mode", "n_init", "min_mass", "tol", "key_added", "max_iter"),
     "pla": ("n_clusters", "mode", "weighted", "key_added", "fit_size", "lam"),
     "dpp": ("n_runs", "sampler", "a", "tau", "s", "mode", "key_added", "k_max"),

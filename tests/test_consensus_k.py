@@ -186,7 +186,7 @@ def test_hc_protocol_replays_generate_ensemble():
     parts = resample_partitions(X, max_k=4, reps=6, random_state=3, progress=False)
     for k in (2, 4):
         ens = generate_ensemble(
-            X, 6, methods="hc", k=k, distance="pearson", random_state=3, progress=False
+            X, 6, method="hc", k=k, distance="pearson", random_state=3, progress=False
         )
         np.testing.assert_array_equal(parts[k], ens.labels)
 

@@ -47,7 +47,7 @@ def test_mixed_ensemble_on_cluster_equals_local(client):
     X, _ = _blobs(240)
     kw = dict(
         n_partitions=12,
-        methods=["kmeans", "hc", "pam", "spectral", "leiden", "kmeans_split"],
+        method=["kmeans", "hc", "pam", "spectral", "leiden", "kmeans_split"],
         k=(2, 6),
         subsample=0.8,
         random_state=7,
@@ -69,7 +69,7 @@ def test_large_input_is_scattered_and_equal(client):
     X, _ = _blobs(2500, p=6, k=5, seed=1)
     kw = dict(
         n_partitions=8,
-        methods="kmeans",
+        method="kmeans",
         k=(3, 8),
         subsample=0.5,
         feature_subsample=0.75,
@@ -85,7 +85,7 @@ def test_large_input_is_scattered_and_equal(client):
 
 def test_joblib_dask_backend_equals_local(client):
     X, _ = _blobs(200, seed=2)
-    kw = dict(n_partitions=6, methods=["kmeans", "hc_average"], k=3, random_state=0)
+    kw = dict(n_partitions=6, method=["kmeans", "hc_average"], k=3, random_state=0)
     local = generate_ensemble(X, **kw, progress=False)
     with joblib.parallel_config(backend="dask"):
         remote = generate_ensemble(X, n_jobs=-1, **kw, progress=False)

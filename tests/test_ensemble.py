@@ -33,7 +33,7 @@ def test_hc_distances(blobs, distance):
 
 def test_deterministic_across_n_jobs(blobs):
     X, _ = blobs
-    kw = dict(methods=["kmeans", "hc_average", "leiden", "pam"], k=(2, 6), random_state=7)
+    kw = dict(method=["kmeans", "hc_average", "leiden", "pam"], k=(2, 6), random_state=7)
     a = generate_ensemble(X, 8, progress=False, n_jobs=1, **kw)
     b = generate_ensemble(X, 8, progress=False, n_jobs=2, **kw)
     np.testing.assert_array_equal(a.labels, b.labels)
@@ -92,7 +92,7 @@ def test_sparse_input(blobs):
         (dict(k=120), "too large"),
         (dict(k=(2, 500)), "too large"),
         (dict(k=1), "at least 2"),
-        (dict(methods="dbscan"), "not supported"),
+        (dict(method="dbscan"), "not supported"),
         (dict(subsample=0.0), r"subsample must be in \(0, 1\]"),
         (dict(subsample=1.5), r"subsample must be in \(0, 1\]"),
         (dict(feature_subsample=-1), "feature_subsample"),
@@ -104,7 +104,7 @@ def test_sparse_input(blobs):
 )
 def test_bad_input(blobs, kwargs, match):
     X, _ = blobs
-    args = dict(X=X, n_partitions=2, methods="kmeans", k=3, progress=False)
+    args = dict(X=X, n_partitions=2, method="kmeans", k=3, progress=False)
     args.update(kwargs)
     with pytest.raises(ValueError, match=match):
         generate_ensemble(**args)

@@ -81,7 +81,7 @@ def test_pcc_h5ad_round_trip(ens_adata, tmp_path):
         back.uns["pcc"]["cluster_relationships"], adata.uns["pcc"]["cluster_relationships"]
     )
     assert back.uns["pcc"]["params"]["divergence"] == "power1.5"
-    assert back.uns["pcc"]["params"]["max_iter"] == "None"
+    assert back.uns["pcc"]["params"]["max_iter"] is None
 
 
 def test_pcc_umap_plot(ens_adata):

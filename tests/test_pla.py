@@ -417,7 +417,7 @@ def test_toy_pla_beats_the_median_partition():
         ens = generate_ensemble(
             X,
             50,
-            methods=("hc_single",),
+            method=("hc_single",),
             k=2,
             subsample=0.1,
             predict_unsampled=True,

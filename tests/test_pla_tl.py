@@ -99,7 +99,7 @@ def test_transfer_by_nearest_neighbour():
     # k >= 3: partitions that merge two blobs pull extended posteriors toward the bigger one
     scc.tl.ensemble(ref, n_partitions=15, k=(3, 5), use_rep="X", random_state=1)
     scc.tl.pla(ref, n_clusters=3, random_state=0)
-    assert scc.tl.pla_transfer(ref, new, use_rep="X") is None
+    assert scc.tl.pla_transfer(new, ref, use_rep="X") is None
     assert list(new.obs["pla"].cat.categories) == list(ref.obs["pla"].cat.categories)
     np.testing.assert_allclose(new.obsm["pla_membership"].sum(1), 1.0)
     assert h_criterion(new.obs["truth"], new.obs["pla"]) == 1.0
@@ -114,7 +114,7 @@ def test_transfer_with_shared_ensemble_and_weights(adata):
     ref = adata.copy()
     scc.tl.pla(ref, n_clusters=3, weighted=True, lam=1.0, random_state=0)
     new = adata[:25].copy()  # same cells, labels in the same partitions
-    out = scc.tl.pla_transfer(ref, new, new_ensemble_key="scc_ensemble", copy=True)
+    out = scc.tl.pla_transfer(new, ref, new_ensemble_key="scc_ensemble", copy=True)
     assert "pla" not in new.obs
     assert (out.obs["pla"].to_numpy() == ref.obs["pla"].to_numpy()[:25]).all()
     np.testing.assert_allclose(out.uns["pla"]["weights"], ref.uns["pla"]["weights"])
@@ -124,12 +124,12 @@ def test_transfer_errors(adata):
     ref = adata.copy()
     new = ad.AnnData(np.zeros((5, 3), dtype=np.float32))
     with pytest.raises(ValueError, match="no PLA result"):
-        scc.tl.pla_transfer(ref, new)
+        scc.tl.pla_transfer(new, ref)
     scc.tl.pla(ref, n_clusters=3)
     with pytest.raises(ValueError, match="columns"):
-        scc.tl.pla_transfer(ref, new, use_rep="X")
+        scc.tl.pla_transfer(new, ref, use_rep="X")
     with pytest.raises(ValueError, match=r"not in adata_new\.obsm"):
-        scc.tl.pla_transfer(ref, new, new_ensemble_key="nope")
+        scc.tl.pla_transfer(new, ref, new_ensemble_key="nope")
 
 
 def test_cli_method_pla(tmp_path):

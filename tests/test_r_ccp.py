@@ -169,7 +169,7 @@ def test_seed_none_is_reproducible_and_copy():
     zero = consensus_cluster_plus(adata, 3, 8, use_rep="X", seed=0, copy=True)
     assert "ccp" not in adata.uns and "ccp_k2" not in adata.obs  # copy=True leaves adata alone
     assert first.uns["ccp"]["params"]["seed"] == 0
-    assert first.uns["ccp"]["params"]["seed_given"] == "None"
+    assert first.uns["ccp"]["params"]["seed_given"] is None
     for k in (2, 3):
         np.testing.assert_array_equal(first.obs[f"ccp_k{k}"], second.obs[f"ccp_k{k}"])
         np.testing.assert_array_equal(first.obs[f"ccp_k{k}"], zero.obs[f"ccp_k{k}"])

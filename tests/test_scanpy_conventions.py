@@ -236,3 +236,93 @@ def test_scalar_resolution_is_one_value(pbmc):
     assert (adata.uns["scc_ensemble"]["partitions"]["resolution"] == 0.8).all()
     with pytest.raises(ValueError, match="positive number or a"):
         scc.tl.ensemble(adata, 3, "leiden", resolution=-1.0)
+
+
+# ---- 5. one vocabulary: method=, and sc.tl.ingest's argument order ---------------------
+
+
+def test_method_is_the_name_everywhere_and_methods_still_works(blobs_adata):
+    from scconsensus.core.ensemble import generate_ensemble
+
+    for fn in (scc.tl.ensemble, generate_ensemble, scc.tl.consensus_k):
+        params = inspect.signature(fn).parameters
+        assert "method" in params and "methods" not in params, fn.__name__
+    scc.tl.ensemble(blobs_adata, 4, method=["kmeans", "hc"], k=3, key_added="new")
+    with pytest.warns(FutureWarning, match="methods= is now method="):
+        scc.tl.ensemble(blobs_adata, 4, methods=["kmeans", "hc"], k=3, key_added="old")
+    np.testing.assert_array_equal(blobs_adata.obsm["new"], blobs_adata.obsm["old"])
+    assert list(blobs_adata.uns["new"]["params"]["method"]) == ["kmeans", "hc"]
+    with pytest.raises(ValueError, match="method= only"):
+        scc.tl.ensemble(blobs_adata, 4, method="kmeans", methods="hc")
+
+
+def test_pla_transfer_takes_scanpy_ingest_order(blobs_adata):
+    ref, new = blobs_adata[::2].copy(), blobs_adata[1::2].copy()
+    scc.tl.ensemble(ref, 10, k=(2, 5), random_state=0)
+    scc.tl.pla(ref, n_clusters=3)
+    expected = scc.tl.pla_transfer(new, ref, copy=True)  # as sc.tl.ingest(adata, adata_ref)
+    assert list(inspect.signature(scc.tl.pla_transfer).parameters)[:2] == ["adata", "adata_ref"]
+    with pytest.warns(FutureWarning, match="reference goes second"):
+        old = scc.tl.pla_transfer(ref, new, copy=True)
+    with pytest.warns(FutureWarning, match="adata_new= is now adata="):
+        kw = scc.tl.pla_transfer(adata_ref=ref, adata_new=new, copy=True)
+    for out in (old, kw):
+        assert out.n_obs == new.n_obs
+        np.testing.assert_array_equal(out.obs["pla"], expected.obs["pla"])
+
+
+def test_cli_speaks_the_same_vocabulary(tmp_path, capfd):
+    from scconsensus.cli import main
+
+    out = tmp_path / "o.h5ad"
+    argv = ["run", "iris", "--out", str(out), "--no-figures", "--n-partitions", "6"]
+    capfd.readouterr()
+    assert main([*argv, "--ensemble-method", "kmeans,hc", "--method", "pla", "--no-progress"]) == 0
+    assert "100%" not in capfd.readouterr().err
+    with pytest.warns(FutureWarning, match="--ensemble-methods is now --ensemble-method"):
+        assert main([*argv, "--ensemble-methods", "kmeans", "--method", "pla"]) == 0
+
+
+# ---- 6. .uns params hold what h5ad holds and read back to the same value ---------------
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if a is None or b is None:
+        return a is None and b is None
+    if isinstance(a, np.ndarray | list):
+        return np.array_equal(np.asarray(a), np.asarray(b))
+    same_kind = isinstance(a, str) == isinstance(b, str) and isinstance(a, bool) == isinstance(
+        b, bool | np.bool_
+    )
+    return same_kind and bool(a == b)
+
+
+def _no_none_strings(value) -> bool:
+    if isinstance(value, dict):
+        return all(_no_none_strings(v) for v in value.values())
+    return not (isinstance(value, str) and value == "None")
+
+
+def test_params_keep_none_and_survive_h5ad(blobs_adata, tmp_path):
+    import anndata as ad
+
+    a = blobs_adata
+    scc.tl.ensemble(a, 8, k=(2, 4))
+    scc.tl.pcc(a, n_clusters=3)
+    scc.tl.pla(a, n_clusters=3, fit_fraction=None)
+    scc.tl.dpp(a, n_runs=10)
+    scc.tl.consensus_k(a, max_k=3, reps=5, distance="euclidean")
+    keys = ["scc_ensemble", "pcc", "pla", "dpp", "consensus_k"]
+    assert a.uns["pcc"]["params"]["max_iter"] is None
+    assert a.uns["pcc"]["params"]["use_rep"] is None
+    assert a.uns["pla"]["params"]["fit_fraction"] is None
+    assert a.uns["scc_ensemble"]["params"]["predict_unsampled"] is False
+    for key in keys:
+        assert _no_none_strings(a.uns[key]["params"]), key
+    a.write_h5ad(tmp_path / "a.h5ad")
+    back = ad.read_h5ad(tmp_path / "a.h5ad")
+    for key in keys:
+        for name, value in a.uns[key]["params"].items():
+            assert _same(value, back.uns[key]["params"][name]), (key, name, value)

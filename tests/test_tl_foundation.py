@@ -77,7 +77,7 @@ def test_store_consensus_layout(blobs_adata):
     np.testing.assert_allclose(blobs_adata.obsm["demo_membership"].sum(1), 1)
     np.testing.assert_allclose(blobs_adata.obs["demo_confidence"], m.max(1))
     assert (blobs_adata.obs["demo_entropy"] >= 0).all()
-    assert blobs_adata.uns["demo"]["params"]["note"] == "None"
+    assert blobs_adata.uns["demo"]["params"]["note"] is None
 
 
 def test_h5ad_round_trip(blobs_adata, tmp_path):
@@ -104,5 +104,5 @@ def test_h5ad_round_trip(blobs_adata, tmp_path):
 def test_sanitize_uns():
     out = sanitize_uns({1: (1, 2), "a": None, "b": [{"x": 1}], "c": np.float32(2.5)})
     assert set(out) == {"1", "a", "b", "c"}
-    assert isinstance(out["1"], np.ndarray) and out["a"] == "None"
+    assert isinstance(out["1"], np.ndarray) and out["a"] is None
     assert out["b"] == {"0": {"x": 1}} and isinstance(out["c"], float)

@@ -68,7 +68,7 @@ def run_one(X, y, n_partitions: int, seed: int) -> dict[str, float]:
     ens = generate_ensemble(
         X,
         n_partitions,
-        methods=("hc_single",),
+        method=("hc_single",),
         k=2,
         subsample=int(np.ceil(n / 10)) / n,
         predict_unsampled=True,  # nearest sampled neighbour for hierarchical clustering

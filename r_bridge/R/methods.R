@@ -35,7 +35,7 @@
 #' are the same argument, also for the named arguments (`n_clusters = 4` is
 #' `nClusters = 4`; giving both is an error). Whole numbers are sent as
 #' integers where Python expects one. Vectors of length > 1 are the values
-#' themselves (`k = 2:10`, `k = c(3, 5, 8)`, `methods = c("kmeans", "hc")`), as
+#' themselves (`k = 2:10`, `k = c(3, 5, 8)`, `method = c("kmeans", "hc")`), as
 #' are lists; a range is given with [sccRange()] (`k = sccRange(2, 20)`: a
 #' number drawn per partition between 2 and 20).
 #'
@@ -56,7 +56,8 @@ NULL
 #' @param x Numeric matrix (features in rows, items in columns) or a
 #'   `SingleCellExperiment`.
 #' @param nPartitions Number of partitions.
-#' @param methods Clustering method(s): `"kmeans"`, `"kmeans_split"`, `"hc"`,
+#' @param method Clustering method(s) (`methods`, the old name, still works
+#'   with a warning until the next release): `"kmeans"`, `"kmeans_split"`, `"hc"`,
 #'   `"hc_average"`, `"hc_complete"`, `"hc_single"`, `"hc_ward"`,
 #'   `"hc_centroid"`, `"pam"`, `"spectral"`, `"leiden"`; several are cycled over
 #'   the partitions.
@@ -91,11 +92,12 @@ NULL
 #'     ens <- ensemble(x, nPartitions = 20, k = 2:5)  # 2, 3, 4, 5, 2, 3, ...
 #' }
 #' @export
-ensemble <- function(x, nPartitions = 100, methods = "kmeans", k = sccRange(2, 20),
+ensemble <- function(x, nPartitions = 100, method = "kmeans", k = sccRange(2, 20),
                      subsample = 0.8, randomState = 0, ..., name = NULL,
                      progress = interactive(), assay.type = "logcounts",
                      use.dimred = NULL) {
-    args <- .merge_args(list(nPartitions = nPartitions, methods = methods, k = k,
+    if (missing(method) && "methods" %in% names(list(...))) method <- NULL  # old name
+    args <- .merge_args(list(nPartitions = nPartitions, method = method, k = k,
                              subsample = subsample, randomState = randomState,
                              keyAdded = name),
                         .given(match.call(), sys.function()), list(...))

@@ -682,7 +682,7 @@ def resample_partitions(
         ens = generate_ensemble(
             X,
             reps,
-            methods=method,
+            method=method,
             k=int(k),
             subsample=p_item,
             feature_subsample=p_feature,

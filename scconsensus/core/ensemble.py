@@ -23,6 +23,7 @@ from .._validation import (
     check_fraction,
     check_int,
     check_matrix,
+    renamed_args,
     seed_sequence,
     too_many_clusters,
 )
@@ -340,10 +341,11 @@ def _partition(
     return out, info
 
 
+@renamed_args(methods="method")
 def generate_ensemble(
     X: np.ndarray | sp.spmatrix,
     n_partitions: int = 100,
-    methods: str | Sequence[str] = ("kmeans",),
+    method: str | Sequence[str] = "kmeans",
     k: int | tuple[int, int] | Sequence[int] | str = "auto",
     *,
     subsample: float = 0.8,
@@ -367,9 +369,9 @@ def generate_ensemble(
         ``(n_items, n_features)`` data (dense or sparse).
     n_partitions
         Number of partitions ``R``.
-    methods
+    method
         One method or a list cycled over the partitions ("ensemble type 2" when
-        mixed): ``"kmeans"``; ``"kmeans_split"`` (random ``k`` in
+        mixed; ``methods=`` is the old name): ``"kmeans"``; ``"kmeans_split"`` (random ``k`` in
         ``[√n/2, √n]``, the papers' "ensemble type 1"); ``"hc"`` (``linkage`` and
         ``distance`` below) or ``"hc_<linkage>"``; ``"pam"`` (k-medoids,
         FasterPAM); ``"spectral"`` (kNN affinity); ``"leiden"`` (kNN graph of the
@@ -432,11 +434,11 @@ def generate_ensemble(
     n, p = X.shape
     n_partitions = check_int(n_partitions, "n_partitions", 1)
     n_neighbors = check_int(n_neighbors, "n_neighbors", 1)
-    if not isinstance(methods, str | Sequence):
-        raise ValueError(f"methods must be a method name or a list of them, got {methods!r}.")
-    methods = [methods] if isinstance(methods, str) else list(methods)
+    if not isinstance(method, str | Sequence):
+        raise ValueError(f"method must be a method name or a list of them, got {method!r}.")
+    methods = [method] if isinstance(method, str) else list(method)
     if not methods:
-        raise ValueError("methods is empty; give at least one clustering method.")
+        raise ValueError("method is an empty list; give at least one clustering method.")
     for m in methods:
         check_choice(m, METHODS, "method")
     check_choice(linkage, LINKAGES, "linkage")
@@ -487,12 +489,12 @@ def generate_ensemble(
     partitions = pd.DataFrame(infos)
     params = {
         "n_partitions": n_partitions,
-        "methods": list(methods),
+        "method": list(methods),
         "k": k if isinstance(k, str) else list(k) if isinstance(k, tuple | list) else int(k),
         "k_kind": "range" if isinstance(k, tuple) else "list",
         "subsample": subsample,
         "feature_subsample": feature_subsample,
-        "predict_unsampled": str(predict_unsampled),
+        "predict_unsampled": predict_unsampled,
         "linkage": linkage,
         "distance": distance,
         "resolution": [lo, hi],

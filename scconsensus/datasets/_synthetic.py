@@ -90,7 +90,7 @@ def soft_gaussian_mixture(
     adata.uns[key_added] = {
         "params": {
             "n_partitions": int(n_partitions),
-            "methods": np.array(["soft_sampling"], dtype=object),
+            "method": np.array(["soft_sampling"], dtype=object),
         }
     }
     adata.uns["soft_gaussian_mixture"] = {

@@ -110,9 +110,12 @@ def convert_kwargs(function, kwargs: Mapping[str, Any] | None) -> dict[str, Any]
     """
     sig = inspect.signature(function)
     params = {k: p for k, p in sig.parameters.items() if k not in _RESERVED}
+    renamed = getattr(function, "__renamed__", {})  # old names: Python warns, R sees it
     out: dict[str, Any] = {}
     for r_name, value in (kwargs or {}).items():
         name = snake_case(r_name)
+        if name in renamed:
+            params = {**params, name: params[renamed[name]]}
         if name not in params:
             valid = ", ".join(camel_case(k) for k in params)
             raise ValueError(

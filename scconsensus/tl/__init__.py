@@ -6,7 +6,8 @@ from ._consensus_k import consensus_k
 from ._dpp import dpp
 from ._ensemble import ensemble
 from ._pcc import pcc
-from ._pla import pla, pla_transfer
+from ._pla import pla
+from ._transfer import pla_transfer
 
 __all__ = [
     "coassociation",

@@ -117,11 +117,21 @@ def warn_overwrite(adata: AnnData, **slots: Iterable[str]) -> None:
 
 
 def sanitize_uns(value: Any) -> Any:
-    """Make a value writable to ``.h5ad`` (str keys, no None, no tuples, no lists of dicts)."""
+    """Make a value writable to ``.h5ad`` (str keys, no tuples, no lists of dicts).
+
+    ``None`` stays ``None`` (anndata >= 0.12 writes and reads it back), so a parameter
+    left at ``None`` reads as ``None``, in memory and from the file.
+
+    Examples
+    --------
+    >>> from scconsensus.tl._anndata import sanitize_uns
+    >>> sanitize_uns({"max_iter": None, "k": (2, 5), 3: "x"})
+    {'max_iter': None, 'k': array([2, 5]), '3': 'x'}
+    """
     if isinstance(value, Mapping):
         return {str(k): sanitize_uns(v) for k, v in value.items()}
     if value is None:
-        return "None"
+        return None
     if isinstance(value, np.generic):
         return value.item()
     if isinstance(value, tuple | list):

@@ -8,15 +8,16 @@ from anndata import AnnData
 from scanpy import logging as logg
 
 from .._progress import check_progress
-from .._validation import RandomState, check_key, check_n_jobs
+from .._validation import RandomState, check_key, check_n_jobs, renamed_args
 from ..core.ensemble import generate_ensemble
 from ._anndata import get_rep, sanitize_uns, warn_overwrite
 
 
+@renamed_args(methods="method")
 def ensemble(
     adata: AnnData,
     n_partitions: int = 100,
-    methods: str | Sequence[str] = ("kmeans",),
+    method: str | Sequence[str] = "kmeans",
     *,
     k: int | tuple[int, int] | Sequence[int] | str = "auto",
     subsample: float = 0.8,
@@ -45,11 +46,12 @@ def ensemble(
         Items (cells or samples) in rows.
     n_partitions
         Number of partitions.
-    methods
+    method
         ``"kmeans"``, ``"kmeans_split"``, ``"hc"`` / ``"hc_single"`` /
         ``"hc_average"`` / ``"hc_complete"`` / ``"hc_ward"`` / ``"hc_centroid"``,
         ``"pam"``, ``"spectral"``, ``"leiden"``, or a list of them cycled over the
-        partitions. See :func:`scconsensus.core.ensemble.generate_ensemble`.
+        partitions (``methods=``, the old name, still works until the next release).
+        See :func:`scconsensus.core.ensemble.generate_ensemble`.
     k
         Clusters per partition: int, inclusive ``(lo, hi)`` range drawn per
         partition, a list cycled over partitions, or ``"auto"`` (default): drawn
@@ -112,19 +114,19 @@ def ensemble(
     --------
     >>> import scconsensus as scc
     >>> adata = scc.datasets.iris()
-    >>> scc.tl.ensemble(adata, n_partitions=10, methods=["kmeans", "hc"], k=(2, 5))
+    >>> scc.tl.ensemble(adata, n_partitions=10, method=["kmeans", "hc"], k=(2, 5))
     >>> adata.obsm["scc_ensemble"].shape
     (150, 10)
     """
     key_added = check_key(key_added)
     n_jobs = check_n_jobs(n_jobs)
     X = get_rep(adata, use_rep, layer=layer)
-    graph, graph_key = _leiden_graph(adata, methods, neighbors_key, obsp)
+    graph, graph_key = _leiden_graph(adata, method, neighbors_key, obsp)
     start = logg.info(f"building an ensemble of {n_partitions} partitions")
     result = generate_ensemble(
         X,
         n_partitions,
-        methods,
+        method,
         k,
         subsample=subsample,
         feature_subsample=feature_subsample,
@@ -155,7 +157,7 @@ def ensemble(
 
 
 def _leiden_graph(
-    adata: AnnData, methods: str | Sequence[str], neighbors_key: str | None, obsp: str | None
+    adata: AnnData, method: str | Sequence[str], neighbors_key: str | None, obsp: str | None
 ):
     """The graph Leiden partitions use, chosen as :func:`scanpy.tl.leiden` does, and its name.
 
@@ -164,7 +166,7 @@ def _leiden_graph(
     """
     if obsp is not None and neighbors_key is not None:
         raise ValueError("Pass neighbors_key or obsp, not both (as in sc.tl.leiden).")
-    uses_leiden = "leiden" in ([methods] if isinstance(methods, str) else list(methods))
+    uses_leiden = "leiden" in ([method] if isinstance(method, str) else list(method))
     if obsp is not None:
         if obsp not in adata.obsp:
             raise ValueError(f"obsp={obsp!r} is not in adata.obsp (available: {list(adata.obsp)}).")

@@ -1,10 +1,10 @@
 test_that("vectors are values (lists), sccRange() a range (tuple), names are checked", {
     skip_without_python()
-    args <- scconsensusR:::.py_args(list(k = 2:10, methods = "kmeans", ks = list(3, 5),
+    args <- scconsensusR:::.py_args(list(k = 2:10, method = "kmeans", ks = list(3, 5),
                                          r = sccRange(2, 20)))
     expect_equal(class(args)[1], "python.builtin.dict")
     r <- reticulate::py_to_r(args)
-    expect_equal(r$methods, "kmeans")
+    expect_equal(r$method, "kmeans")
     builtins <- reticulate::import_builtins(convert = FALSE)
     type <- function(key) reticulate::py_to_r(builtins$type(args[key])$`__name__`)
     expect_equal(type("k"), "list")

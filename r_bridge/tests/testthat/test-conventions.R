@@ -151,3 +151,14 @@ test_that("duplicate item names are refused before the run (item 5)", {
     expect_error(ensemble(x, nPartitions = 3, k = 2), "make.unique")
     expect_lt(as.numeric(Sys.time() - started, units = "secs"), 5)
 })
+
+test_that("one vocabulary with Python: method= (methods= warns for one release)", {
+    skip_without_python()
+    x <- two_groups()
+    ens <- ensemble(x, nPartitions = 4, method = c("kmeans", "hc"), k = 2, progress = FALSE)
+    expect_equal(unlist(ens$uns$params$method), c("kmeans", "hc"))
+    expect_warning(old <- ensemble(x, nPartitions = 4, methods = c("kmeans", "hc"), k = 2,
+                                   progress = FALSE),
+                   "methods= is now method=")
+    expect_identical(old$labels, ens$labels)
+})

@@ -1,0 +1,105 @@
+"""``tl.pla_transfer(adata, adata_ref)``: scanpy's argument order (``sc.tl.ingest``)."""
+
+from __future__ import annotations
+
+import warnings
+
+from anndata import AnnData
+
+from .._validation import renamed_args
+from ._pla import pla_transfer as _transfer
+
+__all__ = ["pla_transfer"]
+
+
+@renamed_args(adata_new="adata")
+def pla_transfer(
+    adata: AnnData,
+    adata_ref: AnnData,
+    key: str = "pla",
+    *,
+    use_rep: str | None = None,
+    n_neighbors: int = 1,
+    new_ensemble_key: str | None = None,
+    key_added: str | None = None,
+    copy: bool = False,
+) -> AnnData | None:
+    """Assign the cells of ``adata`` to the PLA clusters of ``adata_ref``, as ``sc.tl.ingest``.
+
+    Arguments in :func:`scanpy.tl.ingest`'s order: the new data first, the reference
+    second. Every partition of the reference ensemble labels each new cell (a
+    nearest-neighbour vote among the reference cells it sampled, in ``use_rep``), which
+    gives its co-association with the fitted reference cells; its posterior is
+    ``p(v|x) = Σ_i p(i|x) p(v|i)`` (Lange & Buhmann 2005, eqs. 22–26).
+
+    The reference must hold the ensemble (``.obsm[params["ensemble_key"]]``), the fit
+    of :func:`pla` (``.obsm[f"{key}_membership"]``, ``.uns[key]``) and a
+    representation shared with ``adata`` (same genes in ``X``, or ``X_pca`` projected
+    with ``sc.tl.ingest``); or pass ``new_ensemble_key`` (labels of the new cells in
+    the same partitions) and no representation is needed.
+
+    Parameters
+    ----------
+    adata
+        New cells; written (or copied) with the shared consensus layout
+        (``adata_new=``, the old name, still works until the next release).
+    adata_ref
+        Reference with a :func:`pla` result under ``key``.
+    key
+        ``key_added`` of the reference's :func:`pla` call.
+    use_rep
+        Representation in both objects (default ``X_pca`` when present, else ``X``).
+    n_neighbors
+        Voters of the nearest-neighbour predictor.
+    new_ensemble_key
+        ``.obsm`` key of ``adata`` holding its labels in the reference's partitions.
+    key_added
+        Prefix of the results in ``adata`` (default ``key``). Cluster ``"c"`` is the
+        reference's cluster ``"c"``.
+    copy
+        Return a modified copy of ``adata`` instead of writing in place.
+
+    Returns
+    -------
+    ``None`` or a copy of ``adata``.
+
+    Examples
+    --------
+    >>> import scconsensus as scc
+    >>> adata = scc.datasets.iris()
+    >>> ref, new = adata[:120].copy(), adata[120:].copy()
+    >>> scc.tl.ensemble(ref, n_partitions=20, k=(2, 6), use_rep="X", random_state=0)
+    >>> scc.tl.pla(ref, n_clusters=3)
+    >>> scc.tl.pla_transfer(new, ref, use_rep="X")  # as sc.tl.ingest(new, ref)
+    >>> new.obs["pla"].cat.categories.tolist() == ref.obs["pla"].cat.categories.tolist()
+    True
+    """
+    adata, adata_ref = _scanpy_order(adata, adata_ref, key)
+    return _transfer(
+        adata_ref,
+        adata,
+        key,
+        use_rep=use_rep,
+        n_neighbors=n_neighbors,
+        new_ensemble_key=new_ensemble_key,
+        key_added=key_added,
+        copy=copy,
+    )
+
+
+def _has_pla(adata: AnnData, key: str) -> bool:
+    return isinstance(adata, AnnData) and key in adata.uns and f"{key}_membership" in adata.obsm
+
+
+def _scanpy_order(adata: AnnData, adata_ref: AnnData, key: str) -> tuple[AnnData, AnnData]:
+    """``(adata, adata_ref)``; the old order (reference first) is swapped with a FutureWarning."""
+    if adata is not adata_ref and _has_pla(adata, key) and not _has_pla(adata_ref, key):
+        warnings.warn(
+            "pla_transfer(adata_ref, adata_new) is now pla_transfer(adata, adata_ref), as "
+            "sc.tl.ingest(adata, adata_ref): the reference goes second. The old order "
+            "will stop working in the next release.",
+            FutureWarning,
+            stacklevel=3,
+        )
+        return adata_ref, adata
+    return adata, adata_ref
