@@ -46,9 +46,7 @@ def main() -> None:
     for n in args.sizes:
         adata = data(n)
         t0 = time.perf_counter()
-        scc.tl.consensus_k(
-            adata, max_k=args.max_k, reps=args.reps, use_rep="X", store_matrices=False
-        )
+        scc.tl.consensus_k(adata, max_k=args.max_k, reps=args.reps, use_rep="X", keep_k="all")
         py = time.perf_counter() - t0
         if args.no_r:
             print(f"{n:>6} {py:>9.2f}")

@@ -95,7 +95,7 @@ def write_report(
     >>> import scconsensus as scc
     >>> from scconsensus._report import write_report
     >>> adata = scc.datasets.iris()
-    >>> scc.tl.consensus_k(adata, max_k=3, reps=10, distance="euclidean")
+    >>> scc.tl.consensus_k(adata, max_k=3, reps=10, distance="euclidean", keep_k=3)
     >>> path = write_report(adata, tempfile.mkdtemp(), ["consensus_k_k3"], progress=False)
     >>> path.name
     'report.md'

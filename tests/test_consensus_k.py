@@ -265,7 +265,9 @@ def test_tl_layout_roundtrip_and_copy(tmp_path):
     X, truth = _expression(n_per=10)
     adata = ad.AnnData(X, obs=pd.DataFrame({"truth": pd.Categorical(truth.astype(str))}))
     adata.obs_names = [f"s{i}" for i in range(adata.n_obs)]
-    out = scc.tl.consensus_k(adata, max_k=4, reps=10, use_rep="X", copy=True)
+    out = scc.tl.consensus_k(
+        adata, max_k=4, reps=10, use_rep="X", copy=True, keep_k="all", store_matrices=True
+    )
     assert "consensus_k" not in adata.uns and "consensus_k_k3" not in adata.obs
     rec = out.uns["consensus_k"]
     assert rec["k"].tolist() == [2, 3, 4]
@@ -340,7 +342,9 @@ def test_statistics_equal_ccp_on_ccp_matrices(ccp_run):
 def test_python_protocol_agrees_with_ccp_within_sampling_error(ccp_run):
     """Same protocol, different RNGs: PAC per k close, labels equal up to ARI."""
     adata, truth = ccp_run
-    scc.tl.consensus_k(adata, max_k=5, reps=50, p_item=0.8, use_rep="X", random_state=1)
+    scc.tl.consensus_k(
+        adata, max_k=5, reps=50, p_item=0.8, use_rep="X", random_state=1, keep_k="all"
+    )
     ours, ccp = adata.uns["consensus_k"], adata.uns["ccp"]
     assert ours["k"].tolist() == ccp["k"].tolist()
     np.testing.assert_allclose(ours["pac"], ccp["pac"], atol=0.05)

@@ -22,7 +22,7 @@ def adata():
     """A small PBMC subset with an ensemble, a consensus-k record and UMAP."""
     a = scc.datasets.pbmc68k_reduced()[::4].copy()  # 175 cells
     scc.tl.ensemble(a, 12, ["kmeans"], k=(3, 8))
-    scc.tl.consensus_k(a, max_k=5, reps=10, method="kmeans")
+    scc.tl.consensus_k(a, max_k=5, reps=10, method="kmeans", keep_k="all", store_matrices=True)
     return a
 
 

@@ -107,7 +107,9 @@ def figsettings(tmp_path, monkeypatch):
 @pytest.fixture(scope="module")
 def with_consensus():
     adata = scc.datasets.iris()
-    scc.tl.consensus_k(adata, max_k=4, reps=10, distance="euclidean", store_matrices=True)
+    scc.tl.consensus_k(
+        adata, max_k=4, reps=10, distance="euclidean", keep_k="all", store_matrices=True
+    )
     return adata
 
 
@@ -326,3 +328,39 @@ def test_params_keep_none_and_survive_h5ad(blobs_adata, tmp_path):
     for key in keys:
         for name, value in a.uns[key]["params"].items():
             assert _same(value, back.uns[key]["params"][name]), (key, name, value)
+
+
+# ---- 7. consensus_k writes what was asked for ------------------------------------------
+
+
+def test_consensus_k_default_is_compact(pbmc, tmp_path):
+    adata = pbmc.copy()
+    before = {s: set(getattr(adata, s)) for s in ("obs", "obsm", "obsp", "uns")}
+    scc.tl.consensus_k(adata, max_k=6, reps=10, method="kmeans")
+    added = {s: set(getattr(adata, s)) - before[s] for s in before}
+    best = adata.uns["consensus_k"]["best_k"]
+    key = f"consensus_k_k{best}"
+    assert added["obs"] == {key, f"{key}_confidence", f"{key}_entropy"}
+    assert added["obsm"] == {"consensus_k_labels", f"{key}_membership", f"{key}_item_consensus"}
+    assert added["obsp"] == set()
+    assert added["uns"] == {"consensus_k", key}
+    table = adata.obsm["consensus_k_labels"]
+    assert table.columns.tolist() == ["k2", "k3", "k4", "k5", "k6"]
+    np.testing.assert_array_equal(table[f"k{best}"], adata.obs[key])
+    plain, grown = tmp_path / "plain.h5ad", tmp_path / "grown.h5ad"
+    pbmc.write_h5ad(plain)
+    adata.write_h5ad(grown)
+    assert grown.stat().st_size < plain.stat().st_size + 200_000  # was +13.5 MB
+
+
+def test_consensus_k_keeps_more_when_asked(blobs_adata):
+    out = scc.tl.consensus_k(blobs_adata, max_k=4, reps=5, keep_k=[2, 4], copy=True)
+    assert {"consensus_k_k2", "consensus_k_k4"} <= set(out.obs)
+    assert "consensus_k_k3" not in out.obs and not out.obsp
+    assert list(out.uns["consensus_k"]["keys"]) == ["consensus_k_k2", "consensus_k_k4"]
+    out = scc.tl.consensus_k(
+        blobs_adata, max_k=3, reps=5, keep_k="all", store_matrices=True, copy=True
+    )
+    assert set(out.obsp) == {"consensus_k_k2_consensus", "consensus_k_k3_consensus"}
+    with pytest.raises(ValueError, match="keep_k"):
+        scc.tl.consensus_k(blobs_adata, max_k=3, reps=5, keep_k=[5])

@@ -94,7 +94,15 @@ def main() -> None:
     )  # fmt: skip
     times["ConsensusClusterPlus (R)"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    scc.tl.consensus_k(adata, **protocol, method="hc", distance="pearson", random_state=0)
+    scc.tl.consensus_k(
+        adata,
+        **protocol,
+        method="hc",
+        distance="pearson",
+        random_state=0,
+        keep_k="all",
+        store_matrices=True,
+    )
     times["tl.consensus_k (Python)"] = time.perf_counter() - t0
 
     ccp, ours = adata.uns["ccp"], adata.uns["consensus_k"]

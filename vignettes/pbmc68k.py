@@ -65,7 +65,9 @@ def main() -> None:
         call()
         times[f"tl.{name}"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    scc.tl.consensus_k(adata, max_k=10, reps=30, method="kmeans", use_rep="X_pca", random_state=0)
+    scc.tl.consensus_k(
+        adata, max_k=10, reps=30, method="kmeans", use_rep="X_pca", random_state=0, keep_k="all"
+    )
     times["tl.consensus_k (k-means, k=2..10)"] = time.perf_counter() - t0
 
     ck = adata.uns["consensus_k"]

@@ -81,7 +81,7 @@ def cluster_graph(
     >>> matplotlib.use("Agg")
     >>> import scconsensus as scc
     >>> adata = scc.datasets.pbmc68k_reduced()
-    >>> scc.tl.consensus_k(adata, max_k=4, reps=5, distance="euclidean")
+    >>> scc.tl.consensus_k(adata, max_k=4, reps=5, distance="euclidean", keep_k=4)
     >>> ax = scc.pl.cluster_graph(adata, "consensus_k_k4", show=False)
     """
     from matplotlib.patches import FancyArrowPatch

@@ -62,7 +62,7 @@ def membership(
     >>> matplotlib.use("Agg")
     >>> import scconsensus as scc
     >>> adata = scc.datasets.iris()
-    >>> scc.tl.consensus_k(adata, max_k=3, reps=10, distance="euclidean")
+    >>> scc.tl.consensus_k(adata, max_k=3, reps=10, distance="euclidean", keep_k=3)
     >>> ax = scc.pl.membership(adata, "consensus_k_k3", "truth", show=False)
     """
     adata = check_adata(adata)
@@ -154,7 +154,7 @@ def confidence(
     >>> matplotlib.use("Agg")
     >>> import scconsensus as scc
     >>> adata = scc.datasets.pbmc68k_reduced()
-    >>> scc.tl.consensus_k(adata, max_k=3, reps=5, distance="euclidean")
+    >>> scc.tl.consensus_k(adata, max_k=3, reps=5, distance="euclidean", keep_k=3)
     >>> axes = scc.pl.confidence(adata, "consensus_k_k3", show=False)
     """
     import scanpy as sc

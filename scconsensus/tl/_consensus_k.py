@@ -7,17 +7,15 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import scipy.sparse as sp
 from anndata import AnnData
 from scanpy import logging as logg
 
 from .._progress import check_progress
-from .._validation import RandomState, check_key
+from .._validation import RandomState, check_choice, check_int, check_key
 from ..core.consensus_k import consensus_k as _consensus_k
 from ._anndata import get_rep, sanitize_uns, store_consensus, warn_overwrite
-
-#: ``store_matrices=None`` keeps the ``n x n`` consensus matrices up to this many items.
-STORE_MATRICES_MAX_ITEMS = 2_000
 
 
 def consensus_k(
@@ -36,7 +34,8 @@ def consensus_k(
     layer: str | None = None,
     random_state: RandomState = 0,
     n_jobs: int | None = 1,
-    store_matrices: bool | None = None,
+    keep_k: str | int | Sequence[int] = "best",
+    store_matrices: bool = False,
     progress: bool | None = None,
     key_added: str = "consensus_k",
     copy: bool = False,
@@ -81,8 +80,13 @@ def consensus_k(
         but not the same subsamples as R's ``set.seed``).
     n_jobs
         Parallel workers over subsamples.
+    keep_k
+        For which ``k`` to write the full consensus layout (labels, memberships,
+        confidence, entropy, item consensus) under ``f"{key_added}_k{k}"``:
+        ``"best"`` (default, the lowest PAC), ``"all"``, or the ``k`` values. The
+        labels of every ``k`` are always in ``.obsm[f"{key_added}_labels"]``.
     store_matrices
-        Store each ``M_k`` (float32) in ``.obsp``; default: when ``n_obs <= 2000``.
+        Also store ``M_k`` (dense ``n x n`` float32) of the kept ``k`` in ``.obsp``.
     progress
         Show progress bars on standard error. ``None`` (default): only when
         ``scanpy.settings.verbosity`` is ``'info'`` or higher. tqdm's ``TQDM_DISABLE``
@@ -98,7 +102,13 @@ def consensus_k(
 
     Returns
     -------
-    ``None`` or a copy, with, for each ``k`` and ``key = f"{key_added}_k{k}"``:
+    ``None`` or a copy, with
+
+    ``.obsm[f"{key_added}_labels"]``
+        One table of every ``k``'s final labels: categorical columns ``"k2"`` ..
+        ``f"k{max_k}"``.
+
+    and, for each kept ``k`` (``keep_k``) and ``key = f"{key_added}_k{k}"``:
 
     ``.obs[key]``
         Final labels ``"0".."k-1"``, numbered by decreasing size.
@@ -110,31 +120,32 @@ def consensus_k(
     ``.uns[key]``
         ``params`` (with ``k``) and ``cluster_consensus`` (one value per cluster).
     ``.obsp[f"{key}_consensus"]``
-        ``M_k`` when matrices are stored.
+        ``M_k`` when ``store_matrices=True``.
 
     and ``.uns[key_added]``: ``params``, ``k``, ``keys``, ``cdf`` (``len(k) x 100``, at
     ``cdf_x`` = 0.01 .. 1), ``area``, ``delta_area``, ``pac``, ``pac_window``,
     ``cluster_consensus`` (columns ``k``, ``cluster``, ``cluster_consensus``, ``size``),
-    ``best_k`` (lowest PAC) and ``seconds``.
+    ``best_k`` (lowest PAC), ``keys`` (those of the kept ``k``) and ``seconds``.
 
     Examples
     --------
     >>> import scconsensus as scc
     >>> adata = scc.datasets.iris()
-    >>> scc.tl.consensus_k(adata, max_k=4, reps=20, distance="euclidean")
+    >>> scc.tl.consensus_k(adata, max_k=4, reps=20, distance="euclidean", keep_k=3)
     >>> adata.uns["consensus_k"]["pac"].shape
     (3,)
     >>> adata.obs["consensus_k_k3"].cat.categories.tolist()
     ['0', '1', '2']
+    >>> adata.obsm["consensus_k_labels"].columns.tolist()
+    ['k2', 'k3', 'k4']
     """
     key_added = check_key(key_added)
     X = get_rep(adata, use_rep, layer=layer)
     if sp.issparse(X):
         X = X.toarray()
     n = X.shape[0]
+    kept = _kept_k(keep_k, max_k)
     adata = adata.copy() if copy else adata
-    if store_matrices is None:
-        store_matrices = n <= STORE_MATRICES_MAX_ITEMS
     start = logg.info(f"consensus_k: {reps} subsamples of {n} items, k = 2..{max_k}")
     t0 = time.perf_counter()
     res = _consensus_k(
@@ -162,23 +173,10 @@ def consensus_k(
         "store_matrices": bool(store_matrices),
         "source": "scconsensus",
     }
-    keys = []
-    for k in res.ks:
-        k = int(k)
-        key = f"{key_added}_k{k}"
-        keys.append(key)
-        cc = res.cluster_consensus
-        store_consensus(
-            adata,
-            key,
-            res.membership(k),
-            params={**params, "k": k},
-            labels=res.labels[k],
-            uns={"cluster_consensus": cc.loc[cc["k"] == k, "cluster_consensus"].to_numpy()},
-        )
-        adata.obsm[f"{key}_item_consensus"] = res.item_consensus[k]
-        if store_matrices:
-            adata.obsp[f"{key}_consensus"] = res.consensus[k].astype(np.float32)
+    kept = [int(res.best_k)] if kept == "best" else list(res.ks) if kept == "all" else kept
+    keys = [_store_k(adata, res, key_added, int(k), params, store_matrices) for k in kept]
+    warn_overwrite(adata, obsm=[f"{key_added}_labels"])
+    adata.obsm[f"{key_added}_labels"] = _labels_table(adata, res)
     warn_overwrite(adata, uns=[key_added])
     adata.uns[key_added] = sanitize_uns(
         {"params": params, **res.to_uns(), "keys": keys, "seconds": seconds}
@@ -186,6 +184,48 @@ def consensus_k(
     logg.info(
         f"    finished: lowest PAC at k = {res.best_k}",
         time=start,
-        deep=f"added .obs[{keys[0]!r} .. {keys[-1]!r}] and .uns[{key_added!r}]",
+        deep=f"added .obsm['{key_added}_labels'], {keys} and .uns[{key_added!r}]",
     )
     return adata if copy else None
+
+
+def _kept_k(keep_k: str | int | Sequence[int], max_k: int) -> str | list[int]:
+    """``"best"``, ``"all"`` or the checked list of ``k`` to keep in full."""
+    if isinstance(keep_k, str):
+        check_choice(keep_k, ("best", "all"), "keep_k")
+        return keep_k
+    values = [keep_k] if isinstance(keep_k, int | np.integer) else list(keep_k)
+    ks = [check_int(k, "keep_k") for k in values]
+    if not ks or any(not 2 <= k <= int(max_k) for k in ks):
+        raise ValueError(
+            f"keep_k must be 'best', 'all' or values in 2..max_k={max_k}, got {keep_k!r}."
+        )
+    return sorted(set(ks))
+
+
+def _store_k(adata: AnnData, res, key_added: str, k: int, params: dict, matrices: bool) -> str:
+    """The shared consensus layout of one ``k`` under ``f"{key_added}_k{k}"``; its key."""
+    key = f"{key_added}_k{k}"
+    cc = res.cluster_consensus
+    store_consensus(
+        adata,
+        key,
+        res.membership(k),
+        params={**params, "k": k},
+        labels=res.labels[k],
+        uns={"cluster_consensus": cc.loc[cc["k"] == k, "cluster_consensus"].to_numpy()},
+    )
+    adata.obsm[f"{key}_item_consensus"] = res.item_consensus[k]
+    if matrices:
+        adata.obsp[f"{key}_consensus"] = res.consensus[k].astype(np.float32)
+    return key
+
+
+def _labels_table(adata: AnnData, res) -> pd.DataFrame:
+    """Every ``k``'s final labels as categorical columns ``"k2"``, ``"k3"``, ..."""
+    columns = {}
+    for k in res.ks:
+        k = int(k)
+        codes = np.asarray(res.labels[k], dtype=np.int64)
+        columns[f"k{k}"] = pd.Categorical.from_codes(codes, categories=[str(c) for c in range(k)])
+    return pd.DataFrame(columns, index=adata.obs_names)

@@ -99,7 +99,7 @@ def _scanpy_order(adata: AnnData, adata_ref: AnnData, key: str) -> tuple[AnnData
             "sc.tl.ingest(adata, adata_ref): the reference goes second. The old order "
             "will stop working in the next release.",
             FutureWarning,
-            stacklevel=3,
+            stacklevel=4,  # the caller of pla_transfer (through renamed_args)
         )
         return adata_ref, adata
     return adata, adata_ref
