@@ -6,6 +6,7 @@ import inspect
 
 import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 import pytest
 import scanpy as sc
 
@@ -328,6 +329,49 @@ def test_params_keep_none_and_survive_h5ad(blobs_adata, tmp_path):
     for key in keys:
         for name, value in a.uns[key]["params"].items():
             assert _same(value, back.uns[key]["params"][name]), (key, name, value)
+
+
+# ---- 8. cluster_graph: a figure a reader can trust ------------------------------------
+
+
+def _graph_adata():
+    """Three blobs in a 2-D embedding and a 4-cluster membership whose cluster 3 is empty."""
+    import anndata as ad
+
+    rng = np.random.default_rng(0)
+    centers = np.array([[0.0, 0.0], [10.0, 0.0], [5.0, 8.0]])
+    truth = np.repeat(np.arange(3), 50)
+    emb = centers[truth] + rng.normal(scale=0.8, size=(150, 2))
+    Y = np.full((150, 4), 0.02)
+    Y[np.arange(150), truth] = 0.9
+    Y[truth == 0, 1] = 0.3  # cluster 0 overlaps cluster 1
+    Y[:, 3] = 0.0
+    Y /= Y.sum(axis=1, keepdims=True)
+    Y[:5] = np.array([0.02, 0.02, 0.9, 0.0]) / 0.94  # far-away cells with a little mass
+    adata = ad.AnnData(np.zeros((150, 1)), obsm={"X_umap": emb, "toy_membership": Y})
+    adata.obs["toy"] = pd.Categorical(Y.argmax(1).astype(str), categories=["0", "1", "2", "3"])
+    return adata, centers
+
+
+def test_cluster_graph_draws_what_it_says(figsettings):
+    from matplotlib.patches import FancyArrowPatch
+
+    adata, centers = _graph_adata()
+    ax = scc.pl.cluster_graph(adata, "toy", show=False, save="_toy.png")
+    assert (figsettings / "cluster_graph_toy_toy.png").exists()
+    nodes = [t for t in ax.texts if t.get_text() in {"0", "1", "2", "3"}]
+    assert sorted(t.get_text() for t in nodes) == ["0", "1", "2"]  # no node for empty 3
+    for t in nodes:  # every node sits on its own cells
+        assert np.linalg.norm(np.asarray(t.xy) - centers[int(t.get_text())]) < 1.0
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("UMAP1", "UMAP2")
+    arrows = [p for p in ax.patches if isinstance(p, FancyArrowPatch)]
+    labels = [t for t in ax.texts if t not in nodes]
+    assert len(arrows) == len(labels) >= 1  # one weight label per edge
+    node_xy = np.array([t.xy for t in nodes])
+    for t in labels:  # no weight label on a node
+        assert np.linalg.norm(node_xy - np.asarray(t.xy), axis=1).min() > 1.0
+    ax = scc.pl.cluster_graph(adata, "toy", "pca", show=False)  # no such embedding: circle
+    assert ax.get_xlabel() == ""
 
 
 # ---- 7. consensus_k writes what was asked for ------------------------------------------

@@ -46,12 +46,16 @@ def cluster_graph(
 ) -> Axes | None:
     """Directed graph of how soft clusters overlap (PCC paper, Sect. 7.4).
 
-    Each cluster is a node at its membership-weighted centroid in the embedding (size:
-    expected cluster size); an arrow ``i -> j`` carries
-    ``m_ij = E[|P_i ∩ P_j|] / E[|P_i|]``, the expected share of cluster ``i``'s items
-    that cluster ``j`` also draws, shown when ``m_ij >= min_weight``. The matrix is read
-    from ``.uns[key]["cluster_relationships"]`` when the method stored it, else computed
-    from ``.obsm[f"{key}_membership"]``.
+    Each cluster is a node at the membership-weighted median of the cells labelled with
+    it in the embedding, drawn over the cells (faded, in their cluster's colour), with area
+    proportional to the expected cluster size; a cluster no item is labelled with is
+    not drawn. An arrow ``i -> j`` carries ``m_ij = E[|P_i ∩ P_j|] / E[|P_i|]``, the
+    expected share of cluster ``i``'s items that cluster ``j`` also draws, shown when
+    ``m_ij >= min_weight`` and labelled at the middle of its own arc (``i -> j`` and
+    ``j -> i`` bend to opposite sides). The matrix is read from
+    ``.uns[key]["cluster_relationships"]`` when the method stored it, else computed from
+    ``.obsm[f"{key}_membership"]``. Axes are named as ``sc.pl.embedding`` names them
+    (``UMAP1``, ``PC1``, ...) and drawn to equal scale.
 
     Parameters
     ----------
@@ -84,9 +88,33 @@ def cluster_graph(
     >>> scc.tl.consensus_k(adata, max_k=4, reps=5, distance="euclidean", keep_k=4)
     >>> ax = scc.pl.cluster_graph(adata, "consensus_k_k4", show=False)
     """
-    from matplotlib.patches import FancyArrowPatch
-
     adata = check_adata(adata)
+    Y, m, names = _cluster_inputs(adata, key, threshold)
+    emb, basis = _embedding(adata, basis)
+    pos = _node_positions(Y, emb)
+    keep = _drawn_clusters(adata, key, Y)
+    ax = get_axes(ax, figsize)
+    colors = _cluster_colors(adata, key, len(names))
+    if emb is not None:
+        _draw_cells(ax, emb, Y, colors)
+        ax.set_aspect("equal", adjustable="datalim")
+    radius = _node_radii(Y.sum(axis=0), keep)
+    _draw_edges(ax, pos, m, keep, radius, min_weight)
+    for c in keep:
+        ax.scatter(*pos[c], s=(2 * radius[c]) ** 2, color=colors[c], edgecolors="k", zorder=3)
+        ax.annotate(names[c], pos[c], ha="center", va="center", fontsize=9, weight="bold", zorder=4)
+    ax.set_title(title if title is not None else f"{key}: cluster relationships $m_{{ij}}$")
+    if emb is not None:
+        prefix = _axis_prefix(basis)
+        ax.set_xlabel(f"{prefix}1")
+        ax.set_ylabel(f"{prefix}2")
+    ax.set_xticks([])
+    ax.set_yticks([])
+    return finish(ax.figure, show, save, f"cluster_graph_{key}", ax)
+
+
+def _cluster_inputs(adata: AnnData, key: str, threshold: float):
+    """Thresholded memberships, ``m_ij`` (stored or computed) and the cluster names."""
     name = f"{key}_membership"
     if name not in adata.obsm:
         raise ValueError(
@@ -103,66 +131,129 @@ def cluster_graph(
             if cand.shape == (k, k):
                 m = cand
                 break
-    mass = Yt.sum(axis=0)
-    emb = None
-    if basis is not None:
-        emb_key = basis if basis in adata.obsm else f"X_{basis}"
-        if emb_key in adata.obsm:
-            emb = np.asarray(adata.obsm[emb_key])[:, :2]
-    if emb is not None:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            pos = (Yt.T @ emb) / mass[:, None]
-        pos = np.where(np.isfinite(pos), pos, np.nanmean(emb, axis=0))
-    else:
-        angle = 2 * np.pi * np.arange(k) / k
-        pos = np.column_stack([np.cos(angle), np.sin(angle)])
-    ax = get_axes(ax, figsize)
-    if emb is not None:
-        ax.scatter(emb[:, 0], emb[:, 1], s=3, c="0.85", linewidths=0, zorder=0)
-    colors = (
-        list(category_colors(adata, key).values())
-        if key in adata.obs
-        else [f"C{c % 10}" for c in range(k)]
-    )
-    span = np.ptp(pos, axis=0).max() if k > 1 else 1.0
-    span = span if span > 0 else 1.0
-    sizes = 200 + 1800 * mass / max(mass.max(), 1e-12)
-    for i in range(k):
-        for j in range(k):
+    names = [str(c) for c in range(k)]
+    if (
+        key in adata.obs
+        and hasattr(adata.obs[key], "cat")
+        and len(adata.obs[key].cat.categories) == k
+    ):
+        names = [str(c) for c in adata.obs[key].cat.categories]
+    return Yt, m, names
+
+
+def _embedding(adata: AnnData, basis: str | None) -> tuple[np.ndarray | None, str | None]:
+    """First two columns of ``.obsm[basis]`` or ``.obsm[f"X_{basis}"]``; ``None`` if absent."""
+    if basis is None:
+        return None, None
+    emb_key = basis if basis in adata.obsm else f"X_{basis}"
+    if emb_key not in adata.obsm:
+        return None, None
+    return np.asarray(adata.obsm[emb_key], dtype=np.float64)[:, :2], emb_key.removeprefix("X_")
+
+
+def _node_positions(Y: np.ndarray, emb: np.ndarray | None) -> np.ndarray:
+    """Each cluster at the median of the cells labelled with it, weighted by membership
+    (all cells by membership if none is labelled; a circle without embedding).
+
+    Unlike the membership-weighted mean, this stays on the cluster's cells when small
+    memberships of far-away cells add up, or when the cluster is curved.
+    """
+    k = Y.shape[1]
+    if emb is None:
+        angle = np.pi / 2 - 2 * np.pi * np.arange(k) / k
+        return np.column_stack([np.cos(angle), np.sin(angle)])
+    pos = np.tile(np.nanmedian(emb, axis=0), (k, 1))
+    hard = Y.argmax(axis=1)
+    for c in range(k):
+        w = np.where(hard == c, Y[:, c], 0.0)  # the cells labelled c, by membership
+        w = w if w.sum() > 0 else Y[:, c]
+        if w.sum() > 0:
+            pos[c] = [_weighted_median(emb[:, d], w) for d in range(2)]
+    return pos
+
+
+def _weighted_median(x: np.ndarray, w: np.ndarray) -> float:
+    order = np.argsort(x)
+    cum = np.cumsum(w[order])
+    return float(x[order][np.searchsorted(cum, 0.5 * cum[-1])])
+
+
+def _drawn_clusters(adata: AnnData, key: str, Y: np.ndarray) -> np.ndarray:
+    """Clusters with mass, and with at least one item labelled with them when labels exist."""
+    keep = Y.sum(axis=0) > 0
+    if key in adata.obs and hasattr(adata.obs[key], "cat"):
+        codes = adata.obs[key].cat.codes.to_numpy()
+        counts = np.bincount(codes[codes >= 0], minlength=Y.shape[1])[: Y.shape[1]]
+        if counts.size == keep.size:
+            keep &= counts > 0
+    return np.flatnonzero(keep)
+
+
+def _cluster_colors(adata: AnnData, key: str, k: int) -> list[str]:
+    if key in adata.obs:
+        colors = list(category_colors(adata, key).values())
+        if len(colors) >= k:
+            return colors
+    return [f"C{c % 10}" for c in range(k)]
+
+
+def _draw_cells(ax: Axes, emb: np.ndarray, Y: np.ndarray, colors: list[str]) -> None:
+    """Cells in their cluster's colour, faded, so that nodes can be checked against them."""
+    from matplotlib.colors import to_rgba
+
+    rgba = np.array([to_rgba(colors[c]) for c in Y.argmax(axis=1)])
+    rgba[:, 3] = 0.45
+    ax.scatter(emb[:, 0], emb[:, 1], s=6, c=rgba, linewidths=0, zorder=0)
+
+
+def _node_radii(mass: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """Node radius in points: area proportional to the expected cluster size."""
+    top = mass[keep].max() if keep.size else 1.0
+    return 5 + 9 * np.sqrt(mass / max(top, 1e-12))
+
+
+def _draw_edges(ax, pos, m, keep, radius, min_weight: float, rad: float = 0.3) -> None:
+    """Curved arrows ``i -> j`` (``i -> j`` and ``j -> i`` bend to opposite sides), each
+    labelled at its own arc's midpoint, on a white box so the label never sits on a node."""
+    from matplotlib.patches import FancyArrowPatch
+
+    for i in keep:
+        for j in keep:
             if i == j or m[i, j] < min_weight:
                 continue
             arrow = FancyArrowPatch(
                 pos[i],
                 pos[j],
-                arrowstyle="-|>",
-                mutation_scale=12,
-                connectionstyle="arc3,rad=0.15",
-                linewidth=0.5 + 6 * m[i, j],
-                color="0.3",
-                alpha=0.8,
+                arrowstyle="-|>,head_length=0.5,head_width=0.25",
+                mutation_scale=14,
+                connectionstyle=f"arc3,rad={rad}",
+                linewidth=0.5 + 5 * m[i, j],
+                color="0.25",
+                alpha=0.85,
                 zorder=1,
-                shrinkA=12,
-                shrinkB=12,
+                shrinkA=radius[i] + 1,
+                shrinkB=radius[j] + 1,
             )
             ax.add_patch(arrow)
-            mid = 0.5 * (pos[i] + pos[j])
-            normal = np.array([pos[j][1] - pos[i][1], pos[i][0] - pos[j][0]])
-            normal = normal / (np.linalg.norm(normal) or 1.0)
-            ax.text(*(mid + 0.04 * span * normal), f"{m[i, j]:.2f}", fontsize=7, zorder=3)
-    ax.scatter(
-        pos[:, 0],
-        pos[:, 1],
-        s=sizes,
-        c=[colors[c % len(colors)] for c in range(k)],
-        edgecolors="k",
-        zorder=2,
-    )
-    for c in range(k):
-        ax.text(*pos[c], str(c), ha="center", va="center", fontsize=9, weight="bold", zorder=4)
-    ax.set_title(title if title is not None else f"{key}: cluster relationships m_ij")
-    if emb is not None:
-        ax.set_xlabel(f"{basis}1")
-        ax.set_ylabel(f"{basis}2")
-    ax.set_xticks([])
-    ax.set_yticks([])
-    return finish(ax.figure, show, save, f"cluster_graph_{key}", ax)
+            d = pos[j] - pos[i]
+            # arc3's control point is mid + rad * (dy, -dx); the curve passes half-way there
+            mid = 0.5 * (pos[i] + pos[j]) + 0.5 * rad * np.array([d[1], -d[0]])
+            ax.annotate(
+                f"{m[i, j]:.2f}",
+                mid,
+                ha="center",
+                va="center",
+                fontsize=7,
+                zorder=5,
+                bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.8},
+            )
+
+
+#: Axis names of scanpy's embeddings (as ``sc.pl.embedding`` labels them).
+_AXIS_PREFIX = {"pca": "PC", "umap": "UMAP", "tsne": "tSNE", "diffmap": "DC", "phate": "PHATE"}
+
+
+def _axis_prefix(basis: str) -> str:
+    if basis.startswith("draw_graph_"):
+        return basis.removeprefix("draw_graph_").upper()
+    return _AXIS_PREFIX.get(basis, basis)
