@@ -166,3 +166,19 @@ def test_readme_quick_start_runs_into_rank_genes_groups():
     adata = namespace["adata"]
     assert "rank_genes_groups" in adata.uns
     assert (adata.obs["pcc"].value_counts() > 0).all()
+
+
+@pytest.mark.parametrize("n_clusters", [3, 4])
+def test_pla_duplicate_components_are_not_uncertainty(n_clusters):
+    # issue 13, item 6: an ensemble of 2-cluster partitions, PLA asked for more clusters
+    from sklearn.datasets import make_blobs
+
+    X, _ = make_blobs(100, centers=[[0, 0], [20, 20]], random_state=0)
+    adata = ad.AnnData(X=X)
+    scc.tl.ensemble(adata, n_partitions=20, k=2, random_state=0)
+    scc.tl.pla(adata, n_clusters=n_clusters)
+    C, N = scc.core.coassociation(adata.obsm["scc_ensemble"])
+    # items that every partition puts with the same partners: no evidence of doubt
+    always = np.array([((C[i] == N[i]) | (C[i] == 0)).all() for i in range(100)])
+    assert always.all()
+    assert adata.obs["pla_confidence"][always].min() > 0.9

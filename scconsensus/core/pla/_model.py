@@ -348,6 +348,45 @@ def _sparse_pattern(
     return probe, values
 
 
+def merge_duplicates(
+    posteriors: np.ndarray,
+    likelihoods: np.ndarray,
+    prior: np.ndarray,
+    min_similarity: float = 0.8,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Merge components whose item profiles ``p(j|v)`` nearly coincide.
+
+    PLA's EM keeps every one of its ``K`` components alive: asked for more
+    clusters than the ensemble holds, it splits a group into components that
+    share the same items, and an item's posterior then divides between them
+    (0.5/0.5) although every partition agrees on it. Two such components
+    describe the same items, so their ``p(j|v)`` columns point the same way
+    (cosine >= ``min_similarity``; distinct clusters barely overlap, cosine near
+    0). They are merged: posteriors added, profiles averaged by prior.
+
+    Returns
+    -------
+    ``(posteriors, likelihoods)`` over the merged components.
+    """
+    W = np.asarray(likelihoods, dtype=np.float64)
+    K = W.shape[1]
+    unit = W / np.maximum(np.linalg.norm(W, axis=0, keepdims=True), _TINY)
+    similar = unit.T @ unit >= min_similarity
+    group = np.arange(K)
+    for a in range(K):
+        for b in range(a + 1, K):
+            if similar[a, b]:
+                group[group == group[b]] = group[a]
+    roots, group = np.unique(group, return_inverse=True)
+    if roots.size == K:
+        return posteriors, likelihoods
+    onehot = np.eye(roots.size)[group]  # K x K', component -> merged component
+    merged_post = posteriors @ onehot
+    merged_W = (W * prior) @ onehot
+    merged_W /= np.maximum(merged_W.sum(axis=0, keepdims=True), _TINY)
+    return merged_post, merged_W
+
+
 def _first_fit(problem, K, init, fit_index, n_restarts, seed, em_kw) -> PLAFit:
     """EM from ``init`` (if given) and the random restarts; the best log-likelihood wins."""
     L = problem.n_partitions
@@ -599,13 +638,17 @@ def pla(
                 RuntimeWarning,
                 stacklevel=2,
             )
+    prior = fit.marginals @ fit.posteriors
+    posteriors, likelihoods = merge_duplicates(posteriors, fit.likelihoods, prior)
+    fit.posteriors = posteriors[fit_index]
+    K = posteriors.shape[1]
     priors = fit.marginals @ fit.posteriors
     order = np.lexsort((np.arange(K), -priors))
     posteriors = posteriors[:, order]
     return PLAResult(
         posteriors=posteriors,
         labels=posteriors.argmax(axis=1).astype(np.int32),
-        likelihoods=fit.likelihoods[:, order],
+        likelihoods=likelihoods[:, order],
         marginals=fit.marginals,
         cluster_priors=priors[order],
         fit_index=fit_index,
