@@ -200,7 +200,7 @@ def test_dense_and_sparse_agree_on_all_pairs(divergence, missing):
     # same starts, same algorithm; the dense solver recomputes y_J . Y where the sparse
     # one patches A on the pattern, so paths differ by rounding only: run both to a
     # tight tolerance and compare the KKT points they reach
-    kw = dict(n_init=2, random_state=3, min_mass=0.0, tol=1e-9)
+    kw = dict(solver="greedy", n_init=2, random_state=3, min_mass=0.0, tol=1e-9)
     dense = pcc(C, N, 4, divergence, **kw)
     sparse = pcc(Cs, Ns, 4, divergence, **kw)
     assert sparse.solver == "greedy-sparse" and dense.solver == "greedy"

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_blobs
 
-from scconsensus.core import Bregman, pcc
+from scconsensus.core import Bregman, pcc, plan_consensus
 from scconsensus.core.coassociation import coassociation
 
 
@@ -114,17 +114,16 @@ def test_batch_dense_equals_sparse_on_all_pairs():
 
 CASES = [("planted", s) for s in range(3)] + [("random", s) for s in range(2)]
 CASES += [("blobs", s) for s in range(3)]
-# Measured (tol 1e-6, 3 restarts, K = 6): the batch solver reaches a KKT point of the same
-# tolerance but by another path, so from the same starts it can end in another local
-# minimum. It is worse than greedy by more than 1e-6 (relative) on these six of the 16
-# cases, by at most 1.8e-3 (blobs2-kl: it keeps 6 clusters where greedy merges to 5).
+# Measured (tol 1e-6, 3 random restarts, K = 6): from random starts the batch solver
+# reaches a KKT point of the same tolerance by another path, so it can end in another
+# local minimum, better or worse. It is worse than greedy by more than 1e-6 (relative) on
+# these four of the 16 cases, by at most 5.8e-4 (blobs0-kl); better by up to 3.7e-4 on
+# others. From the default (spectral) start see test_batch_matches_greedy_from_same_start.
 BATCH_WORSE = {
     ("planted", 2, "kl"),
     ("random", 0, "kl"),
-    ("blobs", 1, "kl"),
-    ("blobs", 2, "kl"),
+    ("blobs", 0, "kl"),
     ("blobs", 0, "l2"),
-    ("blobs", 1, "l2"),
 }
 
 
@@ -143,13 +142,36 @@ def test_batch_against_greedy(case, divergence):
     greedy = pcc(C, N, 6, divergence, solver="greedy", **kw)
     batch = pcc(C, N, 6, divergence, solver="batch", **kw)
     # the greedy solver may stop at max_iter = 50 nK on flat optima (tiny residual
-    # clusters, e.g. planted1-kl); the batch one must still reach the tolerance
+    # clusters, e.g. planted1-kl); the batch one must still reach the tolerance, and
+    # there it needs thousands of (cheap, n = 80) steps too, so only half as many
     assert batch.converged and batch.kkt_gap <= 1e-6
-    assert batch.n_iter < greedy.n_iter / 5
+    assert batch.n_iter < greedy.n_iter / 2
     if (kind, seed, divergence) in BATCH_WORSE:
-        assert batch.objective <= greedy.objective * (1 + 2e-3)
+        assert batch.objective <= greedy.objective * (1 + 1e-3)
     else:
         assert batch.objective <= greedy.objective * (1 + 1e-6)
+
+
+SAME_START = [(kind, s, d) for kind in ("planted", "blobs") for s in range(4) for d in ("kl", "l2")]
+
+
+@pytest.mark.parametrize("case", SAME_START, ids=["-".join(map(str, c)) for c in SAME_START])
+def test_batch_matches_greedy_from_same_start(case):
+    # the default start of tl.pcc (spectral consensus): the batch solver must end no
+    # worse than the paper's greedy solver, the reference, from that very start
+    kind, seed, divergence = case
+    if kind == "planted":
+        _, labels = planted(n_per=20, k=4, R=30, noise=0.35, seed=seed)
+    else:
+        labels = blob_ensemble(n=120, centers=4, seed=seed)
+    start = plan_consensus(labels, 4, partitions="all", random_state=seed).start
+    C, N = coassociation(labels)
+    kw = dict(n_init=1, init=start, tol=1e-6, min_mass=0.0)
+    greedy = pcc(C, N, 4, divergence, solver="greedy", **kw)
+    batch = pcc(C, N, 4, divergence, solver="batch", **kw)
+    assert batch.converged and batch.kkt_gap <= 1e-6
+    assert batch.objective <= greedy.objective * (1 + 1e-4)
+    assert batch.n_iter < greedy.n_iter
 
 
 def test_batch_custom_bregman_and_errors():

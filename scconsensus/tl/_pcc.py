@@ -27,7 +27,7 @@ def pcc(
     *,
     ensemble_key: str = "scc_ensemble",
     mode: str = "auto",
-    solver: str = "greedy",
+    solver: str = "batch",
     n_init: int = 1,
     tol: float = 1e-4,
     max_iter: int | None = None,
@@ -75,8 +75,9 @@ def pcc(
         partners per item); ``"auto"``: dense up to
         ``scconsensus.settings.dense_auto_max_items`` items.
     solver
-        ``"greedy"`` (the paper's line search, the reference) or ``"batch"``
-        (all memberships per iteration; see :func:`scconsensus.core.pcc`).
+        ``"batch"`` (default: all memberships per iteration, BLAS-bound) or
+        ``"greedy"`` (the paper's line search, the reference); see
+        :func:`scconsensus.core.pcc`.
     n_init
         Starts: the ``init`` start and ``n_init - 1`` random points of the
         simplex; the lowest objective wins.

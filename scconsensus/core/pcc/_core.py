@@ -122,7 +122,7 @@ def pcc(
     n_clusters: int,
     divergence: str | Bregman = "kl",
     *,
-    solver: str = "greedy",
+    solver: str = "batch",
     n_init: int | None = None,
     tol: float = 1e-4,
     max_iter: int | None = None,
@@ -154,14 +154,13 @@ def pcc(
         ``"kl"`` (binomial likelihood, PCC-KL / PEACE), ``"l2"`` (eq. 4) or a
         :class:`Bregman` divergence.
     solver
-        ``"greedy"``: the paper's line search (dense or sparse by the type of ``C``),
-        the reference. ``"batch"``: all memberships move at once per
-        iteration (diagonal-Newton projected steps with Nesterov momentum,
-        adaptive restart and Armijo backtracking, so the objective never
-        increases; full gradients by BLAS on row blocks or on the pair
-        pattern), finishing with the greedy solver if the batch steps stall
-        above ``tol``. Same stopping rule (KKT gap) as ``"greedy"``; usually
-        far fewer, costlier iterations (see ``benchmarks/pcc.py``).
+        ``"batch"`` (default): all memberships move at once per iteration, one
+        BLAS-bound gradient each (exponentiated-gradient steps, then
+        projected diagonal-Newton steps made conjugate, with an exact search
+        along the segment; the objective never increases), finishing with the
+        greedy solver if the batch steps stall above ``tol``. ``"greedy"``: the
+        paper's line search, one item per iteration, the reference. Both are
+        dense or sparse by the type of ``C`` and stop on the same KKT gap.
     n_init
         Starts: ``init`` (when given) and random points of the simplex; the one
         with the lowest objective is returned. Default 3, or 1 with ``init``.
@@ -239,6 +238,7 @@ def pcc(
     if isinstance(max_iter, bool) or int(max_iter) != max_iter or int(max_iter) < 0:
         raise ValueError(f"max_iter must be a non-negative integer, got {max_iter!r}.")
     max_iter = int(max_iter)
+    _greedy.trace_stride(max_iter, n * K, trace_every)  # checks trace_every for every solver
     scale = weight / n
     tol_abs = tol * scale
 
