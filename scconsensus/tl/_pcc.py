@@ -27,7 +27,7 @@ def pcc(
     *,
     ensemble_key: str = "scc_ensemble",
     mode: str = "auto",
-    solver: str = "batch",
+    solver: str = "auto",
     n_init: int = 1,
     tol: float = 1e-4,
     max_iter: int | None = None,
@@ -75,9 +75,10 @@ def pcc(
         partners per item); ``"auto"``: dense up to
         ``scconsensus.settings.dense_auto_max_items`` items.
     solver
-        ``"batch"`` (default: all memberships per iteration, BLAS-bound) or
-        ``"greedy"`` (the paper's line search, the reference); see
-        :func:`scconsensus.core.pcc`.
+        ``"auto"`` (default: ``"batch"`` on the dense route, ``"greedy"`` on
+        the sparse one), ``"batch"`` (all memberships per iteration,
+        BLAS-bound) or ``"greedy"`` (the paper's line search, the reference);
+        see :func:`scconsensus.core.pcc`.
     n_init
         Starts: the ``init`` start and ``n_init - 1`` random points of the
         simplex; the lowest objective wins.
@@ -160,7 +161,7 @@ def pcc(
     150
     """
     check_choice(mode, ("auto", "dense", "sparse"), "mode")
-    check_choice(solver, ("greedy", "batch"), "solver")
+    check_choice(solver, ("auto", "batch", "greedy"), "solver")
     check_choice(pairs, ("auto", "knn", "ensemble"), "pairs")
     key_added = check_key(key_added)
     progress = check_progress(progress)
