@@ -218,6 +218,8 @@ def test_leiden_neighbors_key_and_obsp_as_in_scanpy(pbmc):
         scc.tl.ensemble(adata, 3, "leiden", neighbors_key="nn5", obsp="connectivities")
     with pytest.raises(ValueError, match=r"sc\.pp\.neighbors"):
         scc.tl.ensemble(adata, 3, "leiden", neighbors_key="nope")
+    with pytest.raises(ValueError, match="method must be a method name"):
+        scc.tl.ensemble(adata, 3, 3)  # not a method: refused, not a TypeError
 
 
 def test_leiden_partitions_record_the_k_they_found(pbmc):

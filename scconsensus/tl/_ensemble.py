@@ -166,7 +166,8 @@ def _leiden_graph(
     """
     if obsp is not None and neighbors_key is not None:
         raise ValueError("Pass neighbors_key or obsp, not both (as in sc.tl.leiden).")
-    uses_leiden = "leiden" in ([method] if isinstance(method, str) else list(method))
+    methods = [method] if isinstance(method, str) else method
+    uses_leiden = isinstance(methods, Sequence) and "leiden" in methods  # others: refused later
     if obsp is not None:
         if obsp not in adata.obsp:
             raise ValueError(f"obsp={obsp!r} is not in adata.obsp (available: {list(adata.obsp)}).")
