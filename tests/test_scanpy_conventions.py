@@ -372,6 +372,9 @@ def test_cluster_graph_draws_what_it_says(figsettings):
     node_xy = np.array([t.xy for t in nodes])
     for t in labels:  # no weight label on a node
         assert np.linalg.norm(node_xy - np.asarray(t.xy), axis=1).min() > 1.0
+    label_xy = np.array([t.xy for t in labels])
+    gaps = np.linalg.norm(label_xy[:, None] - label_xy[None], axis=2) + np.eye(len(labels)) * 9
+    assert gaps.min() > 0.5  # no two weights run together
     ax = scc.pl.cluster_graph(adata, "toy", "pca", show=False)  # no such embedding: circle
     assert ax.get_xlabel() == ""
 

@@ -97,9 +97,10 @@ def cluster_graph(
     colors = _cluster_colors(adata, key, len(names))
     if emb is not None:
         _draw_cells(ax, emb, Y, colors)
-        ax.set_aspect("equal", adjustable="datalim")
+    ax.set_aspect("equal", adjustable="datalim")  # arcs and label spots share one scale
     radius = _node_radii(Y.sum(axis=0), keep)
-    _draw_edges(ax, pos, m, keep, radius, min_weight)
+    span = np.ptp(pos if emb is None else emb, axis=0).max()
+    _draw_edges(ax, pos, m, keep, radius, min_weight, spacing=0.06 * (span or 1.0))
     for c in keep:
         ax.scatter(*pos[c], s=(2 * radius[c]) ** 2, color=colors[c], edgecolors="k", zorder=3)
         ax.annotate(names[c], pos[c], ha="center", va="center", fontsize=9, weight="bold", zorder=4)
@@ -212,41 +213,68 @@ def _node_radii(mass: np.ndarray, keep: np.ndarray) -> np.ndarray:
     return 5 + 9 * np.sqrt(mass / max(top, 1e-12))
 
 
-def _draw_edges(ax, pos, m, keep, radius, min_weight: float, rad: float = 0.3) -> None:
+def _draw_edges(ax, pos, m, keep, radius, min_weight: float, spacing: float) -> None:
     """Curved arrows ``i -> j`` (``i -> j`` and ``j -> i`` bend to opposite sides), each
-    labelled at its own arc's midpoint, on a white box so the label never sits on a node."""
-    from matplotlib.patches import FancyArrowPatch
-
+    labelled on its own arc, on a white box, at least ``spacing`` from the other labels and
+    from the node centres (so that no two weights run together into one number)."""
+    placed: list[np.ndarray] = [pos[c] for c in keep]
     for i in keep:
         for j in keep:
             if i == j or m[i, j] < min_weight:
                 continue
-            arrow = FancyArrowPatch(
-                pos[i],
-                pos[j],
-                arrowstyle="-|>,head_length=0.5,head_width=0.25",
-                mutation_scale=14,
-                connectionstyle=f"arc3,rad={rad}",
-                linewidth=0.5 + 5 * m[i, j],
-                color="0.25",
-                alpha=0.85,
-                zorder=1,
-                shrinkA=radius[i] + 1,
-                shrinkB=radius[j] + 1,
-            )
-            ax.add_patch(arrow)
-            d = pos[j] - pos[i]
-            # arc3's control point is mid + rad * (dy, -dx); the curve passes half-way there
-            mid = 0.5 * (pos[i] + pos[j]) + 0.5 * rad * np.array([d[1], -d[0]])
+            ax.add_patch(_arrow(pos[i], pos[j], m[i, j], radius[i], radius[j]))
+            xy = _label_spot(pos[i], pos[j], np.asarray(placed), spacing)
+            placed.append(xy)
             ax.annotate(
                 f"{m[i, j]:.2f}",
-                mid,
+                xy,
                 ha="center",
                 va="center",
                 fontsize=7,
                 zorder=5,
                 bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.8},
             )
+
+
+#: Bend of the arcs (matplotlib's ``arc3`` ``rad``).
+_RAD = 0.3
+
+
+def _arrow(a: np.ndarray, b: np.ndarray, weight: float, ra: float, rb: float):
+    from matplotlib.patches import FancyArrowPatch
+
+    return FancyArrowPatch(
+        a,
+        b,
+        arrowstyle="-|>,head_length=0.5,head_width=0.25",
+        mutation_scale=14,
+        connectionstyle=f"arc3,rad={_RAD}",
+        linewidth=0.5 + 5 * weight,
+        color="0.25",
+        alpha=0.85,
+        zorder=1,
+        shrinkA=ra + 1,
+        shrinkB=rb + 1,
+    )
+
+
+def _label_spot(a: np.ndarray, b: np.ndarray, taken: np.ndarray, spacing: float) -> np.ndarray:
+    """A point of the arc ``a -> b``, the middle if free, else the freest nearby point.
+
+    ``arc3`` draws the quadratic Bézier through the control point ``mid + rad * (dy, -dx)``
+    (the axes have equal scale, so data and display directions agree).
+    """
+    d = b - a
+    control = 0.5 * (a + b) + _RAD * np.array([d[1], -d[0]])
+    best, best_gap = None, -1.0
+    for t in (0.5, 0.4, 0.6, 0.3, 0.7, 0.2, 0.8):
+        xy = (1 - t) ** 2 * a + 2 * (1 - t) * t * control + t**2 * b
+        gap = np.linalg.norm(taken - xy, axis=1).min() if len(taken) else np.inf
+        if gap >= spacing:
+            return xy
+        if gap > best_gap:
+            best, best_gap = xy, gap
+    return best
 
 
 #: Axis names of scanpy's embeddings (as ``sc.pl.embedding`` labels them).
