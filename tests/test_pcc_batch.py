@@ -211,3 +211,28 @@ def test_tl_pcc_solver_batch(tmp_path):
     assert back.uns["b_dense"]["params"]["solver"] == "batch"
     with pytest.raises(ValueError, match="solver"):
         scc.tl.pcc(adata, solver="newton")
+
+
+def test_dense_fit_stops_soon_after_ctrl_c():
+    import signal
+    import time
+
+    # a dense fit of ~10 s: the batch solver runs a Python-level loop of short BLAS and
+    # numba calls, so a KeyboardInterrupt (Ctrl-C) lands between two of them
+    _, labels = planted(n_per=100, k=12, R=30, noise=0.4, seed=0)
+    C, N = coassociation(labels)
+    pcc(C[:30, :30], N[:30, :30], 3, n_init=1)  # compile outside the timed part
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.5)
+        start = time.perf_counter()
+        with pytest.raises(KeyboardInterrupt):
+            pcc(C, N, 15, "kl", n_init=1, random_state=0)
+        assert time.perf_counter() - start < 1.5
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
