@@ -62,11 +62,14 @@ class KSelection:
 
 
 def _candidate_cap(sizes: np.ndarray, n_items: int, max_k: int | None) -> int:
-    """Largest K whose successor ``E_{K+1}`` still holds enough partitions to judge."""
+    """Largest K that can be judged: enough partitions at least that fine, and either
+    enough finer ones to see the next split or none at all (an ensemble at one
+    resolution ``k`` can then still choose ``K = k``)."""
     need = max(5, int(np.ceil(0.1 * sizes.size)))
     cap = 2
     for K in range(2, int(sizes.max()) + 1):
-        if (sizes >= K + 1).sum() >= need and K + 1 < n_items:
+        finer, here = int((sizes >= K + 1).sum()), int((sizes >= K).sum())
+        if K < n_items and (finer >= need or (finer == 0 and here >= need)):
             cap = K
     if max_k is not None:
         cap = min(cap, int(max_k))
