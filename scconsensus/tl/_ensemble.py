@@ -79,7 +79,8 @@ def ensemble(
         ``.obsp[obsp]``, or the connectivities of ``.uns[neighbors_key]``. Default: the
         graph of :func:`scanpy.pp.neighbors` (``.uns["neighbors"]``) when present, else a
         ``n_neighbors``-NN graph of the representation. Each partition clusters the
-        subgraph of the items it sampled.
+        subgraph of the items it sampled (with ``feature_subsample < 1``, the kNN graph
+        of its own features instead). ``.uns[key_added]["params"]["graph"]`` says which.
     use_rep
         ``.obsm`` key or ``"X"``; default ``"X_pca"`` when present, else ``X``.
     layer
