@@ -214,6 +214,8 @@ def test_leiden_neighbors_key_and_obsp_as_in_scanpy(pbmc):
     scc.tl.ensemble(adata, 3, "leiden", obsp="nn5_connectivities", resolution=0.5, key_added="b")
     np.testing.assert_array_equal(adata.obsm["a"], adata.obsm["b"])
     assert adata.uns["a"]["params"]["graph"] == "obsp['nn5_connectivities']"
+    scc.tl.ensemble(adata, 2, "leiden", feature_subsample=0.5, key_added="c")
+    assert adata.uns["c"]["params"]["graph"] == "knn"
     with pytest.raises(ValueError, match="not both"):
         scc.tl.ensemble(adata, 3, "leiden", neighbors_key="nn5", obsp="connectivities")
     with pytest.raises(ValueError, match=r"sc\.pp\.neighbors"):

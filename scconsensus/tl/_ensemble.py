@@ -123,6 +123,8 @@ def ensemble(
     n_jobs = check_n_jobs(n_jobs)
     X = get_rep(adata, use_rep, layer=layer)
     graph, graph_key = _leiden_graph(adata, method, neighbors_key, obsp)
+    if graph is not None and isinstance(feature_subsample, int | float) and feature_subsample < 1:
+        graph_key = "knn"  # each partition's own features: its own kNN graph
     start = logg.info(f"building an ensemble of {n_partitions} partitions")
     result = generate_ensemble(
         X,
