@@ -202,7 +202,9 @@ def _pam(X: np.ndarray, k: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     import kmedoids
     from sklearn.metrics import pairwise_distances
 
-    check_dense_memory(X.shape[0], itemsize=8, what="PAM (k-medoids) distance matrix")
+    check_dense_memory(
+        X.shape[0], itemsize=8, what="PAM (k-medoids) distance matrix", advice=_DENSE_METHOD_ADVICE
+    )
     d = pairwise_distances(X)
     result = kmedoids.fasterpam(d, k, random_state=seed, n_cpu=1)
     medoids = np.asarray(result.medoids)
@@ -269,6 +271,11 @@ def _predict(
     model = KNeighborsClassifier(n_neighbors=1).fit(X_fit, fit_labels)
     return model.predict(X_all[missing])
 
+
+# hierarchical clustering and PAM need all pairwise distances; k-means and Leiden do not
+_DENSE_METHOD_ADVICE = (
+    "Use method='kmeans' or 'leiden' for this many items, or a smaller subsample,"
+)
 
 _PREDICTOR = {"kmeans": "centroid", "kmeans_split": "centroid", "pam": "centroid"}
 
@@ -460,7 +467,12 @@ def generate_ensemble(
         if m.startswith("hc"):
             # scipy's linkage builds the condensed float64 distance matrix (4 n^2 bytes)
             # for every linkage, ward and centroid included
-            check_dense_memory(n_sub, itemsize=4, what=f"Hierarchical clustering ({m})")
+            check_dense_memory(
+                n_sub,
+                itemsize=4,
+                what=f"Hierarchical clustering ({m})",
+                advice=_DENSE_METHOD_ADVICE,
+            )
     if client is not None:
         from ._distributed import check_client
 
