@@ -49,6 +49,10 @@ EG_SEED = 1e-3
 ETA_GROW = 4.0
 # the conjugate direction may extend the projected step up to this factor
 SEG_MAX = 2.0
+# a conjugate factor above 1 means the last two steps disagree: a larger one sent most of
+# the direction into memberships about to hit 0 (segments of 1e-4) on the Sect. 7.3 shape;
+# capped at 1, dense n = 2,000, K = 30 takes 53 steps instead of 58
+BETA_MAX = 1.0
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -506,6 +510,7 @@ class _State:
                 0.0,
                 float(np.vdot(R, R - self.Rprev)) / float(np.vdot(self.Rprev, self.Rprev) or 1.0),
             )
+            beta = min(beta, BETA_MAX)
         self.Rprev = R.copy()
         smax = min(_cg_direction(Y, R, D, beta, D), SEG_MAX)
         slope = float(np.vdot(G, D)) * smax
