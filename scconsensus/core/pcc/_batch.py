@@ -121,6 +121,12 @@ def _dense_weights(P, N, A, W, W2, kind, par):
                 continue
             p = P[j, i]
             q = A[i, j]
+            if kind == KIND_KL and p == 0.0 and q == 0.0:
+                # most pairs near a KL optimum: never co-clustered, disjoint supports;
+                # d = 0, d' = d'' = 1 exactly, without the logarithm and divisions
+                W[i, j] = nij
+                W2[i, j] = nij
+                continue
             f += nij * _div(kind, par, p, q)
             d1, d2 = _d1_d2(kind, par, p, q)
             W[i, j] = nij * d1
@@ -143,10 +149,13 @@ def _dense_phi(P, N, A, B, E, t, kind, par):
             nij = N[j, i]
             if nij <= 0:
                 continue
-            p = P[j, i]
             e = E[i, j]
-            q = A[i, j] + t * (B[i, j] + t * e)
-            dq = B[i, j] + 2.0 * t * e
+            b = B[i, j]
+            if b == 0.0 and e == 0.0:
+                continue  # q does not move along the segment: adds exactly 0 to both
+            p = P[j, i]
+            q = A[i, j] + t * (b + t * e)
+            dq = b + 2.0 * t * e
             d1, d2 = _d1_d2(kind, par, p, q)
             df += nij * d1 * dq
             d2f += nij * (d2 * dq * dq + 2.0 * e * d1)
