@@ -456,7 +456,7 @@ ANY_VALUE = st.one_of(
 FUZZ_ARGS = {
     "ensemble": ("n_partitions", "method", "k", "subsample", "key_added", "n_neighbors"),
     "pcc": ("n_clusters", "mode", "n_init", "min_mass", "tol", "key_added", "max_iter"),
-    "pla": ("n_clusters", "mode", "weighted", "key_added", "fit_size", "lam"),
+    "pla": ("n_clusters", "mode", "weighted", "key_added", "fit_size", "lam", "max_iter", "tol"),
     "dpp": ("n_runs", "sampler", "a", "tau", "s", "mode", "key_added", "k_max"),
 }
 
@@ -498,6 +498,5 @@ def test_fuzz_results_or_documented_errors(name, data):
         getattr(scc.tl, name)(a, **kwargs)
     except DOCUMENTED as err:
         assert str(err), f"{type(err).__name__} without a message"
-        if name != "pla":  # PLA's K handling is being reworked (issue 13, item 6)
-            assert not any(m in str(err) for m in PYTHON_MESSAGES), str(err)
+        assert not any(m in str(err) for m in PYTHON_MESSAGES), str(err)
         _assert_unchanged(before, a)

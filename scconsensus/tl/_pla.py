@@ -8,7 +8,7 @@ from scanpy import logging as logg
 
 from .._progress import check_progress
 from .._settings import settings
-from .._validation import RandomState, check_choice, check_key, check_labels
+from .._validation import RandomState, check_choice, check_int, check_key, check_labels
 from ..core._membership import drop_empty_clusters, order_clusters
 from ..core._plan import plan_consensus
 from ..core.pla import LAMBDA_GRID, pla_extend, predict_ensemble_labels
@@ -127,7 +127,7 @@ def pla(
     X = None
     resolved = mode
     if mode != "dense":
-        n_fit = adata.n_obs if fit_size is None else int(fit_size)
+        n_fit = adata.n_obs if fit_size is None else check_int(fit_size, "fit_size", 1)
         if fit_fraction is not None:
             n_fit = int(np.ceil(float(fit_fraction) * adata.n_obs))
         if mode == "sparse" or n_fit > settings.dense_auto_max_items:

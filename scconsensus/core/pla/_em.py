@@ -20,7 +20,13 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
-from ..._validation import RandomState, check_n_clusters, seed_sequence
+from ..._validation import (
+    RandomState,
+    check_int,
+    check_n_clusters,
+    check_number,
+    seed_sequence,
+)
 
 __all__ = ["PLAFit", "pla_em"]
 
@@ -284,10 +290,9 @@ def pla_em(
     Z = check_coassociation(Z)
     n = Z.shape[0]
     K = check_n_clusters(n_clusters, n)
-    if int(n_restarts) < 1:
-        raise ValueError(f"n_restarts must be at least 1, got {n_restarts}.")
-    if int(max_iter) < 1:
-        raise ValueError(f"max_iter must be at least 1, got {max_iter}.")
+    n_restarts = check_int(n_restarts, "n_restarts", 1)
+    max_iter = check_int(max_iter, "max_iter", 1)
+    tol = check_number(tol, "tol")
     if not tol > 0:
         raise ValueError(f"tol must be positive, got {tol}.")
     d = _row_sums(Z)

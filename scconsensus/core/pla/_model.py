@@ -33,6 +33,7 @@ from ..._validation import (
     check_int,
     check_matrix,
     check_n_clusters,
+    check_number,
     seed_sequence,
 )
 from ..coassociation import sample_pairs
@@ -547,6 +548,8 @@ def pla(
         raise ValueError(f"max_outer must be at least 1, got {max_outer}.")
 
     n_restarts = check_int(n_restarts, "n_restarts", 1)
+    max_iter = check_int(max_iter, "max_iter", 1)
+    tol = check_number(tol, "tol")
     if init is not None:
         init = np.asarray(init, dtype=np.float64)
         if init.shape != (n, K) or not np.all(np.isfinite(init)) or (init < 0).any():
