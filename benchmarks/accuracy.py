@@ -218,7 +218,8 @@ def main() -> None:
             for tool, value in run_dataset(name, seed, not args.no_r).items():
                 per_tool[tool].append(value)
         results[name] = dict(per_tool)
-        print(f"# {name} done", file=sys.stderr, flush=True)
+        # the table so far, so a long run that is stopped still leaves its figures
+        print(f"# {name} done\n{table(results)}", file=sys.stderr, flush=True)
     print(table(results))
 
 

@@ -217,3 +217,11 @@ def test_constant_item_and_nan_are_refused():
         consensus_cluster_plus(adata, 3, 5, use_rep="X")
     with pytest.raises(ValueError, match="AnnData"):
         consensus_cluster_plus(np.zeros((5, 5)))
+
+
+@pytest.mark.parametrize("progress", [True, False])
+def test_progress_shows_or_hides_ccp_messages(progress, capfd):
+    # issue 14, item 1: progress= on every long-running r function
+    consensus_cluster_plus(_blobs(), max_k=3, reps=5, progress=progress)
+    err = capfd.readouterr().err
+    assert bool(err.strip()) is progress, err[:200]

@@ -11,6 +11,7 @@ in scconsensus's shared layout, so that metrics, plots and
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any
 
@@ -20,6 +21,7 @@ import scipy.sparse as sp
 from anndata import AnnData
 from scanpy import logging as logg
 
+from .._progress import check_progress, show_progress
 from .._validation import (
     NO_SPARSE_ADVICE,
     check_choice,
@@ -69,17 +71,18 @@ R_MIN_MAX_K = 3
 # off that CDF, so it counts values on a bin edge exactly as the CDF does.
 _R_RUN_CCP = """
 function(d, maxK, keepK, reps, pItem, pFeature, clusterAlg, distance, innerLinkage,
-         finalLinkage, seed, keepMatrices, bins, pacLower, pacUpper) {
+         finalLinkage, seed, keepMatrices, bins, pacLower, pacUpper, verbose) {
+    quiet <- function(expr) if (verbose) expr else suppressMessages(expr)
     colnames(d) <- as.character(seq_len(ncol(d)))
     grDevices::pdf(NULL)
     dev <- grDevices::dev.cur()
     on.exit(grDevices::dev.off(dev), add = TRUE)
     title <- tempfile("scconsensus_ccp")
-    res <- suppressMessages(ConsensusClusterPlus::ConsensusClusterPlus(
+    res <- quiet(ConsensusClusterPlus::ConsensusClusterPlus(
         d, maxK = maxK, reps = reps, pItem = pItem, pFeature = pFeature,
         clusterAlg = clusterAlg, title = title, innerLinkage = innerLinkage,
         finalLinkage = finalLinkage, distance = distance, seed = seed,
-        plot = NULL, writeTable = FALSE))
+        plot = NULL, writeTable = FALSE, verbose = verbose))
     icl <- suppressMessages(ConsensusClusterPlus::calcICL(
         res, title = title, plot = NULL, writeTable = FALSE))
     ks <- 2:keepK
@@ -145,7 +148,7 @@ def _run_r(X: np.ndarray, **kwargs: Any) -> dict[str, Any]:
     from rpy2.rinterface_lib.embedded import RRuntimeError
     from rpy2.robjects.conversion import localconverter
 
-    with quiet_r(), localconverter(numpy_converter()):
+    with quiet_r(show=kwargs["verbose"]), localconverter(numpy_converter()):
         fn = ro.r(_R_RUN_CCP)
         # R wants features in rows: the transpose, made contiguous so numpy2ri
         # hands R exactly these values.
@@ -160,6 +163,12 @@ def _run_r(X: np.ndarray, **kwargs: Any) -> dict[str, Any]:
     for name in ("version", "r_version"):
         result[name] = str(np.asarray(result[name]).ravel()[0])
     return result
+
+
+def _r_progress(progress: bool | None) -> bool:
+    """ConsensusClusterPlus's own progress messages (``verbose``), by the rule of bars."""
+    env = os.environ.get("TQDM_DISABLE")
+    return not bool(env) if env is not None else show_progress(progress)
 
 
 def consensus_cluster_plus(
@@ -178,6 +187,7 @@ def consensus_cluster_plus(
     layer: str | None = None,
     key_added: str = "ccp",
     store_matrices: bool = False,
+    progress: bool | None = None,
     copy: bool = False,
 ) -> AnnData | None:
     """Run Bioconductor's ConsensusClusterPlus and ``calcICL`` on the items of ``adata``.
@@ -225,6 +235,10 @@ def consensus_cluster_plus(
         Prefix of every key written.
     store_matrices
         Also store the consensus matrices (dense, n x n each) in ``.obsp``.
+    progress
+        Show ConsensusClusterPlus's progress messages (its ``verbose``) on standard
+        error. ``None`` (default): only when ``scanpy.settings.verbosity`` is
+        ``'info'`` or higher; ``TQDM_DISABLE`` is respected as for the bars.
     copy
         Return a modified copy instead of writing to ``adata``.
 
@@ -308,6 +322,7 @@ def consensus_cluster_plus(
         logg.warning(f"cluster_alg='km' uses euclidean distance; ignoring distance={distance!r}.")
         distance = "euclidean"
     seed_used = resolve_seed(seed)
+    progress = check_progress(progress)
     # ConsensusClusterPlus holds max_k count matrices, the distance and a copy.
     check_dense_memory(
         n_items, n_matrices=r_max_k + 3, what="ConsensusClusterPlus", advice=NO_SPARSE_ADVICE
@@ -332,6 +347,7 @@ def consensus_cluster_plus(
         bins=CDF_BINS,
         pacLower=PAC_WINDOW[0],
         pacUpper=PAC_WINDOW[1],
+        verbose=_r_progress(progress),
     )
     seconds = time.perf_counter() - t0
 

@@ -10,6 +10,7 @@ the user's terminal.
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import Iterator
 
 from scanpy import logging as logg
@@ -18,8 +19,11 @@ from ._errors import require_rpy2
 
 
 @contextlib.contextmanager
-def quiet_r() -> Iterator[None]:
-    """Route R's console output to ``logg.debug`` for the duration of the block."""
+def quiet_r(show: bool = False) -> Iterator[None]:
+    """Route R's console output to ``logg.debug`` for the duration of the block.
+
+    With ``show``, R's messages (its progress reports) go to standard error instead.
+    """
     require_rpy2()
     from rpy2.rinterface_lib import callbacks
 
@@ -30,7 +34,7 @@ def quiet_r() -> Iterator[None]:
             logg.debug(f"R: {text.rstrip()}")
 
     callbacks.consolewrite_print = to_log
-    callbacks.consolewrite_warnerror = to_log
+    callbacks.consolewrite_warnerror = sys.stderr.write if show else to_log
     try:
         yield
         # R prints deferred warnings at the end of the next top-level call: make
