@@ -45,7 +45,8 @@ EG_RTOL = 1e-2
 # seed mass that lets a multiplicative step move into a cluster an item has none of
 EG_SEED = 1e-3
 # Newton-phase step scale: x4 after a whole step, x t after a step cut to t; measured on
-# dense n = 2,000, K = 30, KL from the spectral start: 54 steps (x2: 63, fixed: 175+)
+# dense n = 2,000, K = 30, KL from the spectral start: 54 steps (x2: 63, fixed: 175+;
+# measured before the conjugate factor was capped)
 ETA_GROW = 4.0
 # the conjugate direction may extend the projected step up to this factor
 SEG_MAX = 2.0
