@@ -107,6 +107,20 @@ def check_int(value: Any, name: str, minimum: int | None = None) -> int:
     return value
 
 
+#: Most restarts a solver accepts: each is a full fit, so more is a typo, not a wish.
+MAX_RESTARTS = 1000
+
+
+def check_restarts(value: Any, name: str) -> int:
+    """A number of restarts in ``[1, MAX_RESTARTS]`` (``1e9`` would run for ever)."""
+    value = check_int(value, name, 1)
+    if value > MAX_RESTARTS:
+        raise ValueError(
+            f"{name}={value} restarts would each run a full fit; use at most {MAX_RESTARTS}."
+        )
+    return value
+
+
 def check_number(value: Any, name: str) -> float:
     """A finite real number (no strings, booleans, arrays or tuples)."""
     if isinstance(value, str | bool) or not isinstance(value, int | float | np.number):

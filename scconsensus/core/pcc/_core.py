@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..._validation import check_n_clusters, seed_sequence
+from ..._validation import check_n_clusters, check_restarts, seed_sequence
 from .._membership import hard_labels, order_clusters
 from . import _batch, _greedy, _sparse
 from ._divergences import Bregman, check_divergence
@@ -232,9 +232,7 @@ def pcc(
         )
     if n_init is None:
         n_init = 1 if init is not None else 3
-    if isinstance(n_init, bool) or int(n_init) != n_init or int(n_init) < 1:
-        raise ValueError(f"n_init must be a positive integer, got {n_init!r}.")
-    n_init = int(n_init)
+    n_init = check_restarts(n_init, "n_init")
     tol = float(tol)
     if not (tol > 0 and np.isfinite(tol)):
         raise ValueError(f"tol must be a positive number, got {tol}.")

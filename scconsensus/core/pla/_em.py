@@ -25,6 +25,7 @@ from ..._validation import (
     check_int,
     check_n_clusters,
     check_number,
+    check_restarts,
     seed_sequence,
 )
 
@@ -290,7 +291,7 @@ def pla_em(
     Z = check_coassociation(Z)
     n = Z.shape[0]
     K = check_n_clusters(n_clusters, n)
-    n_restarts = check_int(n_restarts, "n_restarts", 1)
+    n_restarts = check_restarts(n_restarts, "n_restarts")
     max_iter = check_int(max_iter, "max_iter", 1)
     tol = check_number(tol, "tol")
     if not tol > 0:

@@ -34,6 +34,7 @@ from ..._validation import (
     check_matrix,
     check_n_clusters,
     check_number,
+    check_restarts,
     seed_sequence,
 )
 from ..coassociation import sample_pairs
@@ -547,7 +548,7 @@ def pla(
     if int(max_outer) < 1:
         raise ValueError(f"max_outer must be at least 1, got {max_outer}.")
 
-    n_restarts = check_int(n_restarts, "n_restarts", 1)
+    n_restarts = check_restarts(n_restarts, "n_restarts")
     max_iter = check_int(max_iter, "max_iter", 1)
     tol = check_number(tol, "tol")
     if init is not None:
