@@ -17,6 +17,7 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import svds
 
 from .._validation import RandomState, check_labels, check_rng, seed_sequence
+from .coassociation import _one_hot
 
 __all__ = ["incidence_matrix", "incidence_spectrum", "partition_sizes", "spectral_consensus"]
 
@@ -29,17 +30,9 @@ def partition_sizes(labels: np.ndarray) -> np.ndarray:
 
 def incidence_matrix(labels: np.ndarray) -> sp.csr_matrix:
     """Sparse one-hot incidence ``H`` (items x clusters of all partitions), no empty columns."""
-    labels = check_labels(labels)
-    n, n_partitions = labels.shape
-    offsets = np.zeros(n_partitions + 1, dtype=np.int64)
-    offsets[1:] = np.cumsum(labels.max(axis=0).clip(min=-1) + 1)
-    rows, cols = np.nonzero(labels >= 0)
-    H = sp.csr_matrix(
-        (np.ones(rows.size), (rows, offsets[cols] + labels[rows, cols])),
-        shape=(n, int(offsets[-1])),
-    )
+    H = _one_hot(check_labels(labels))[0]
     used = np.flatnonzero(np.asarray(H.sum(axis=0)).ravel() > 0)
-    return H[:, used].tocsr()
+    return H[:, used].astype(np.float64).tocsr()
 
 
 def _normalised(H: sp.csr_matrix) -> sp.csr_matrix:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._validation import check_labels
+from .._spectral import partition_sizes
 
 
 def ensemble_init(labels: np.ndarray, n_clusters: int, smoothing: float = 0.1) -> np.ndarray:
@@ -47,7 +48,7 @@ def ensemble_init(labels: np.ndarray, n_clusters: int, smoothing: float = 0.1) -
     if not (0 < smoothing <= 1):
         raise ValueError(f"smoothing must be in (0, 1], got {smoothing}.")
     n = labels.shape[0]
-    n_found = np.array([np.unique(col[col >= 0]).size for col in labels.T], dtype=np.int64)
+    n_found = partition_sizes(labels)
     r = int(np.argmin(np.abs(n_found - K)))
     lab = labels[:, r]
     Y = np.full((n, K), 1.0 / K)
