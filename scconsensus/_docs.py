@@ -1,0 +1,191 @@
+"""Shared parameter text for docstrings, written once (scanpy's ``_doc_params`` pattern).
+
+A docstring names a shared entry with a line holding only ``{name}``, indented like the
+parameter names around it; :func:`doc_params` replaces that line with the entry of
+:data:`PARAMS` (or a keyword given to the decorator), re-indented to fit. Lines indented
+further below the placeholder continue the entry's description, so a function adds what
+is particular to it without restating the common part::
+
+    @doc_params()
+    def f(adata, random_state=0):
+        \"\"\"Do something.
+
+        Parameters
+        ----------
+        {adata}
+        {random_state}
+            Here it seeds the pair draw.
+        \"\"\"
+
+Only whole-line placeholders are replaced, so literal braces elsewhere in a docstring
+(``.obsm[f"{key}_membership"]``, ``{k: labels}``) need no escaping. A placeholder with no
+text fails at import time, and ``tests/test_docs.py`` checks that no public docstring
+keeps one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import TypeVar
+
+T = TypeVar("T")
+
+#: A docstring line that is a placeholder and nothing else.
+PLACEHOLDER = re.compile(r"^(?P<indent>[ \t]*)\{(?P<name>\w+)\}[ \t]*$", re.MULTILINE)
+
+_PROGRESS = """\
+progress
+    Show progress bars on standard error. ``None`` (default): only when
+    ``scanpy.settings.verbosity`` is ``'info'`` or higher. tqdm's ``TQDM_DISABLE``
+    environment variable is always respected."""
+
+#: The shared entries, each a whole numpydoc parameter entry (name line and description).
+PARAMS: dict[str, str] = {
+    # --- AnnData wrappers (``scconsensus.tl``) ---
+    "adata": """\
+adata
+    Annotated data matrix: items (cells or samples) in rows.""",
+    "adata_ensemble": """\
+adata
+    Annotated data matrix with an ensemble of partitions at ``.obsm[ensemble_key]``
+    (:func:`scconsensus.tl.ensemble`).""",
+    "ensemble_key": """\
+ensemble_key
+    ``.obsm`` key of the ensemble labels (:func:`scconsensus.tl.ensemble`).""",
+    "use_rep": """\
+use_rep
+    Representation to cluster: an ``.obsm`` key or ``"X"``. Default: ``"X_pca"`` when
+    present, else ``X``.""",
+    "layer": """\
+layer
+    Cluster ``adata.layers[layer]`` instead (not together with ``use_rep``).""",
+    "key_added": """\
+key_added
+    Prefix of every key the result is written under.""",
+    "copy": """\
+copy
+    Return a modified copy instead of writing to ``adata`` in place.""",
+    "returns_copy": """\
+:class:`~anndata.AnnData` or None
+    The modified copy when ``copy=True``, otherwise ``None`` (``adata`` is written
+    in place).""",
+    # --- shared by the array core and the wrappers ---
+    "random_state": """\
+random_state
+    Seed: a non-negative int, a :class:`numpy.random.Generator` or ``None`` (fresh
+    entropy). The same seed gives the same result.""",
+    "n_jobs": """\
+n_jobs
+    Parallel workers: a positive number, ``-1`` for all cores (``-2`` all but one, ...),
+    ``None`` for joblib's default. Results do not depend on it.""",
+    "progress": _PROGRESS,
+    "client": """\
+client
+    A :class:`dask.distributed.Client` to run the work on its cluster instead; the
+    result is the same as the local run's.""",
+    "n_clusters": """\
+n_clusters
+    Number of consensus clusters ``K`` (an int), or ``"auto"``: chosen from the
+    ensemble by :func:`scconsensus.core.select_k`.""",
+    "labels": """\
+labels
+    ``(n_items, n_partitions)`` ensemble labels, ``-1`` where a partition did not
+    sample the item.""",
+    "X": """\
+X
+    ``(n_items, n_features)`` data, dense or sparse; items in rows.""",
+    "mode": """\
+mode
+    ``"dense"`` (all pairs of items), ``"sparse"`` (kNN and random pairs) or ``"auto"``:
+    dense up to ``scconsensus.settings.dense_auto_max_items`` items.""",
+    "n_neighbors_n_random": """\
+n_neighbors, n_random
+    Pairs per item in sparse mode: ``n_neighbors`` nearest neighbours and ``n_random``
+    uniformly random partners (:func:`scconsensus.core.sample_pairs`).""",
+    "method": """\
+method
+    Base clustering: ``"kmeans"``, ``"kmeans_split"``, ``"hc"`` / ``"hc_single"`` /
+    ``"hc_average"`` / ``"hc_complete"`` / ``"hc_ward"`` / ``"hc_centroid"``,
+    ``"pam"``, ``"spectral"``, ``"leiden"``, or a list of them cycled over the
+    partitions (see :func:`scconsensus.core.ensemble.generate_ensemble`).""",
+    # --- plots (``scconsensus.pl``) ---
+    "figsize": """\
+figsize
+    Size of a new figure in inches (ignored when ``ax`` is given).""",
+    "ax": """\
+ax
+    Axes to draw into; a new figure when omitted.""",
+    "show": """\
+show
+    Show the figure (``None``: ``scanpy.settings.autoshow``, on interactive backends).""",
+    "save": """\
+save
+    As in ``sc.pl``: ``True`` writes ``{figdir}/{plot}{plot_suffix}.{file_format_figs}``;
+    a string is appended to the plot name and may end in ``.png``, ``.pdf`` or ``.svg``
+    to choose the format; a :class:`~pathlib.Path` is written as given. ``None``:
+    ``scanpy.settings.autosave``.""",
+    "returns_axes": """\
+:class:`~matplotlib.axes.Axes` or None
+    The axes, or ``None`` once the figure is shown.""",
+}
+
+
+def _indent(text: str, indent: str) -> str:
+    return "\n".join(indent + line if line else line for line in text.splitlines())
+
+
+def fill_doc(doc: str, params: dict[str, str]) -> str:
+    """Replace every whole-line ``{name}`` placeholder of ``doc`` with ``params[name]``.
+
+    Parameters
+    ----------
+    doc
+        A docstring.
+    params
+        Entry texts by placeholder name, unindented.
+
+    Returns
+    -------
+    str
+        ``doc`` with each placeholder line replaced by its text, indented like the line.
+
+    Raises
+    ------
+    KeyError
+        If a placeholder has no entry in ``params``.
+    """
+
+    def replace(match: re.Match) -> str:
+        name = match["name"]
+        if name not in params:
+            raise KeyError(f"docstring placeholder {{{name}}} has no shared text")
+        return _indent(params[name], match["indent"])
+
+    return PLACEHOLDER.sub(replace, doc)
+
+
+def doc_params(**kwds: str) -> Callable[[T], T]:
+    """Decorator: fill the docstring's ``{name}`` lines from :data:`PARAMS` and ``kwds``.
+
+    Parameters
+    ----------
+    **kwds
+        Entry texts for this docstring only (unindented, like :data:`PARAMS`); they take
+        precedence over the shared entries of the same name.
+
+    Returns
+    -------
+    Callable
+        A decorator that rewrites ``__doc__`` in place and returns the object itself, so
+        signatures, ``help()`` and Sphinx see an ordinary docstring. Apply it below
+        wrapping decorators (e.g. ``renamed_args``), which copy ``__doc__`` when they wrap.
+    """
+    params = {**PARAMS, **kwds}
+
+    def decorate(obj: T) -> T:
+        if obj.__doc__:
+            obj.__doc__ = fill_doc(obj.__doc__, params)
+        return obj
+
+    return decorate
