@@ -1,19 +1,62 @@
-"""Figure folder and Markdown summary of consensus results (used by ``scconsensus run``)."""
+"""Figure folder and Markdown summary of consensus results (used by ``scconsensus run``).
+
+The report is built in three steps: :func:`_plan` lists the figures (a :class:`_Figure`
+each: file name, caption, draw function), :func:`_draw` writes those it can, and
+:func:`_markdown` assembles ``report.md`` from the results table, the consensus-k tables
+and what was drawn. How a figure is drawn is part of its record, never read back from its
+file name (a result key is free text).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from anndata import AnnData
+from matplotlib.figure import Figure
 
 from . import pl
 from ._progress import progress_bar
 
-__all__ = ["write_report"]
+__all__ = ["results_table", "write_report"]
+
+#: Figure sizes (inches) of the single-panel plots.
+_WIDE = (7, 4)
+_SQUARE = (6, 5)
+
+
+@dataclass(frozen=True)
+class _Figure:
+    """One figure of the report.
+
+    Attributes
+    ----------
+    name
+        PNG file name inside the report folder.
+    caption
+        Markdown text shown under the figure.
+    draw
+        Draws the figure and returns it (the caller saves and closes it).
+    """
+
+    name: str
+    caption: str
+    draw: Callable[[], Figure]
+
+
+def _single(plot: Callable[..., object], size: tuple[float, float]) -> Callable[[], Figure]:
+    """A draw function for a plot that draws into one given ``ax``."""
+
+    def draw() -> Figure:
+        fig, ax = plt.subplots(figsize=size)
+        plot(ax=ax)
+        return fig
+
+    return draw
 
 
 def _has_consensus_k(adata: AnnData, key: str) -> bool:
@@ -21,21 +64,44 @@ def _has_consensus_k(adata: AnnData, key: str) -> bool:
     return isinstance(rec, dict) and "cdf" in rec and "k" in rec
 
 
-def _scores(adata: AnnData, key: str, truth: str | None) -> dict:
-    from .metrics import adjusted_rand_index, nmi
+def results_table(adata: AnnData, keys: Sequence[str], truth: str | None) -> pd.DataFrame:
+    """One row per consensus result in ``.obs``: clusters, sizes, confidence, scores.
 
-    labels = adata.obs[key]
-    row = {
-        "result": key,
-        "clusters": int(labels.nunique()),
-        "sizes": ", ".join(str(v) for v in labels.value_counts().sort_index().tolist()),
-    }
-    if f"{key}_confidence" in adata.obs:
-        row["mean confidence"] = float(adata.obs[f"{key}_confidence"].mean())
-    if truth is not None:
-        row[f"ARI vs {truth}"] = adjusted_rand_index(adata.obs[truth], labels)
-        row[f"NMI vs {truth}"] = nmi(adata.obs[truth], labels)
-    return row
+    The table of ``report.md`` and of ``scconsensus run``'s printout.
+
+    Parameters
+    ----------
+    adata
+        Annotated data with the results.
+    keys
+        ``.obs`` columns of consensus labels; keys not in ``.obs`` are skipped.
+    truth
+        ``.obs`` column of known labels; when given, ARI, NMI and H against it.
+
+    Returns
+    -------
+    Columns ``result``, ``clusters``, ``sizes`` (decreasing label order of the
+    categories), ``mean confidence`` (when ``.obs[f"{key}_confidence"]`` exists) and
+    ``ARI vs {truth}``, ``NMI vs {truth}``, ``H vs {truth}``; empty without results.
+    """
+    from .metrics import adjusted_rand_index, h_criterion, nmi
+
+    rows = []
+    for key in (k for k in keys if k in adata.obs):
+        labels = adata.obs[key]
+        row = {
+            "result": key,
+            "clusters": int(labels.nunique()),
+            "sizes": ", ".join(str(v) for v in labels.value_counts().sort_index().tolist()),
+        }
+        if f"{key}_confidence" in adata.obs:
+            row["mean confidence"] = float(adata.obs[f"{key}_confidence"].mean())
+        if truth is not None:
+            row[f"ARI vs {truth}"] = adjusted_rand_index(adata.obs[truth], labels)
+            row[f"NMI vs {truth}"] = nmi(adata.obs[truth], labels)
+            row[f"H vs {truth}"] = h_criterion(adata.obs[truth], labels)
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 
 def _markdown_table(df: pd.DataFrame) -> str:
@@ -44,6 +110,152 @@ def _markdown_table(df: pd.DataFrame) -> str:
     for _, row in df.iterrows():
         cells = [f"{v:.3f}" if isinstance(v, float) else str(v) for v in row.tolist()]
         lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- plan
+
+
+def _result_figures(
+    adata: AnnData, key: str, ensemble_key: str, truth: str | None, basis: str | None
+) -> list[_Figure]:
+    """Figures of one consensus result ``.obs[key]`` (those its outputs allow)."""
+    figures = []
+    if f"{key}_membership" in adata.obsm:
+        figures.append(
+            _Figure(
+                f"{key}_membership.png",
+                f"`{key}`: soft memberships per item, sorted by cluster and confidence"
+                + (f"; the bar below shows `{truth}`." if truth else "."),
+                _single(lambda ax: pl.membership(adata, key, truth, ax=ax, show=False), _WIDE),
+            )
+        )
+        figures.append(
+            _Figure(
+                f"{key}_cluster_graph.png",
+                f"`{key}`: cluster-relationship graph (Lourenço et al. 2015, Sect. 7.4): "
+                "arrow i→j is the expected share of cluster i's items also drawn into "
+                "cluster j.",
+                _single(lambda ax: pl.cluster_graph(adata, key, basis, ax=ax, show=False), _WIDE),
+            )
+        )
+    if basis is not None and f"{key}_confidence" in adata.obs:
+        figures.append(
+            _Figure(
+                f"{key}_confidence_{basis}.png",
+                f"`{key}` on the {basis.upper()}: labels, confidence (largest membership) "
+                "and entropy; low confidence marks items between clusters.",
+                # three panels on a figure of its own: pl.confidence takes no ax
+                lambda: pl.confidence(adata, key, basis, show=False)[0].figure,
+            )
+        )
+    source = ensemble_key if ensemble_key in adata.obsm else None
+    if source is None and f"{key}_consensus" in adata.obsp:
+        source = key
+    if source is not None:
+        annotations = [truth] if truth else None
+        figures.append(
+            _Figure(
+                f"{key}_heatmap.png",
+                f"Consensus (`{source}`) ordered by `{key}`; blocks on the diagonal are "
+                "clusters the ensemble agrees on.",
+                _single(
+                    lambda ax: pl.consensus_heatmap(
+                        adata, source, key, annotations=annotations, ax=ax, show=False
+                    ),
+                    _SQUARE,
+                ),
+            )
+        )
+    return figures
+
+
+def _consensus_k_figures(adata: AnnData, key: str) -> list[_Figure]:
+    """CDF, delta area and PAC curves of one consensus-k record ``.uns[key]``."""
+    return [
+        _Figure(
+            f"{key}_cdf.png",
+            f"`{key}`: consensus CDF per k; the flatter the middle, the more stable k.",
+            _single(lambda ax: pl.consensus_cdf(adata, key, ax=ax, show=False), _WIDE),
+        ),
+        _Figure(
+            f"{key}_delta_area.png",
+            f"`{key}`: delta area (relative gain in CDF area) against k.",
+            _single(lambda ax: pl.delta_area(adata, key, ax=ax, show=False), _WIDE),
+        ),
+        _Figure(
+            f"{key}_pac.png",
+            f"`{key}`: proportion of ambiguous clustering against k (lower is better).",
+            _single(lambda ax: pl.pac(adata, key, ax=ax, show=False), _WIDE),
+        ),
+    ]
+
+
+# --------------------------------------------------------------------------- draw
+
+
+def _draw(
+    figures: Sequence[_Figure], outdir: Path, progress: bool | None
+) -> tuple[list[_Figure], list[tuple[str, str]]]:
+    """Save every figure; one that cannot be drawn is returned with the reason."""
+    written, failed = [], []
+    for figure in progress_bar(figures, progress=progress, desc="figures", unit="fig"):
+        try:
+            figure.draw().savefig(outdir / figure.name, dpi=120, bbox_inches="tight")
+            written.append(figure)
+        except (ValueError, MemoryError, KeyError) as err:
+            failed.append((figure.name, str(err)))
+        finally:
+            plt.close("all")
+    return written, failed
+
+
+# --------------------------------------------------------------------------- markdown
+
+
+def _consensus_k_section(adata: AnnData, key: str) -> list[str]:
+    rec = adata.uns[key]
+    ks = np.atleast_1d(rec["k"]).astype(int)
+    pac = np.asarray(rec["pac"], dtype=float)
+    table = pd.DataFrame(
+        {"k": ks, "PAC": pac, "delta area": np.asarray(rec["delta_area"], dtype=float)}
+    )
+    best = int(ks[int(np.argmin(pac))])
+    return [f"## Choosing k: `{key}` (lowest PAC at k = {best})", "", _markdown_table(table), ""]
+
+
+def _markdown(
+    adata: AnnData,
+    keys: Sequence[str],
+    ck_keys: Sequence[str],
+    drawn: tuple[list[_Figure], list[tuple[str, str]]],
+    ensemble_key: str,
+    truth: str | None,
+) -> str:
+    lines = ["# scconsensus report", "", f"{adata.n_obs} items × {adata.n_vars} features."]
+    if ensemble_key in adata.obsm:
+        lines.append(
+            f"Ensemble `{ensemble_key}`: {np.asarray(adata.obsm[ensemble_key]).shape[1]} "
+            "partitions."
+        )
+    lines.append("")
+    table = results_table(adata, keys, truth)
+    if not table.empty:
+        lines += ["## Consensus results", "", _markdown_table(table), ""]
+    for key in ck_keys:
+        lines += _consensus_k_section(adata, key)
+    written, failed = drawn
+    if written:
+        lines += ["## Figures", ""]
+        for figure in written:
+            lines += [f"![{figure.name}]({figure.name})", "", figure.caption, ""]
+    if failed:
+        lines += ["## Figures not drawn", ""]
+        lines += [f"- `{name}`: {reason}" for name, reason in failed]
+        lines.append("")
+    missing = [k for k in keys if k not in adata.obs and k not in ck_keys]
+    if missing:
+        lines += [f"Keys without results: {', '.join(f'`{k}`' for k in missing)}.", ""]
     return "\n".join(lines)
 
 
@@ -108,130 +320,16 @@ def write_report(
     if basis is None:
         basis = next((b for b in ("umap", "tsne", "pca") if f"X_{b}" in adata.obsm), None)
     keys = list(keys)
-    results = [k for k in keys if k in adata.obs]
     ck_keys = [k for k in keys if _has_consensus_k(adata, k)]
     ck_keys += [k for k in adata.uns if _has_consensus_k(adata, k) and k not in ck_keys]
-
-    jobs: list[tuple[str, str, Callable]] = []
-    for key in results:
-        if f"{key}_membership" in adata.obsm:
-            jobs.append(
-                (
-                    f"{key}_membership.png",
-                    f"`{key}`: soft memberships per item, sorted by cluster and confidence"
-                    + (f"; the bar below shows `{truth}`." if truth else "."),
-                    lambda ax, key=key: pl.membership(adata, key, truth, ax=ax, show=False),
-                )
-            )
-            jobs.append(
-                (
-                    f"{key}_cluster_graph.png",
-                    f"`{key}`: cluster-relationship graph (PCC paper Sect. 7.4): arrow i→j "
-                    "is the expected share of cluster i's items also drawn into cluster j.",
-                    lambda ax, key=key: pl.cluster_graph(adata, key, basis, ax=ax, show=False),
-                )
-            )
-        if basis is not None and f"{key}_confidence" in adata.obs:
-            jobs.append(
-                (
-                    f"{key}_confidence_{basis}.png",
-                    f"`{key}` on the {basis.upper()}: labels, confidence (largest membership) "
-                    "and entropy; low confidence marks items between clusters.",
-                    lambda ax, key=key: pl.confidence(adata, key, basis, show=False),
-                )
-            )
-        source = ensemble_key if ensemble_key in adata.obsm else None
-        if source is None and f"{key}_consensus" in adata.obsp:
-            source = key
-        if source is not None:
-            jobs.append(
-                (
-                    f"{key}_heatmap.png",
-                    f"Consensus (`{source}`) ordered by `{key}`; blocks on the diagonal are "
-                    "clusters the ensemble agrees on.",
-                    lambda ax, key=key, source=source: pl.consensus_heatmap(
-                        adata,
-                        source,
-                        key,
-                        annotations=[truth] if truth else None,
-                        ax=ax,
-                        show=False,
-                    ),
-                )
-            )
-    for key in ck_keys:
-        jobs.extend(
-            [
-                (
-                    f"{key}_cdf.png",
-                    f"`{key}`: consensus CDF per k; the flatter the middle, the more stable k.",
-                    lambda ax, key=key: pl.consensus_cdf(adata, key, ax=ax, show=False),
-                ),
-                (
-                    f"{key}_delta_area.png",
-                    f"`{key}`: delta area (relative gain in CDF area) against k.",
-                    lambda ax, key=key: pl.delta_area(adata, key, ax=ax, show=False),
-                ),
-                (
-                    f"{key}_pac.png",
-                    f"`{key}`: proportion of ambiguous clustering against k (lower is better).",
-                    lambda ax, key=key: pl.pac(adata, key, ax=ax, show=False),
-                ),
-            ]
-        )
-
-    written, failed = [], []
-    for name, caption, draw in progress_bar(jobs, progress=progress, desc="figures", unit="fig"):
-        try:
-            if "confidence" in name:
-                axes = draw(None)
-                fig = axes[0].figure
-            else:
-                fig, ax = plt.subplots(figsize=(6, 5) if "heatmap" in name else (7, 4))
-                draw(ax)
-            fig.savefig(outdir / name, dpi=120, bbox_inches="tight")
-            written.append((name, caption))
-        except (ValueError, MemoryError, KeyError) as err:
-            failed.append((name, str(err)))
-        finally:
-            plt.close("all")
-
-    lines = ["# scconsensus report", ""]
-    lines.append(f"{adata.n_obs} items × {adata.n_vars} features.")
-    if ensemble_key in adata.obsm:
-        lines.append(
-            f"Ensemble `{ensemble_key}`: {np.asarray(adata.obsm[ensemble_key]).shape[1]} "
-            "partitions."
-        )
-    lines.append("")
-    if results:
-        lines += ["## Consensus results", ""]
-        lines.append(_markdown_table(pd.DataFrame([_scores(adata, k, truth) for k in results])))
-        lines.append("")
-    for key in ck_keys:
-        rec = adata.uns[key]
-        ks = np.atleast_1d(rec["k"]).astype(int)
-        table = pd.DataFrame(
-            {
-                "k": ks,
-                "PAC": np.asarray(rec["pac"], dtype=float),
-                "delta area": np.asarray(rec["delta_area"], dtype=float),
-            }
-        )
-        best = int(ks[int(np.argmin(np.asarray(rec["pac"], dtype=float)))])
-        lines += [f"## Choosing k: `{key}` (lowest PAC at k = {best})", ""]
-        lines += [_markdown_table(table), ""]
-    if written:
-        lines += ["## Figures", ""]
-        for name, caption in written:
-            lines += [f"![{name}]({name})", "", caption, ""]
-    if failed:
-        lines += ["## Figures not drawn", ""]
-        lines += [f"- `{name}`: {reason}" for name, reason in failed]
-        lines.append("")
-    missing = [k for k in keys if k not in adata.obs and k not in ck_keys]
-    if missing:
-        lines += [f"Keys without results: {', '.join(f'`{k}`' for k in missing)}.", ""]
+    figures = [
+        figure
+        for key in keys
+        if key in adata.obs
+        for figure in _result_figures(adata, key, ensemble_key, truth, basis)
+    ]
+    figures += [figure for key in ck_keys for figure in _consensus_k_figures(adata, key)]
+    drawn = _draw(figures, outdir, progress)
     path = outdir / "report.md"
-    path.write_text("\n".join(lines))
+    path.write_text(_markdown(adata, keys, ck_keys, drawn, ensemble_key, truth))
     return path

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import anndata as ad
-import pandas as pd
 
 from . import datasets, tl
+from ._report import results_table, write_report
 from ._validation import (
     check_choice,
     check_fraction,
@@ -146,32 +146,6 @@ def run_method(adata: ad.AnnData, name: str, **options: Any) -> None:
     fn(adata, **{k: v for k, v in options.items() if k in accepted and v is not None})
 
 
-def _summary(adata: ad.AnnData, keys: list[str], truth: str | None) -> pd.DataFrame:
-    from .metrics import adjusted_rand_index, h_criterion, nmi
-
-    rows = []
-    for key in keys:
-        row = {
-            "method": key,
-            "clusters": int(adata.obs[key].nunique()),
-            "mean_confidence": float(adata.obs[f"{key}_confidence"].mean()),
-        }
-        if truth is not None:
-            row["ARI"] = adjusted_rand_index(adata.obs[truth], adata.obs[key])
-            row["NMI"] = nmi(adata.obs[truth], adata.obs[key])
-            row["H"] = h_criterion(adata.obs[truth], adata.obs[key])
-        rows.append(row)
-    return pd.DataFrame(rows).set_index("method") if rows else pd.DataFrame()
-
-
-def _report(adata: ad.AnnData, outdir: Path, keys: list[str], progress: bool | None) -> Path | None:
-    try:
-        from ._report import write_report
-    except ImportError:
-        return None
-    return write_report(adata, outdir, keys, progress=progress)
-
-
 def run(args: argparse.Namespace) -> int:
     methods = args.method or available_methods()
     extra = _parse_params(args.param)
@@ -216,13 +190,16 @@ def run(args: argparse.Namespace) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     adata.write_h5ad(out)
     truth = args.truth if args.truth in adata.obs else None
-    table = _summary(adata, methods, truth)
+    table = results_table(adata, methods, truth)
     if not table.empty:
-        print(table.round(3).to_string())
+        # cluster sizes make lines wider than a terminal; report.md lists them
+        print(table.drop(columns="sizes").set_index("result").round(3).to_string())
     figures = (
         Path(args.figures) if args.figures else out.with_suffix("").parent / (out.stem + "_figures")
     )
-    report = _report(adata, figures, methods, args.progress) if not args.no_figures else None
+    report = (
+        None if args.no_figures else write_report(adata, figures, methods, progress=args.progress)
+    )
     print(f"wrote {out}" + (f" and {report}" if report else ""))
     return 0
 

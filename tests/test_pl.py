@@ -174,3 +174,24 @@ def test_report_writes_figures_and_summary(adata, tmp_path):
     assert "ARI vs truth" in text
     assert "lowest PAC at k =" in text
     assert "`absent`" in text
+
+
+def test_report_key_containing_confidence(adata, tmp_path):
+    """The figure type comes from the figure's record, not from a search of its file name."""
+    a = adata.copy()
+    key = "low_confidence_run"
+    src = "consensus_k_k4"
+    for store in (a.obs, a.obsm, a.obsp, a.uns):
+        for name in [n for n in store if n == src or n.startswith(f"{src}_")]:
+            store[key + name[len(src) :]] = store[name]
+    path = write_report(a, tmp_path / "rep", [key], progress=False)
+    text = path.read_text()
+    assert "Figures not drawn" not in text
+    for name in (
+        f"{key}_membership.png",
+        f"{key}_cluster_graph.png",
+        f"{key}_confidence_umap.png",
+        f"{key}_heatmap.png",
+    ):
+        _check_png(tmp_path / "rep" / name)
+        assert f"]({name})" in text
