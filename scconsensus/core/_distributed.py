@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from ._pairs import count_pairs
+
 __all__ = ["check_client", "count_pairs_distributed", "map_ordered"]
 
 # Pairs per co-association task: ~2 MB of index arrays each way, enough work
@@ -105,12 +107,10 @@ def map_ordered(
 
 
 def _count_chunk(labels: np.ndarray, chunk: tuple[np.ndarray, np.ndarray]):
-    from .coassociation import _count_pairs
-
     rows, cols = chunk
     c = np.empty(rows.size, dtype=np.int32)
     m = np.empty(rows.size, dtype=np.int32)
-    _count_pairs(labels, rows, cols, c, m)
+    count_pairs(labels, rows, cols, c, m)
     return c, m
 
 

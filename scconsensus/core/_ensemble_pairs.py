@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import RandomState, check_labels, check_rng
+from ._pairs import check_pairs
 
 __all__ = ["ensemble_pairs"]
 
@@ -100,13 +101,11 @@ def ensemble_pairs(
     >>> ensemble_pairs(labels, 2, random_state=0).shape[1]
     2
     """
-    from .coassociation import _check_pairs
-
     labels = check_labels(labels)
     n = labels.shape[0]
     if isinstance(n_per_item, bool) or int(n_per_item) != n_per_item or n_per_item < 1:
         raise ValueError(f"n_per_item must be a positive integer, got {n_per_item!r}.")
     items = np.arange(n, dtype=np.int64)
     first, second = cluster_partners(labels, items, items, int(n_per_item), check_rng(random_state))
-    rows, cols = _check_pairs(np.column_stack([first, second]), n)
+    rows, cols = check_pairs(np.column_stack([first, second]), n)
     return np.column_stack([rows, cols])

@@ -14,11 +14,16 @@ counted (numba kernel, O(pairs × R)).
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 import scipy.sparse as sp
 
 from .._validation import RandomState, check_dense_memory, check_labels, check_rng
+from ._distributed import count_pairs_distributed
+from ._pairs import check_pairs, count_pairs
+
+# Old private names, still imported by tl/_pcc.py and core/pcc/_extend.py; new code
+# imports check_pairs / count_pairs from core._pairs.
+_check_pairs, _count_pairs = check_pairs, count_pairs
 
 __all__ = ["coassociation", "pairs_from_sparse", "sample_pairs"]
 
@@ -51,50 +56,6 @@ def _dense_gram(a: sp.csr_matrix) -> np.ndarray:
         # counts are integers <= R < 2**24, exact in float32
         np.rint(dense[start:stop] @ dense.T, out=out[start:stop], casting="unsafe")
     return out
-
-
-@numba.njit(parallel=True, cache=True)
-def _count_pairs(labels, rows, cols, c_out, n_out):  # pragma: no cover - compiled
-    n_partitions = labels.shape[1]
-    for p in numba.prange(rows.shape[0]):
-        i = rows[p]
-        j = cols[p]
-        c = 0
-        m = 0
-        for r in range(n_partitions):
-            a = labels[i, r]
-            b = labels[j, r]
-            if a >= 0 and b >= 0:
-                m += 1
-                if a == b:
-                    c += 1
-        c_out[p] = c
-        n_out[p] = m
-
-
-def _check_pairs(pairs: np.ndarray, n_items: int) -> tuple[np.ndarray, np.ndarray]:
-    pairs = np.asarray(pairs)
-    if pairs.ndim != 2 or pairs.shape[1] != 2:
-        raise ValueError(f"pairs must be an (m, 2) array of item indices, got shape {pairs.shape}.")
-    if pairs.dtype.kind not in "iu":
-        raise ValueError(f"pairs must hold integer item indices, got dtype {pairs.dtype}.")
-    if pairs.size and (pairs.min() < 0 or pairs.max() >= n_items):
-        raise ValueError(f"pairs index items outside 0..{n_items - 1}.")
-    first = pairs[:, 0].astype(np.int64)
-    second = pairs[:, 1].astype(np.int64)
-    key = first * n_items + second
-    if (first < second).all() and (np.diff(key) > 0).all():
-        return first, second  # already canonical (as sample_pairs returns): skip the sort
-    lo = np.minimum(pairs[:, 0], pairs[:, 1]).astype(np.int64)
-    hi = np.maximum(pairs[:, 0], pairs[:, 1]).astype(np.int64)
-    keep = lo != hi
-    key = lo[keep] * n_items + hi[keep]
-    # sort + adjacent difference: np.unique on 4e7 int64 keys took 104 s here against
-    # 5 s for the sort (NumPy 2.4 goes through a hash table first)
-    key.sort()
-    if key.size:
-        key = key[np.concatenate([[True], key[1:] != key[:-1]])]
-    return key // n_items, key % n_items
 
 
 def coassociation(
@@ -149,15 +110,13 @@ def coassociation(
                 "mode='sparse' needs pairs: pass pairs=sample_pairs(n_items, X) "
                 "(kNN plus random pairs) or an explicit (m, 2) array."
             )
-        rows, cols = _check_pairs(pairs, n)
+        rows, cols = check_pairs(pairs, n)
         if client is not None:
-            from ._distributed import count_pairs_distributed
-
             c, m = count_pairs_distributed(client, labels, rows, cols)
         else:
             c = np.empty(rows.size, dtype=np.int32)
             m = np.empty(rows.size, dtype=np.int32)
-            _count_pairs(labels, rows, cols, c, m)
+            count_pairs(labels, rows, cols, c, m)
         keep = m > 0
         rows, cols, c, m = rows[keep], cols[keep], c[keep], m[keep]
         r = np.concatenate([rows, cols])
@@ -260,7 +219,7 @@ def sample_pairs(
         parts.append(np.column_stack([first, second]))
     if not parts:
         raise ValueError("sample_pairs: give X with n_neighbors > 0 or n_random > 0.")
-    rows, cols = _check_pairs(np.concatenate(parts).astype(np.int64), n_items)
+    rows, cols = check_pairs(np.concatenate(parts).astype(np.int64), n_items)
     return np.column_stack([rows, cols])
 
 
