@@ -80,7 +80,7 @@ def test_final_clustering_has_exactly_k_clusters_despite_ties():
 def test_exact_k_cut_equals_scipy_cut_tree():
     from scipy.cluster.hierarchy import cut_tree, linkage
 
-    from scconsensus.core.consensus_k import _cut_k
+    from scconsensus.core.consensus_k._statistics import _cut_k
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(60, 3))
@@ -195,7 +195,8 @@ def test_hc_protocol_replays_generate_ensemble():
 def test_blas_distances_equal_pdist(distance):
     from scipy.spatial.distance import squareform
 
-    from scconsensus.core.consensus_k import _condensed_distance, _square_distance
+    from scconsensus.core._distance import condensed_distance as _condensed_distance
+    from scconsensus.core.consensus_k._engine import _square_distance
 
     X, _ = _expression(n_per=5, p=40)
     X[3] = 1.0  # a constant item: distance 2 to everything (NaN correlation)

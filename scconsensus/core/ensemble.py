@@ -27,6 +27,7 @@ from .._validation import (
     seed_sequence,
     too_many_clusters,
 )
+from ._distance import condensed_distance
 
 __all__ = ["METHODS", "Ensemble", "generate_ensemble"]
 
@@ -157,31 +158,15 @@ def _plan(
     return specs
 
 
-def _distance_input(X: np.ndarray, distance: str) -> tuple[np.ndarray, str]:
-    """Rows transformed so that a scipy metric gives the requested distance."""
-    if distance == "pearson":
-        return X, "correlation"
-    if distance == "spearman":
-        from scipy.stats import rankdata
-
-        return rankdata(X, axis=1), "correlation"
-    return X, distance
-
-
 def _hc(X: np.ndarray, k: int, linkage: str, distance: str) -> np.ndarray:
     from scipy.cluster.hierarchy import fcluster
     from scipy.cluster.hierarchy import linkage as scipy_linkage
-    from scipy.spatial.distance import pdist
 
     if linkage in ("ward", "centroid") and distance == "euclidean":
         # ward/centroid are defined on euclidean observations (scipy still forms pdist)
         tree = scipy_linkage(X, method=linkage, metric="euclidean")
     else:
-        Xd, metric = _distance_input(X, distance)
-        d = pdist(Xd, metric=metric)
-        # constant rows give NaN correlation distances: treat them as maximally distant
-        np.nan_to_num(d, copy=False, nan=2.0 if metric == "correlation" else np.nanmax(d))
-        tree = scipy_linkage(d, method=linkage)
+        tree = scipy_linkage(condensed_distance(X, distance), method=linkage)
     return fcluster(tree, t=k, criterion="maxclust") - 1
 
 

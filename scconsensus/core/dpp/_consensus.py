@@ -26,6 +26,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components, minimum_spanning_tree
 
+from .._labels import relabel_by_size
+
 __all__ = [
     "candidate_thresholds",
     "consensus_membership",
@@ -241,17 +243,6 @@ def _merge_small(comp, n_comp, cu, cv, cw, min_size):  # pragma: no cover - comp
     return out
 
 
-def _canonical(labels: np.ndarray) -> np.ndarray:
-    """Labels renamed 0..K-1 by decreasing size (ties: first item), int32."""
-    _, first, inv, counts = np.unique(
-        labels, return_index=True, return_inverse=True, return_counts=True
-    )
-    order = np.lexsort((first, -counts))
-    rank = np.empty_like(order)
-    rank[order] = np.arange(order.size)
-    return rank[inv].astype(np.int32)
-
-
 def merge_small_components(
     labels: np.ndarray,
     forest: tuple[np.ndarray, np.ndarray, np.ndarray],
@@ -281,7 +272,7 @@ def merge_small_components(
         np.asarray(w, dtype=np.float64)[crossing],
         float(min_size),
     )
-    return _canonical(merged)
+    return relabel_by_size(merged)
 
 
 def threshold_partitions(

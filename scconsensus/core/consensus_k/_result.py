@@ -1,0 +1,107 @@
+"""The result of consensus-k and its ``.uns`` record, shared with ConsensusClusterPlus."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["ConsensusK"]
+
+
+@dataclass
+class ConsensusK:
+    """Consensus statistics for ``k = 2..K_max``.
+
+    Attributes
+    ----------
+    ks
+        The ``k`` values, ascending.
+    labels
+        ``{k: (n,) int labels 0..k-1}``: hierarchical clustering of ``1 - M_k``, clusters
+        numbered by decreasing size.
+    cdf_x
+        ``(n_bins,)`` right edges of the CDF grid (``0.01 .. 1`` for 100 bins).
+    cdf
+        ``(len(ks), n_bins)`` consensus CDF of each ``k`` at ``cdf_x``.
+    area, delta_area, pac
+        ``(len(ks),)`` area under the CDF, its relative change (CCP's delta area; the
+        first entry is the area itself), and the proportion of ambiguous clustering.
+    item_consensus
+        ``{k: (n, k)}`` mean consensus of each item with the members of each cluster.
+    cluster_consensus
+        Long table with columns ``k``, ``cluster``, ``cluster_consensus``, ``size``.
+    consensus
+        ``{k: (n, n) M_k}`` when kept, else empty.
+    partitions
+        ``{k: (n, reps) int32}`` the resampled partitions when kept, else empty.
+    params
+        Parameters of the computation.
+    """
+
+    ks: np.ndarray
+    labels: dict[int, np.ndarray]
+    cdf_x: np.ndarray
+    cdf: np.ndarray
+    area: np.ndarray
+    delta_area: np.ndarray
+    pac: np.ndarray
+    item_consensus: dict[int, np.ndarray]
+    cluster_consensus: pd.DataFrame
+    consensus: dict[int, np.ndarray] = field(default_factory=dict)
+    partitions: dict[int, np.ndarray] = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def best_k(self) -> int:
+        """The ``k`` with the lowest PAC (ties: the smallest ``k``)."""
+        return int(self.ks[int(np.argmin(self.pac))])
+
+    def membership(self, k: int) -> np.ndarray:
+        """``(n, k)`` item consensus rescaled to rows on the simplex.
+
+        An item alone in its cluster has no within-cluster pair; its own-cluster
+        entry is taken as 1 (ConsensusClusterPlus reports NaN there).
+        """
+        ic = np.array(self.item_consensus[int(k)], dtype=np.float64)
+        ic = np.where(np.isnan(ic), 1.0, ic)
+        total = ic.sum(axis=1, keepdims=True)
+        k_ = ic.shape[1]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(total > 0, ic / np.where(total > 0, total, 1.0), 1.0 / k_)
+
+    def summary(self) -> pd.DataFrame:
+        """One row per ``k``: area, delta area, PAC and the smallest cluster consensus."""
+        cc = self.cluster_consensus.groupby("k")["cluster_consensus"]
+        return pd.DataFrame(
+            {
+                "area": self.area,
+                "delta_area": self.delta_area,
+                "pac": self.pac,
+                "min_cluster_consensus": cc.min().reindex(self.ks).to_numpy(),
+                "mean_cluster_consensus": cc.mean().reindex(self.ks).to_numpy(),
+            },
+            index=pd.Index(self.ks, name="k"),
+        )
+
+    def to_uns(self) -> dict[str, Any]:
+        """The summary part of the shared ``.uns[key]`` record.
+
+        Same keys and shapes as :func:`scconsensus.r.consensus_cluster_plus` writes:
+        ``k``, ``cdf`` (``len(k) x n_bins``), ``cdf_x``, ``area``, ``delta_area``, ``pac``,
+        ``pac_window`` and ``cluster_consensus`` (columns ``k``, ``cluster``,
+        ``cluster_consensus``, plus ``size``); ``best_k`` (lowest PAC) is extra.
+        """
+        return {
+            "k": np.asarray(self.ks, dtype=np.int64),
+            "cdf": np.asarray(self.cdf, dtype=np.float64),
+            "cdf_x": np.asarray(self.cdf_x, dtype=np.float64),
+            "area": np.asarray(self.area, dtype=np.float64),
+            "delta_area": np.asarray(self.delta_area, dtype=np.float64),
+            "pac": np.asarray(self.pac, dtype=np.float64),
+            "pac_window": [float(v) for v in self.params.get("pac_window", (0.1, 0.9))],
+            "cluster_consensus": self.cluster_consensus.reset_index(drop=True),
+            "best_k": self.best_k,
+        }
