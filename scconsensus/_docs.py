@@ -110,16 +110,13 @@ method
     ``"pam"``, ``"spectral"``, ``"leiden"``, or a list of them cycled over the
     partitions (see :func:`scconsensus.core.ensemble.generate_ensemble`).""",
     # --- plots (``scconsensus.pl``) ---
-    "figsize": """\
-figsize
-    Size of a new figure in inches (ignored when ``ax`` is given).""",
-    "ax": """\
-ax
-    Axes to draw into; a new figure when omitted.""",
-    "show": """\
+    "figsize_ax": """\
+figsize, ax
+    Size of a new figure in inches, or the axes to draw into (``figsize`` is then
+    ignored).""",
+    "show_save": """\
 show
-    Show the figure (``None``: ``scanpy.settings.autoshow``, on interactive backends).""",
-    "save": """\
+    Show the figure (``None``: ``scanpy.settings.autoshow``, on interactive backends).
 save
     As in ``sc.pl``: ``True`` writes ``{figdir}/{plot}{plot_suffix}.{file_format_figs}``;
     a string is appended to the plot name and may end in ``.png``, ``.pdf`` or ``.svg``

@@ -14,6 +14,8 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
 
+from ._docs import doc_params
+
 __all__ = ["adjusted_rand_index", "h_criterion", "js_criterion", "nmi"]
 
 
@@ -27,14 +29,27 @@ def _pair(a, b) -> tuple[np.ndarray, np.ndarray]:
     return a, b
 
 
+_LABEL_PAIR = """\
+labels_true, labels_pred
+    Labels of the same items (any hashable values); the names follow scikit-learn, the
+    score is symmetric in the two."""
+
+
+@doc_params(labels_pair=_LABEL_PAIR)
 def h_criterion(labels_true, labels_pred) -> float:
     """Fraction of items on which two hard partitions agree after the best cluster matching.
 
+    Clusters are matched one to one (Hungarian algorithm); unmatched clusters count as
+    errors.
+
     Parameters
     ----------
-    labels_true, labels_pred
-        Labels of the same items (any hashable values). Clusters are matched
-        one to one (Hungarian algorithm); unmatched clusters count as errors.
+    {labels_pair}
+
+    Returns
+    -------
+    float
+        The share of items in matched clusters, in ``[0, 1]``.
 
     Examples
     --------
@@ -51,14 +66,49 @@ def h_criterion(labels_true, labels_pred) -> float:
     return float(table[rows, cols].sum() / a.size)
 
 
+@doc_params(labels_pair=_LABEL_PAIR)
 def adjusted_rand_index(labels_true, labels_pred) -> float:
-    """Adjusted Rand index (Hubert & Arabie) between two hard partitions."""
+    """Adjusted Rand index (Hubert & Arabie 1985) between two hard partitions.
+
+    Parameters
+    ----------
+    {labels_pair}
+
+    Returns
+    -------
+    float
+        ``1`` for identical partitions, about ``0`` for independent ones (it can be
+        negative).
+
+    Examples
+    --------
+    >>> from scconsensus.metrics import adjusted_rand_index
+    >>> adjusted_rand_index([0, 0, 1, 1], [1, 1, 0, 0])
+    1.0
+    """
     a, b = _pair(labels_true, labels_pred)
     return float(adjusted_rand_score(a, b))
 
 
+@doc_params(labels_pair=_LABEL_PAIR)
 def nmi(labels_true, labels_pred) -> float:
-    """Normalised mutual information (arithmetic normalisation) between two hard partitions."""
+    """Normalised mutual information (arithmetic normalisation) between two hard partitions.
+
+    Parameters
+    ----------
+    {labels_pair}
+
+    Returns
+    -------
+    float
+        In ``[0, 1]``; ``1`` for identical partitions.
+
+    Examples
+    --------
+    >>> from scconsensus.metrics import nmi
+    >>> nmi([0, 0, 1, 1], [1, 1, 0, 0])
+    1.0
+    """
     a, b = _pair(labels_true, labels_pred)
     return float(normalized_mutual_info_score(a, b))
 
@@ -86,6 +136,11 @@ def js_criterion(Y: np.ndarray, Z: np.ndarray) -> float:
     ----------
     Y, Z
         ``(n_items, k)`` memberships whose rows sum to one (``k`` may differ).
+
+    Returns
+    -------
+    float
+        In ``[0, 1]``; ``0`` when the partitions agree up to a relabelling.
 
     Examples
     --------

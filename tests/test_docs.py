@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import itertools
 import pydoc
 
 import pytest
@@ -93,7 +94,44 @@ def test_doc_params_keyword_overrides_and_help_renders():
 
 
 def test_shared_entries_are_numpydoc_entries():
+    # one or more entries: a name line, then its description indented by four spaces
     for name, text in PARAMS.items():
-        head, *body = text.splitlines()
-        assert head and not head.startswith(" "), name
-        assert body and all(line.startswith("    ") for line in body), name
+        lines = text.splitlines()
+        assert lines[0] and not lines[0].startswith(" "), name
+        assert lines[-1].startswith("    "), name
+        for line, after in itertools.pairwise(lines):
+            assert line.startswith("    ") or after.startswith("    "), name
+
+
+# Exported functions from files that other changes are rewriting at the time of writing;
+# each still needs a Parameters section (remove the name once it has one).
+PARAMETERS_PENDING = {
+    "scconsensus.core.Bregman.check_double_convex",
+    "scconsensus.core.Bregman.derivative",
+    "scconsensus.core.Bregman.divergence",
+    "scconsensus.core.pairs_from_sparse",
+    "scconsensus.core.resample_partitions",
+}
+
+
+def _lacks_parameters(obj) -> bool:
+    try:
+        signature = inspect.signature(obj)
+    except ValueError:  # exception classes and other builtins without a signature
+        return False
+    params = [p for p in signature.parameters.values() if p.name not in ("self", "cls")]
+    doc = inspect.getdoc(obj) or ""
+    # result classes built by the library document their fields as Attributes
+    documented = "Parameters\n---" in doc or (inspect.isclass(obj) and "Attributes\n---" in doc)
+    return len(params) >= 2 and not documented
+
+
+def test_exported_functions_document_parameters():
+    lacking = {name for name, obj in public_api().items() if _lacks_parameters(obj)}
+    assert lacking <= PARAMETERS_PENDING, sorted(lacking - PARAMETERS_PENDING)
+
+
+def test_pending_list_is_current():
+    api = public_api()
+    done = {name for name in PARAMETERS_PENDING if not _lacks_parameters(api[name])}
+    assert not done, f"documented now, drop from PARAMETERS_PENDING: {sorted(done)}"

@@ -10,11 +10,22 @@ import numpy as np
 from anndata import AnnData
 from matplotlib.axes import Axes
 
+from .._docs import doc_params
 from ._utils import as_list, check_adata, finish, get_axes
 
 __all__ = ["consensus_cdf", "delta_area", "pac"]
 
 _LINESTYLES = ("-", "--", ":", "-.")
+
+_CURVE_DOCS = {
+    "adata_k": """\
+adata
+    With ``.uns[key]`` from :func:`scconsensus.tl.consensus_k` or
+    :func:`scconsensus.r.consensus_cluster_plus`.""",
+    "key_k": """\
+key
+    One key, or a list to compare sources (e.g. ``["consensus_k", "ccp"]``).""",
+}
 
 
 def _record(adata: AnnData, key: str) -> dict:
@@ -35,6 +46,7 @@ def _label(adata: AnnData, key: str) -> str:
     return key
 
 
+@doc_params(**_CURVE_DOCS)
 def consensus_cdf(
     adata: AnnData,
     key: str | Sequence[str] = "consensus_k",
@@ -51,23 +63,14 @@ def consensus_cdf(
 
     Parameters
     ----------
-    adata
-        With ``.uns[key]`` from :func:`scconsensus.tl.consensus_k` or
-        :func:`scconsensus.r.consensus_cluster_plus`.
-    key
-        One key, or a list to compare sources (e.g. ``["consensus_k", "ccp"]``).
-    figsize, ax
-        Figure size of a new figure, or the axes to draw into.
-    show
-        Show the figure (``None``: ``scanpy.settings.autoshow``, on interactive backends).
-    save
-        As in ``sc.pl``: ``True`` writes ``{figdir}/{plot}{plot_suffix}.{file_format_figs}``;
-        a string is appended to the plot name and may end in ``.png``, ``.pdf`` or ``.svg``
-        to choose the format; a :class:`~pathlib.Path` is written as given.
+    {adata_k}
+    {key_k}
+    {figsize_ax}
+    {show_save}
 
     Returns
     -------
-    :class:`~matplotlib.axes.Axes`, or ``None`` when the figure is shown.
+    {returns_axes}
 
     Examples
     --------
@@ -131,6 +134,7 @@ def _curve(adata, keys, field, ylabel, title, ax, figsize, show, save, name):
     return finish(ax.figure, show, save, name, ax)
 
 
+@doc_params(**_CURVE_DOCS)
 def delta_area(
     adata: AnnData,
     key: str | Sequence[str] = "consensus_k",
@@ -143,7 +147,17 @@ def delta_area(
     """ConsensusClusterPlus's delta area (relative gain in CDF area) against ``k``.
 
     The ``k`` after which the curve drops to near zero is Monti et al.'s choice.
-    Parameters as :func:`consensus_cdf`.
+
+    Parameters
+    ----------
+    {adata_k}
+    {key_k}
+    {figsize_ax}
+    {show_save}
+
+    Returns
+    -------
+    {returns_axes}
 
     Examples
     --------
@@ -168,6 +182,7 @@ def delta_area(
     )
 
 
+@doc_params(**_CURVE_DOCS)
 def pac(
     adata: AnnData,
     key: str | Sequence[str] = "consensus_k",
@@ -179,7 +194,16 @@ def pac(
 ) -> Axes | None:
     """Proportion of ambiguous clustering against ``k`` (lower is more stable).
 
-    Parameters as :func:`consensus_cdf`.
+    Parameters
+    ----------
+    {adata_k}
+    {key_k}
+    {figsize_ax}
+    {show_save}
+
+    Returns
+    -------
+    {returns_axes}
 
     Examples
     --------

@@ -8,6 +8,7 @@ import numpy as np
 from anndata import AnnData
 from matplotlib.axes import Axes
 
+from .._docs import doc_params
 from ._utils import category_colors, check_adata, finish, get_axes
 
 __all__ = ["cluster_graph"]
@@ -31,6 +32,7 @@ def _relationships(Y: np.ndarray, threshold: float) -> tuple[np.ndarray, np.ndar
     return m, Y
 
 
+@doc_params()
 def cluster_graph(
     adata: AnnData,
     key: str = "pcc",
@@ -70,14 +72,14 @@ def cluster_graph(
         Memberships below this are ignored (the paper's ``δ``).
     min_weight
         Smallest ``m_ij`` drawn as an edge.
-    figsize, title, ax
-        Decorations, or the axes to draw into.
-    show, save
-        As in :func:`scconsensus.pl.consensus_cdf` (``sc.pl``'s rules).
+    title
+        Axes title (default: ``"{key}: cluster relationships"``).
+    {figsize_ax}
+    {show_save}
 
     Returns
     -------
-    :class:`~matplotlib.axes.Axes`, or ``None`` when the figure is shown.
+    {returns_axes}
 
     Examples
     --------
@@ -101,17 +103,26 @@ def cluster_graph(
     radius = _node_radii(Y.sum(axis=0), keep)
     span = np.ptp(pos if emb is None else emb, axis=0).max()
     _draw_edges(ax, pos, m, keep, radius, min_weight, spacing=0.06 * (span or 1.0))
+    _draw_nodes(ax, pos, radius, keep, colors, names)
+    ax.set_title(title if title is not None else f"{key}: cluster relationships $m_{{ij}}$")
+    _label_axes(ax, basis if emb is not None else None)
+    return finish(ax.figure, show, save, f"cluster_graph_{key}", ax)
+
+
+def _draw_nodes(ax: Axes, pos, radius, keep, colors: list[str], names) -> None:
     for c in keep:
         ax.scatter(*pos[c], s=(2 * radius[c]) ** 2, color=colors[c], edgecolors="k", zorder=3)
         ax.annotate(names[c], pos[c], ha="center", va="center", fontsize=9, weight="bold", zorder=4)
-    ax.set_title(title if title is not None else f"{key}: cluster relationships $m_{{ij}}$")
-    if emb is not None:
+
+
+def _label_axes(ax: Axes, basis: str | None) -> None:
+    """Axis names as ``sc.pl.embedding`` gives them; none for nodes on a circle."""
+    if basis is not None:
         prefix = _axis_prefix(basis)
         ax.set_xlabel(f"{prefix}1")
         ax.set_ylabel(f"{prefix}2")
     ax.set_xticks([])
     ax.set_yticks([])
-    return finish(ax.figure, show, save, f"cluster_graph_{key}", ax)
 
 
 def _cluster_inputs(adata: AnnData, key: str, threshold: float):

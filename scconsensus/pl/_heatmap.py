@@ -10,6 +10,7 @@ import scipy.sparse as sp
 from anndata import AnnData
 from matplotlib.axes import Axes
 
+from .._docs import doc_params
 from .._validation import check_dense_memory
 from ._utils import as_list, check_adata, column_colors, finish, get_axes
 
@@ -128,6 +129,55 @@ def _sample(adata: AnnData, labels, max_items: int, seed: int) -> np.ndarray | N
     return np.sort(np.concatenate(keep))
 
 
+def _heatmap_rows(adata: AnnData, key: str, groupby, max_items, random_state):
+    """The matrix of the drawn items, their row order, and their indices in ``adata``."""
+    if groupby is not None and groupby not in adata.obs:
+        raise ValueError(
+            f"groupby={groupby!r} is not a column of adata.obs "
+            f"(available: {list(adata.obs.columns)})."
+        )
+    labels = None if groupby is None else adata.obs[groupby].to_numpy()
+    items = _sample(adata, labels, max_items, random_state)
+    M = consensus_matrix(adata, key, items)
+    idx = np.arange(adata.n_obs) if items is None else items
+    local_labels = None if labels is None else np.asarray(labels)[idx].astype(str)
+    return M, _order(M, local_labels), idx
+
+
+def _draw_bars(divider, adata: AnnData, bars: list[str], rows: np.ndarray):
+    """Colour bars above the heatmap; the topmost bar's axes and the legend handles."""
+    handles_all = []
+    top = None
+    for col in reversed(bars):
+        bax = divider.append_axes("top", size="4%", pad=0.03)
+        rgba, handles = column_colors(adata, col, rows)
+        bax.imshow(rgba[None, :, :], aspect="auto", interpolation="nearest")
+        bax.set_xticks([])
+        bax.set_yticks([0])
+        bax.set_yticklabels([col], fontsize=8)
+        if handles and len(handles) <= 25:
+            handles_all.append((col, handles))
+        top = bax
+    return top, handles_all
+
+
+def _draw_legends(fig, handles_all: list) -> None:
+    y = 1.0
+    for col, handles in handles_all:
+        leg = fig.legend(
+            handles=handles,
+            title=col,
+            loc="upper left",
+            bbox_to_anchor=(0.99, y),
+            fontsize=7,
+            title_fontsize=8,
+            frameon=False,
+        )
+        fig.add_artist(leg)
+        y -= 0.06 * (len(handles) + 2) / 2
+
+
+@doc_params()
 def consensus_heatmap(
     adata: AnnData,
     key: str,
@@ -148,8 +198,7 @@ def consensus_heatmap(
 
     Parameters
     ----------
-    adata
-        Annotated data.
+    {adata}
     key
         Where the matrix is: an ``.obsp`` key, a result key with
         ``.obsp[f"{key}_consensus"]`` (e.g. ``"consensus_k_k3"``, ``"ccp_k3"``), a
@@ -167,20 +216,18 @@ def consensus_heatmap(
         Colour map of the consensus values (0..1).
     max_items
         Above this many items a stratified random subset (by ``groupby``) is drawn.
-    random_state
-        Seed of that subset.
-    title, legend, figsize
-        Figure decorations.
-    ax
-        Axes to draw into (annotation bars and the colour bar are split off it).
-    show
-        Show the figure (default: ``scanpy.settings.autoshow`` on interactive backends).
-    save
-        As in ``sc.pl`` (see :func:`scconsensus.pl.consensus_cdf`).
+    {random_state}
+        Here it seeds that subset.
+    title, legend
+        Title (default ``"consensus: {key}"``) and whether to draw the bars' legends.
+    {figsize_ax}
+        Annotation bars and the colour bar are split off ``ax``.
+    {show_save}
 
     Returns
     -------
-    The heatmap's :class:`~matplotlib.axes.Axes`, or ``None`` when the figure is shown.
+    :class:`~matplotlib.axes.Axes` or None
+        The heatmap's axes, or ``None`` once the figure is shown.
 
     Examples
     --------
@@ -191,60 +238,23 @@ def consensus_heatmap(
     >>> scc.tl.ensemble(adata, n_partitions=10, k=(2, 5))
     >>> ax = scc.pl.consensus_heatmap(adata, "scc_ensemble", "truth", show=False)
     """
+    from mpl_toolkits.axes_grid1 import make_axes_locatable
+
     adata = check_adata(adata)
     if groupby is None and key in adata.obs:
         groupby = key
-    if groupby is not None and groupby not in adata.obs:
-        raise ValueError(
-            f"groupby={groupby!r} is not a column of adata.obs "
-            f"(available: {list(adata.obs.columns)})."
-        )
-    labels = None if groupby is None else adata.obs[groupby].to_numpy()
-    items = _sample(adata, labels, max_items, random_state)
-    M = consensus_matrix(adata, key, items)
-    idx = np.arange(adata.n_obs) if items is None else items
-    local_labels = None if labels is None else np.asarray(labels)[idx].astype(str)
-    order = _order(M, local_labels)
+    M, order, idx = _heatmap_rows(adata, key, groupby, max_items, random_state)
     ax = get_axes(ax, figsize)
-    fig = ax.figure
-    from mpl_toolkits.axes_grid1 import make_axes_locatable
-
     divider = make_axes_locatable(ax)
     im = ax.imshow(
         M[np.ix_(order, order)], cmap=cmap, vmin=0, vmax=1, aspect="auto", interpolation="nearest"
     )
-    ax.set_xticks([])
-    ax.set_yticks([])
+    ax.set(xticks=[], yticks=[])
     cax = divider.append_axes("right", size="4%", pad=0.08)
-    fig.colorbar(im, cax=cax, label="consensus")
+    ax.figure.colorbar(im, cax=cax, label="consensus")
     bars = ([groupby] if groupby else []) + [a for a in as_list(annotations) if a != groupby]
-    handles_all = []
-    for col in reversed(bars):
-        bax = divider.append_axes("top", size="4%", pad=0.03)
-        rgba, handles = column_colors(adata, col, idx[order])
-        bax.imshow(rgba[None, :, :], aspect="auto", interpolation="nearest")
-        bax.set_xticks([])
-        bax.set_yticks([0])
-        bax.set_yticklabels([col], fontsize=8)
-        if handles and len(handles) <= 25:
-            handles_all.append((col, handles))
-        top = bax
-    if bars:
-        top.set_title(title if title is not None else f"consensus: {key}")
-    else:
-        ax.set_title(title if title is not None else f"consensus: {key}")
+    top, handles_all = _draw_bars(divider, adata, bars, idx[order])
+    (top or ax).set_title(title if title is not None else f"consensus: {key}")
     if legend and handles_all:
-        y = 1.0
-        for col, handles in handles_all:
-            leg = fig.legend(
-                handles=handles,
-                title=col,
-                loc="upper left",
-                bbox_to_anchor=(0.99, y),
-                fontsize=7,
-                title_fontsize=8,
-                frameon=False,
-            )
-            fig.add_artist(leg)
-            y -= 0.06 * (len(handles) + 2) / 2
-    return finish(fig, show, save, f"consensus_heatmap_{key}", ax)
+        _draw_legends(ax.figure, handles_all)
+    return finish(ax.figure, show, save, f"consensus_heatmap_{key}", ax)

@@ -8,9 +8,11 @@ import numpy as np
 from anndata import AnnData
 from matplotlib.axes import Axes
 
+from .._docs import doc_params
 from ._utils import check_adata, finish, get_axes
 
 
+@doc_params()
 def k_selection(
     adata: AnnData,
     key: str = "pcc",
@@ -34,12 +36,12 @@ def k_selection(
         ``.uns[key]["k_selection"]``.
     key
         The result's ``key_added``.
-    figsize, ax, show, save
-        As in :func:`scconsensus.pl.consensus_cdf`.
+    {figsize_ax}
+    {show_save}
 
     Returns
     -------
-    The axes, or ``None`` when the figure is shown.
+    {returns_axes}
 
     Examples
     --------

@@ -9,6 +9,7 @@ import numpy as np
 from anndata import AnnData
 from matplotlib.axes import Axes
 
+from .._docs import doc_params
 from ._utils import category_colors, check_adata, column_colors, finish, get_axes
 
 __all__ = ["confidence", "membership"]
@@ -24,6 +25,48 @@ def _membership(adata: AnnData, key: str) -> np.ndarray:
     return np.asarray(adata.obsm[name], dtype=np.float64)
 
 
+def _membership_order(adata: AnnData, key: str, Y: np.ndarray) -> np.ndarray:
+    """Items by cluster, the most confident first within each."""
+    labels = (
+        np.asarray(adata.obs[key].cat.codes)
+        if key in adata.obs and hasattr(adata.obs[key], "cat")
+        else Y.argmax(axis=1)
+    )
+    conf = Y[np.arange(Y.shape[0]), labels]
+    return np.lexsort((-conf, labels))
+
+
+def _draw_stacked(ax: Axes, Y: np.ndarray, colors: list[str]) -> None:
+    # filled steps instead of n bars: the same picture, fast for thousands of cells
+    n, k = Y.shape
+    edges = np.arange(n + 1) - 0.5
+    cum = np.zeros(n)
+    for c in range(k):
+        top = cum + Y[:, c]
+        ax.stairs(
+            top,
+            edges,
+            baseline=cum,
+            fill=True,
+            color=colors[c % len(colors)],
+            linewidth=0,
+            label=str(c),
+        )
+        cum = top
+
+
+def _group_bar(ax: Axes, adata: AnnData, groupby: str, order: np.ndarray) -> None:
+    from mpl_toolkits.axes_grid1 import make_axes_locatable
+
+    bax = make_axes_locatable(ax).append_axes("bottom", size="8%", pad=0.05)
+    rgba, _ = column_colors(adata, groupby, order)
+    bax.imshow(rgba[None, :, :], aspect="auto", interpolation="nearest")
+    bax.set_xticks([])
+    bax.set_yticks([0])
+    bax.set_yticklabels([groupby], fontsize=8)
+
+
+@doc_params()
 def membership(
     adata: AnnData,
     key: str,
@@ -46,15 +89,15 @@ def membership(
     groupby
         Optional ``.obs`` column drawn as a colour bar under the bars (e.g. the known
         cell types).
-    figsize, title
-        Decorations.
-    ax, show, save
-        Draw into ``ax``; ``show`` and ``save`` as in
-        :func:`scconsensus.pl.consensus_cdf` (``sc.pl``'s rules).
+    title
+        Axes title (default: the key, the number of items and of clusters).
+    {figsize_ax}
+    {show_save}
 
     Returns
     -------
-    The bars' :class:`~matplotlib.axes.Axes`, or ``None`` when the figure is shown.
+    :class:`~matplotlib.axes.Axes` or None
+        The bars' axes, or ``None`` once the figure is shown.
 
     Examples
     --------
@@ -68,34 +111,13 @@ def membership(
     adata = check_adata(adata)
     Y = _membership(adata, key)
     n, k = Y.shape
-    labels = (
-        np.asarray(adata.obs[key].cat.codes)
-        if key in adata.obs and hasattr(adata.obs[key], "cat")
-        else Y.argmax(axis=1)
-    )
-    conf = Y[np.arange(n), labels]
-    order = np.lexsort((-conf, labels))
+    order = _membership_order(adata, key, Y)
     ax = get_axes(ax, figsize)
-    fig = ax.figure
     if key in adata.obs:
         colors = list(category_colors(adata, key).values())
     else:
         colors = [f"C{c % 10}" for c in range(k)]
-    # filled steps instead of n bars: the same picture, fast for thousands of cells
-    edges = np.arange(n + 1) - 0.5
-    cum = np.zeros(n)
-    for c in range(k):
-        top = cum + Y[order, c]
-        ax.stairs(
-            top,
-            edges,
-            baseline=cum,
-            fill=True,
-            color=colors[c % len(colors)],
-            linewidth=0,
-            label=str(c),
-        )
-        cum = top
+    _draw_stacked(ax, Y[order], colors)
     ax.set_xlim(-0.5, n - 0.5)
     ax.set_ylim(0, 1)
     ax.set_ylabel("membership")
@@ -105,17 +127,11 @@ def membership(
         title=key, bbox_to_anchor=(1.01, 1), loc="upper left", fontsize=7, frameon=False, ncol=1
     )
     if groupby is not None:
-        from mpl_toolkits.axes_grid1 import make_axes_locatable
-
-        bax = make_axes_locatable(ax).append_axes("bottom", size="8%", pad=0.05)
-        rgba, _ = column_colors(adata, groupby, order)
-        bax.imshow(rgba[None, :, :], aspect="auto", interpolation="nearest")
-        bax.set_xticks([])
-        bax.set_yticks([0])
-        bax.set_yticklabels([groupby], fontsize=8)
-    return finish(fig, show, save, f"membership_{key}", ax)
+        _group_bar(ax, adata, groupby, order)
+    return finish(ax.figure, show, save, f"membership_{key}", ax)
 
 
+@doc_params()
 def confidence(
     adata: AnnData,
     key: str,
@@ -125,7 +141,7 @@ def confidence(
     show: bool | None = None,
     save: str | Path | bool | None = None,
     **kwargs,
-):
+) -> list[Axes] | None:
     """Labels, confidence and entropy of a consensus on an embedding (``sc.pl.embedding``).
 
     Parameters
@@ -139,14 +155,14 @@ def confidence(
         Embedding (``"umap"``, ``"pca"``, ``"tsne"``...).
     values
         Which of ``"labels"``, ``"confidence"``, ``"entropy"`` to draw, one panel each.
-    show, save
-        As in :func:`scconsensus.pl.consensus_cdf` (``sc.pl``'s rules).
+    {show_save}
     **kwargs
         Passed to :func:`scanpy.pl.embedding` (``size``, ``ncols``, ``cmap``, ...).
 
     Returns
     -------
-    A list of axes, one per panel, or ``None`` when the figure is shown.
+    list of :class:`~matplotlib.axes.Axes` or None
+        One axes per panel, or ``None`` once the figure is shown.
 
     Examples
     --------

@@ -238,6 +238,23 @@ class SpectralDPP:
 
         Conditioning on ``Y ≠ ∅`` (a Voronoi diagram needs a generator) changes the law
         by the factor ``1 / (1 − Π 1/(1 + λ_i))``, negligible for RBF kernels.
+
+        Parameters
+        ----------
+        rngs
+            :class:`numpy.random.Generator` objects, one per draw.
+        nonempty
+            Draw again (up to a fixed number of tries) when a draw is empty.
+
+        Returns
+        -------
+        list of numpy.ndarray
+            The sampled item indices of each draw.
+
+        Raises
+        ------
+        ValueError
+            If ``nonempty`` and every try drew the empty set.
         """
         out = []
         # a draw is a chain of tiny GEMMs: BLAS threads only add synchronisation
