@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from scconsensus.r import _bridge
+from scconsensus import r_bridge as _bridge
 
 ROOT = Path(__file__).resolve().parents[1]
 R_BRIDGE = ROOT / "r_bridge"
@@ -43,6 +43,13 @@ def test_names():
     assert _bridge.snake_case("kMax") == "k_max"
     assert _bridge.camel_case("feature_subsample") == "featureSubsample"
     assert _bridge.camel_case("tau") == "tau"
+
+
+def test_old_module_name_is_the_bridge():
+    """An R package installed before the rename imports scconsensus.r._bridge."""
+    import scconsensus.r._bridge as old
+
+    assert old is _bridge
 
 
 def test_convert_kwargs_coerces_whole_floats_where_ints_are_expected():

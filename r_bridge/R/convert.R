@@ -3,7 +3,7 @@
 # Matrices never go through reticulate's NumPy conversion (reticulate < 1.36
 # cannot use NumPy 2): they travel as the raw bytes of their column-major
 # values with their shape, and come back as plain lists (see
-# scconsensus/r/_bridge.py, encode()).
+# scconsensus/r_bridge.py, encode()).
 
 # Argument values for Python: vectors of length > 1 go as lists (values, e.g.
 # k = 2:10 or k = c(3, 5, 8)), as do R lists; a sccRange() as a tuple (a
@@ -116,7 +116,7 @@ print.sccRange <- function(x, ...) {
     nm
 }
 
-# A matrix as a spec for scconsensus.r._bridge.decode_matrix().
+# A matrix as a spec for scconsensus.r_bridge.decode_matrix().
 .matrix_spec <- function(m, transpose = FALSE) {
     if (methods::is(m, "sparseMatrix")) {
         m <- methods::as(methods::as(m, "CsparseMatrix"), "generalMatrix")
@@ -197,7 +197,7 @@ print.sccRange <- function(x, ...) {
     .matrix_spec(codes)
 }
 
-# Inverse of encode() in scconsensus/r/_bridge.py.
+# Inverse of encode() in scconsensus/r_bridge.py.
 .decode <- function(v) {
     if (!is.list(v)) return(v)
     nm <- names(v)

@@ -29,7 +29,7 @@ sccAvailable <- function() {
                  python, "). Install it with `pip install scconsensus` in that Python, ",
                  "or point RETICULATE_PYTHON at a Python that has it.", call. = FALSE)
         }
-        .scc_cache$bridge <- reticulate::import("scconsensus.r._bridge", convert = FALSE)
+        .scc_cache$bridge <- reticulate::import("scconsensus.r_bridge", convert = FALSE)
     }
     .scc_cache$bridge
 }

@@ -6,8 +6,8 @@
 
 Importing this module does not start R; R is loaded on the first call, and a
 missing R, rpy2 or R package raises :class:`RDependencyError` naming what to
-install. The R package in ``r_bridge/`` is the other direction: R users
-calling scconsensus.
+install. The R package in ``r_bridge/`` is the other direction, R users
+calling scconsensus; its Python side is :mod:`scconsensus.r_bridge`.
 """
 
 from ._ccp import consensus_cluster_plus

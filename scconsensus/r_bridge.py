@@ -1,0 +1,347 @@
+"""Python side of the R package in ``r_bridge/`` (called through reticulate).
+
+The R package's one entry point into Python: a public, stable module whose functions in
+``__all__`` are the contract with ``r_bridge/R/*.R``. It sits beside :mod:`scconsensus.r`
+(the other direction, Python calling R through rpy2) and imports nothing of it, since
+reticulate's R session needs no rpy2.
+
+Pure Python (no rpy2): the R package builds an AnnData from a matrix or a
+SingleCellExperiment, and this module calls ``scconsensus.tl.<name>`` on it
+with R-style arguments translated, then hands back what the call wrote.
+
+Two things differ between R and Python and are fixed here, by looking at the
+Python signature rather than guessing per method, so that every ``tl``
+function works from R as soon as it exists:
+
+- names: R-style ``nClusters`` / ``n.clusters`` become ``n_clusters``;
+- numbers: reticulate sends R's ``5`` as the float ``5.0``; a whole float
+  becomes an ``int`` where the parameter is an int (by its default value or
+  its annotation), element-wise in tuples and lists;
+- sequences: R vectors arrive as lists (values, e.g. ``k = 2:10``) and ranges
+  (``sccRange(2, 20)``) as tuples; a list becomes a tuple where the parameter
+  takes only a tuple (e.g. ``resolution``).
+
+Python warnings raised during a call are handed back for R to raise with
+``warning()``, and progress bars can be switched off (see :func:`run`).
+
+Matrices cross without reticulate's NumPy conversion, which needs the NumPy C
+API of the NumPy it was built against (Debian's reticulate 1.28 refuses NumPy
+2: "Required version of NumPy not available"). R sends a matrix as the raw
+bytes of its column-major values (``writeBin``) with its shape, and gets back
+only Python built-ins: arrays as ``{"shape", "dtype", "data"}`` with ``data``
+a flat column-major list (:func:`encode`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import io
+import re
+import warnings
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from anndata import AnnData
+
+__all__ = [
+    "camel_case",
+    "convert_kwargs",
+    "decode_matrix",
+    "encode",
+    "make_adata",
+    "run",
+    "snake_case",
+    "uses_ensemble",
+]
+
+#: Parameters the bridge sets itself.
+_RESERVED = ("adata", "copy")
+
+
+def snake_case(name: str) -> str:
+    """``nClusters`` and ``n.clusters`` -> ``n_clusters``; snake_case names are kept."""
+    name = name.replace(".", "_")
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
+
+
+def camel_case(name: str) -> str:
+    """``n_clusters`` -> ``nClusters`` (the name R users pass)."""
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int | np.integer) and not isinstance(value, bool)
+
+
+def _wants_int(param: inspect.Parameter) -> bool:
+    default = param.default
+    if isinstance(default, bool):
+        return False
+    if _is_int(default):
+        return True
+    if isinstance(default, tuple | list) and default:
+        return all(_is_int(v) for v in default)
+    annotation = param.annotation
+    annotation = annotation if isinstance(annotation, str) else str(annotation)
+    if "float" in annotation:
+        return False
+    return bool(re.search(r"\bint\b", annotation)) or "RandomState" in annotation
+
+
+def _wants_tuple(param: inspect.Parameter) -> bool:
+    """The parameter takes a tuple but no other sequence (e.g. ``tuple[float, float]``)."""
+    annotation = param.annotation
+    if annotation is inspect.Parameter.empty:
+        return isinstance(param.default, tuple)
+    annotation = annotation if isinstance(annotation, str) else str(annotation)
+    return "tuple" in annotation and not re.search(r"Sequence|list|Iterable", annotation)
+
+
+def _to_int(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, np.floating) and float(value).is_integer():
+        return int(value)
+    if isinstance(value, tuple):
+        return tuple(_to_int(v) for v in value)
+    if isinstance(value, list):
+        return [_to_int(v) for v in value]
+    if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+        if np.all(np.isfinite(value)) and np.all(value == np.round(value)):
+            return value.astype(np.int64)
+    return value
+
+
+def convert_kwargs(function, kwargs: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Translate R-style keyword arguments for ``function`` (names and integer coercion).
+
+    Raises
+    ------
+    ValueError
+        For an argument ``function`` does not take, listing those it does (R names).
+    """
+    sig = inspect.signature(function)
+    params = {k: p for k, p in sig.parameters.items() if k not in _RESERVED}
+    renamed = getattr(function, "__renamed__", {})  # old names: Python warns, R sees it
+    out: dict[str, Any] = {}
+    for r_name, value in (kwargs or {}).items():
+        name = snake_case(r_name)
+        if name in renamed:
+            params = {**params, name: params[renamed[name]]}
+        if name not in params:
+            valid = ", ".join(camel_case(k) for k in params)
+            raise ValueError(
+                f"{function.__name__}() has no argument {r_name!r}. Arguments: {valid}."
+            )
+        if name in out:
+            raise ValueError(f"Argument {name!r} was given twice (as {r_name!r}).")
+        if isinstance(value, Mapping) and value.get("matrix") is True:
+            value = decode_matrix(value)
+        if isinstance(value, list) and _wants_tuple(params[name]):
+            value = tuple(value)
+        out[name] = _to_int(value) if _wants_int(params[name]) else value
+    return out
+
+
+def decode_matrix(spec: Mapping[str, Any]) -> Any:
+    """A matrix sent by R: ``{"shape", "dtype", "data"}`` (bytes, column-major) or sparse CSC.
+
+    ``{"shape", "i", "p", "x"}`` are the slots of a ``dgCMatrix``; ``"transpose"``
+    (default ``False``) returns the transpose, as a view.
+    """
+    import scipy.sparse as sp
+
+    shape = tuple(int(v) for v in np.atleast_1d(spec["shape"]))
+    if "p" in spec:
+        out = sp.csc_matrix(
+            (
+                np.frombuffer(bytes(spec["x"]), dtype=np.float64),
+                np.frombuffer(bytes(spec["i"]), dtype=np.int32),
+                np.frombuffer(bytes(spec["p"]), dtype=np.int32),
+            ),
+            shape=shape,
+        )
+    else:
+        dtype = np.dtype(str(spec.get("dtype", "float64")))
+        out = np.frombuffer(bytes(spec["data"]), dtype=dtype).reshape(shape, order="F")
+    return out.T if spec.get("transpose", False) else out
+
+
+def encode(value: Any) -> Any:
+    """Python built-ins only (for reticulate without NumPy): arrays become dicts.
+
+    ndarrays -> ``{"shape", "dtype", "data"}`` (``data`` column-major), DataFrames ->
+    ``{"columns": {name: encoded column}, "index": [...]}``, categoricals ->
+    ``{"levels", "values"}``, NumPy scalars -> Python scalars, mappings recursively.
+    """
+    if isinstance(value, Mapping):
+        return {str(k): encode(v) for k, v in value.items()}
+    if isinstance(value, pd.DataFrame):
+        return {
+            "columns": {str(c): encode(value[c]) for c in value.columns},
+            "index": [str(i) for i in value.index],
+        }
+    if isinstance(value, pd.Series):
+        if isinstance(value.dtype, pd.CategoricalDtype):
+            return {
+                "levels": [str(c) for c in value.cat.categories],
+                "values": [None if pd.isna(v) else str(v) for v in value],
+            }
+        return encode(value.to_numpy())
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind in "OUS":
+            return [encode(v) for v in value.ravel(order="F")]
+        kind = {"b": "bool", "i": "int32", "u": "int32"}.get(value.dtype.kind, "float64")
+        flat = np.asarray(value).ravel(order="F")
+        if kind == "int32" and flat.size and np.abs(flat).max() >= 2**31:
+            kind = "float64"  # R integers are 32-bit
+        return {"shape": list(value.shape), "dtype": kind, "data": flat.astype(kind).tolist()}
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, tuple | list):
+        return [encode(v) for v in value]
+    return value
+
+
+def make_adata(X: Any, obs_names: Any = None) -> AnnData:
+    """AnnData with items in rows from an ``(items, features)`` matrix (dense or sparse).
+
+    ``X`` may also be a matrix spec from R (see :func:`decode_matrix`).
+    """
+    import scipy.sparse as sp
+
+    if isinstance(X, Mapping):
+        X = decode_matrix(X)
+    X = sp.csr_matrix(X) if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+    if X.ndim != 2:
+        raise ValueError(f"Expected a 2-D matrix, got shape {X.shape}.")
+    obs = None
+    if obs_names is not None:
+        names = [str(v) for v in np.atleast_1d(obs_names)]
+        if len(names) != X.shape[0]:
+            raise ValueError(f"{len(names)} item names for {X.shape[0]} items.")
+        if len(set(names)) == len(names):
+            obs = pd.DataFrame(index=names)
+    return AnnData(X=X, obs=obs)
+
+
+def _tool(name: str):
+    from . import tl
+
+    function = getattr(tl, name, None)
+    if function is None or not callable(function):
+        from . import __version__
+
+        raise ValueError(
+            f"scconsensus.tl.{name} does not exist in the installed scconsensus {__version__}; "
+            "upgrade the Python package (pip install -U scconsensus)."
+        )
+    return function
+
+
+def uses_ensemble(name: str) -> bool:
+    """Whether ``scconsensus.tl.<name>`` reads an ensemble (has an ``ensemble_key``)."""
+    return "ensemble_key" in inspect.signature(_tool(name)).parameters
+
+
+def _call(function, adata: AnnData, kwargs: dict[str, Any], progress: bool | None) -> None:
+    """``function(adata, **kwargs)`` with progress bars on, off or left to the function.
+
+    A function with a ``progress`` parameter gets it; one without is silenced
+    by catching its standard error (tqdm writes there) when ``progress`` is ``False``.
+    """
+    params = inspect.signature(function).parameters
+    if progress is not None and "progress" in params:
+        kwargs = {"progress": bool(progress), **kwargs}
+    if progress is False and "progress" not in params:
+        with contextlib.redirect_stderr(io.StringIO()):
+            function(adata, **kwargs)
+    else:
+        function(adata, **kwargs)
+
+
+def run(
+    name: str,
+    adata: AnnData,
+    kwargs: Mapping[str, Any] | None = None,
+    ensemble: Any = None,
+    ensemble_kwargs: Mapping[str, Any] | None = None,
+    progress: bool | None = None,
+) -> dict[str, Any]:
+    """Call ``scconsensus.tl.<name>(adata, **kwargs)`` and return what it wrote.
+
+    Parameters
+    ----------
+    name
+        A function of :mod:`scconsensus.tl` (``"ensemble"``, ``"pcc"``, ``"pla"``, ``"dpp"``, ...).
+    adata
+        Built by :func:`make_adata`; the representation to use is its ``X``.
+    kwargs
+        R-style arguments for the function (see :func:`convert_kwargs`).
+    ensemble
+        ``(items, partitions)`` labels (``-1`` = not sampled) for methods that
+        read an ensemble; when ``None`` such methods get one built by
+        :func:`scconsensus.tl.ensemble` with ``ensemble_kwargs``.
+    ensemble_kwargs
+        R-style arguments for :func:`scconsensus.tl.ensemble`.
+    progress
+        Progress bars on (``True``), off (``False``, nothing written to standard
+        error) or as the function decides (``None``).
+
+    Returns
+    -------
+    ``{"key": main result key or None, "obs": {...}, "obsm": {...}, "uns": {...},
+    "warnings": [...]}`` with the entries the call added, passed through
+    :func:`encode`, and the messages of the Python warnings raised (each once).
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = _run(name, adata, kwargs, ensemble, ensemble_kwargs, progress)
+    out["warnings"] = list(dict.fromkeys(str(w.message).strip() for w in caught))
+    return out
+
+
+def _run(name, adata, kwargs, ensemble, ensemble_kwargs, progress) -> dict[str, Any]:
+    function = _tool(name)
+    params = inspect.signature(function).parameters
+    converted = convert_kwargs(function, kwargs)
+    # The matrix the R user handed over is X: use it whatever its width.
+    if "use_rep" in params and converted.get("use_rep") is None:
+        converted["use_rep"] = "X"
+    # Snapshot first, so an ensemble built here is handed back too.
+    before_obs, before_obsm = set(adata.obs.columns), set(adata.obsm)
+    before_uns = {k: id(v) for k, v in adata.uns.items()}
+    if "ensemble_key" in params:
+        key = converted.get("ensemble_key", params["ensemble_key"].default)
+        if ensemble is not None:
+            labels = decode_matrix(ensemble) if isinstance(ensemble, Mapping) else ensemble
+            labels = np.asarray(labels)
+            if labels.ndim == 1:
+                labels = labels[:, None]
+            adata.obsm[key] = _to_int(labels).astype(np.int32)
+        elif key not in adata.obsm:
+            ens = _tool("ensemble")
+            ens_kwargs = convert_kwargs(ens, ensemble_kwargs)
+            ens_kwargs.setdefault("use_rep", "X")
+            ens_kwargs["key_added"] = key
+            _call(ens, adata, ens_kwargs, progress)
+    elif ensemble is not None or ensemble_kwargs:
+        raise ValueError(f"scconsensus.tl.{name} does not use an ensemble.")
+
+    _call(function, adata, converted, progress)
+    obs_new = [c for c in adata.obs.columns if c not in before_obs]
+    obsm_new = [k for k in adata.obsm if k not in before_obsm]
+    uns_new = [k for k in adata.uns if before_uns.get(k) != id(adata.uns[k])]
+    main = [c for c in obs_new if f"{c}_membership" in adata.obsm]
+    return encode(
+        {
+            "key": main[0] if main else None,
+            "obs": {c: adata.obs[c] for c in obs_new},
+            "obsm": {k: np.asarray(adata.obsm[k]) for k in obsm_new},
+            "uns": {k: adata.uns[k] for k in uns_new},
+        }
+    )
