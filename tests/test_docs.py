@@ -110,7 +110,6 @@ PARAMETERS_PENDING = {
     "scconsensus.core.Bregman.derivative",
     "scconsensus.core.Bregman.divergence",
     "scconsensus.core.pairs_from_sparse",
-    "scconsensus.core.resample_partitions",
 }
 
 
