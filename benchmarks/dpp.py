@@ -1,4 +1,6 @@
-"""Time and peak memory of determinantal consensus clustering (004_), exact and scalable.
+"""Time and peak memory of determinantal consensus clustering, exact and scalable.
+
+The method of Vicente & Murua (2021).
 
 Data: ``n`` items in ``p = 20`` dimensions from 8 Gaussian clusters (centres uniform in
 [0, 10]^p, unit noise), the size of the paper's largest simulation (n = 1,500, p up to

@@ -1,4 +1,6 @@
-"""Time and peak memory of PLA at scale (003_ Sect. 3.1 sparse, Sect. 3.3 fit-then-extend).
+"""Time and peak memory of PLA at scale: sparse EM and fit-then-extend.
+
+Lange & Buhmann (2005), Sect. 3.1 (EM) and Sect. 3.3 (out-of-sample extension).
 
 Data: ``n`` items in 10 Gaussian blobs (10-D); an ensemble of ``L`` partitions, each a
 copy of the truth with 20 % of the labels redrawn, its clusters relabelled and 20 % of

@@ -1,11 +1,11 @@
 """Agreement between partitions, hard and soft.
 
 - :func:`h_criterion`: accuracy after the best one-to-one matching of clusters
-  (eq. 11 of 000_, Meila 2003).
+  (eq. 11 of Lourenço et al. 2015; Meila 2003).
 - :func:`adjusted_rand_index`, :func:`nmi`: pair-counting and information scores
   (scikit-learn's).
 - :func:`js_criterion`: mean Jensen–Shannon divergence between two soft
-  partitions after the best matching of clusters (Sect. 7 of 000_).
+  partitions after the best matching of clusters (Lourenço et al. 2015, Sect. 7).
 """
 
 from __future__ import annotations

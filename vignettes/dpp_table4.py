@@ -1,6 +1,6 @@
 """Determinantal consensus clustering on the Table 4 data that ship with scikit-learn.
 
-Vicente & Murua (004_), Sect. 6: R = 200 runs, a = 1/2, τ = 0.6, s = 1, the final
+Vicente & Murua (2021), Sect. 6: R = 200 runs, a = 1/2, τ = 0.6, s = 1, the final
 configuration chosen by the kernel validity index (eq. 11), the whole procedure
 repeated ten times; ARI and RN = (√Ĝ − √G)/√G against the known classes, mean (sd).
 Baselines run through the same consensus pipeline: "PAM" (k ~ U{1..K_max}, then k

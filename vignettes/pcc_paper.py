@@ -54,7 +54,7 @@ import scconsensus as scc
 from scconsensus.core import coassociation, generate_ensemble, pcc, plan_consensus
 from scconsensus.metrics import adjusted_rand_index, h_criterion, js_criterion
 
-# ---- the paper's figures (reference constants, copied from 000_ Sect. 7) ------------------
+# ---- the paper's figures (reference constants, Lourenço et al. 2015, Sect. 7) ---------
 PAPER_71_JS_MEAN = 0.0012  # PCC-KL and PCC-l2, mean over 10 datasets
 PAPER_71_JS_STD = 0.00005
 

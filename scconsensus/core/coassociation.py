@@ -172,7 +172,7 @@ def sample_pairs(
     """Pairs of items on which to count co-association for large data.
 
     The kNN pairs of ``X`` carry the within-cluster evidence; random pairs per
-    item carry the between-cluster evidence that kNN alone misses (000_ Sect. 5.4
+    item carry the between-cluster evidence that kNN alone misses (Lourenço et al. 2015, Sect. 5.4
     samples pairs uniformly).
 
     Parameters

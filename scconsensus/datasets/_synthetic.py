@@ -1,4 +1,4 @@
-"""The soft-ground-truth synthetic of 000_ Sect. 7.1."""
+"""The soft-ground-truth synthetic of Lourenço et al. 2015, Sect. 7.1."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def soft_gaussian_mixture(
 ) -> AnnData:
     """Four planar Gaussians with a soft ground truth and hard partitions sampled from it.
 
-    As in Sect. 7.1 of 000_: four isotropic bivariate Gaussians of
+    As in Sect. 7.1 of Lourenço et al. 2015: four isotropic bivariate Gaussians of
     ``n_per_component`` points each, with means drawn at random in the four
     orthants; the soft ground truth of a point is its normalised likelihood
     under each Gaussian; each of the ``n_partitions`` hard partitions assigns

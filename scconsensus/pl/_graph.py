@@ -1,4 +1,4 @@
-"""The cluster-relationship graph of the PCC paper (000_, Sect. 7.4)."""
+"""The cluster-relationship graph of PCC (Lourenço et al. 2015, Sect. 7.4)."""
 
 from __future__ import annotations
 

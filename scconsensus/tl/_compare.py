@@ -61,7 +61,7 @@ def compare(
     labelled in both; missing labels are left out), ``ari`` (adjusted Rand
     index), ``nmi`` (normalised mutual information) and ``h`` (fraction of
     items on which the two agree after the best one-to-one matching of
-    clusters, eq. 11 of 000_). ``adata`` is not modified.
+    clusters, eq. 11 of Lourenço et al. 2015). ``adata`` is not modified.
 
     Examples
     --------

@@ -1,4 +1,4 @@
-"""``tl.dpp``: determinantal consensus clustering (Vicente & Murua, 004_) on an AnnData."""
+"""``tl.dpp``: determinantal consensus clustering (Vicente & Murua 2021) on an AnnData."""
 
 from __future__ import annotations
 
@@ -37,11 +37,11 @@ def dpp(
     """Determinantal consensus clustering: DPP-sampled Voronoi runs, thresholded consensus.
 
     Each of ``n_runs`` runs draws generator items from a determinantal point process with
-    the RBF kernel of 004_ eq. 9 (bandwidth: mean pairwise squared distance times ``s``)
-    and cuts the data into their Voronoi cells. The consensus matrix of the runs is cut
-    at every observed value ``θ ≥ tau``; connected components smaller than ``n**a`` are
-    merged into the component holding their strongest link, and the candidate with the
-    lowest kernel validity index (KVI, eq. 11) is kept. See
+    the RBF kernel of Vicente & Murua (2021), eq. 9 (bandwidth: mean pairwise squared
+    distance times ``s``) and cuts the data into their Voronoi cells. The consensus matrix
+    of the runs is cut at every observed value ``θ ≥ tau``; connected components smaller
+    than ``n**a`` are merged into the component holding their strongest link, and the
+    candidate with the lowest kernel validity index (KVI, eq. 11) is kept. See
     :func:`scconsensus.core.dpp.dpp_consensus`.
 
     Parameters

@@ -1,4 +1,4 @@
-"""Determinantal consensus clustering (Vicente & Murua, 004_), exact and scalable.
+"""Determinantal consensus clustering (Vicente & Murua 2021), exact and scalable.
 
 - :mod:`._kernel`: RBF kernel with the mean-squared-distance bandwidth (eqs. 8–9),
   Nyström features for large n.

@@ -1,4 +1,4 @@
-"""Determinantal consensus clustering end to end (004_ Sect. 4), on arrays."""
+"""Determinantal consensus clustering end to end (Vicente & Murua 2021, Sect. 4), on arrays."""
 
 from __future__ import annotations
 
@@ -115,7 +115,8 @@ def _kmeans_run(X: np.ndarray, k: int, seed: int) -> np.ndarray:
 
     if k == 1:
         return np.zeros(X.shape[0], dtype=np.int32)
-    # plain k-means++ seeding as in 004_ Sect. 6 (one candidate per step), then Lloyd
+    # plain k-means++ seeding (one candidate per step) as in Vicente & Murua (2021),
+    # Sect. 6, then Lloyd
     centres, _ = kmeans_plusplus(X, k, random_state=seed, n_local_trials=1)
     km = KMeans(k, init=centres, n_init=1, random_state=seed).fit(X)
     return km.labels_.astype(np.int32)
@@ -139,7 +140,7 @@ def dpp_consensus(
     random_state: RandomState = 0,
     progress: bool | None = None,
 ) -> DPPConsensus:
-    """Determinantal consensus clustering of Vicente & Murua (004_ Sect. 4).
+    """Determinantal consensus clustering of Vicente & Murua (2021, Sect. 4).
 
     ``n_runs`` generator sets are drawn (from a DPP with the RBF kernel of eq. 9 by
     default), each defines a Voronoi partition, and their consensus matrix (eq. 2) is cut

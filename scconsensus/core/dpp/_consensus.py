@@ -1,4 +1,4 @@
-"""From generator sets to a consensus partition (004_ Sect. 4 and 4.1).
+"""From generator sets to a consensus partition (Vicente & Murua 2021, Sect. 4 and 4.1).
 
 - :func:`voronoi_labels`: each run's Voronoi partition around its generators. The RBF
   kernel decreases with the Euclidean distance, so "nearest generator in kernel
@@ -140,7 +140,7 @@ def maximum_spanning_forest(
 def candidate_thresholds(
     values: np.ndarray, tau: float = 0.6, n_thresholds: int | None = None
 ) -> np.ndarray:
-    """Distinct observed consensus values ``≥ τ``, decreasing (004_ Sect. 4).
+    """Distinct observed consensus values ``≥ τ``, decreasing (Vicente & Murua 2021, Sect. 4).
 
     With ``n_thresholds`` a spread subset of that many values is kept (the "small subset
     of diverse thresholds" of Sect. 7), always including the largest and smallest.
@@ -248,7 +248,7 @@ def merge_small_components(
     forest: tuple[np.ndarray, np.ndarray, np.ndarray],
     min_size: float,
 ) -> np.ndarray:
-    """Merge every component smaller than ``min_size`` as in 004_ Sect. 4.
+    """Merge every component smaller than ``min_size`` as in Vicente & Murua 2021, Sect. 4.
 
     Repeatedly take the smallest component below ``min_size`` and join it to the
     component holding the other end of its strongest consensus link (the largest forest
@@ -342,7 +342,7 @@ def validity_indices(
     Give either the kernel matrix ``kernel`` (n × n) or features ``features`` (n × d) with
     ``F Fᵀ`` the kernel; both give the same numbers when ``F Fᵀ = L``.
 
-    Notation of 004_ Sect. 4.1: ``V_S`` mean distance to the feature-space mean,
+    Notation of Vicente & Murua 2021, Sect. 4.1: ``V_S`` mean distance to the feature-space mean,
     ``W_V = Σ_k W_k / (K V_S)`` with ``W_k`` the mean distance to the cluster mean,
     ``B_V`` the size-weighted mean distance between cluster means,
     ``B̃ = (B²_max / B²_min) Σ_{k≠l} 1 / B²(k, l)`` over ordered pairs,

@@ -1,4 +1,6 @@
-"""RBF kernel of determinantal consensus clustering (004_ eqs. 7–9) and its low-rank factor.
+"""RBF kernel of determinantal consensus clustering and its low-rank factor.
+
+Vicente & Murua (2021), eqs. 7–9.
 
 The bandwidth is the mean pairwise squared Euclidean distance (eq. 8), scaled by a
 tuning factor ``s`` (eq. 9):

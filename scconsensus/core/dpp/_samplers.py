@@ -1,7 +1,7 @@
 """Samplers of Voronoi generators: determinantal (exact or low rank), uniform, k-means++.
 
 The DPP sampler is the spectral algorithm of Hough et al. (2006) as written by Kulesza &
-Taskar (2012, Alg. 1), the one 004_ Sect. 4 uses:
+Taskar (2012, Alg. 1), the one Vicente & Murua 2021, Sect. 4, use:
 
 1. eigendecompose ``L = Σ λ_i v_i v_iᵀ``;
 2. keep eigenvector ``i`` with probability ``λ_i / (1 + λ_i)`` (this picks an elementary
@@ -16,9 +16,9 @@ The low-rank (dual) sampler runs the same three steps on ``L = F Fᵀ`` with ``F
 eigenvectors of ``L`` are ``F w / √λ``, so nothing costs more than O(n d²). With
 ``F Fᵀ = L`` exactly (full rank) it is the exact sampler.
 
-``"uniform"`` is the PAM-like baseline of 004_ Sect. 5 (``k`` uniform in ``1..K_max``,
-then ``k`` items uniformly without replacement); ``"kmeans++"`` draws ``k`` the same way
-and seeds k-means with the k-means++ rule (004_ Sect. 6).
+``"uniform"`` is the PAM-like baseline of Vicente & Murua (2021), Sect. 5 (``k`` uniform
+in ``1..K_max``, then ``k`` items uniformly without replacement); ``"kmeans++"`` draws
+``k`` the same way and seeds k-means with the k-means++ rule (their Sect. 6).
 """
 
 from __future__ import annotations
@@ -109,7 +109,7 @@ def sample_projection_dpp(
 class SpectralDPP:
     """An L-ensemble DPP given by eigenpairs of its kernel ``L``.
 
-    ``P(Y) = det(L_Y) / det(L + I)`` (004_ eq. 3). Build it with
+    ``P(Y) = det(L_Y) / det(L + I)`` (Vicente & Murua 2021, eq. 3). Build it with
     :meth:`from_kernel` (exact, O(n³) once) or :meth:`from_features` (dual, ``L = F Fᵀ``,
     O(n d²) once); :meth:`sample` then costs O(n k²) for a draw of size ``k``.
 
@@ -277,6 +277,9 @@ class SpectralDPP:
 
 
 def sample_uniform(n_items: int, k_max: int, rng: np.random.Generator) -> np.ndarray:
-    """The PAM-like draw of 004_ Sect. 5: ``k ~ U{1..k_max}``, then ``k`` items uniformly."""
+    """The PAM-like draw of Vicente & Murua (2021), Sect. 5: ``k ~ U{1..k_max}``, then ``k`` items.
+
+    The ``k`` items are drawn uniformly without replacement.
+    """
     k = int(rng.integers(1, k_max + 1))
     return np.sort(rng.choice(n_items, size=k, replace=False))

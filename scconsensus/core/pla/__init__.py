@@ -1,4 +1,4 @@
-"""Probabilistic Label Aggregation (Lange & Buhmann, KDD 2005; papers/003_).
+"""Probabilistic Label Aggregation (Lange & Buhmann, KDD 2005).
 
 - :func:`pla`: PLA / weighted PLA on an ensemble (hard or soft), dense or on
   sampled pairs, λ by cross-validation, fit on a subset and extend.

@@ -1,4 +1,6 @@
-"""EM for Probabilistic Label Aggregation on a co-association matrix (003_ Sect. 3.1).
+"""EM for Probabilistic Label Aggregation on a co-association matrix.
+
+Lange & Buhmann (2005), Sect. 3.1.
 
 The model factorises the joint ``p(i, j) = z_ij / Σ z`` as
 ``p(i) Σ_v p(v|i) p(j|v)``. ``p(i)`` has the closed form of eq. 6; EM alternates

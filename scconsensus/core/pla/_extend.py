@@ -1,4 +1,4 @@
-"""Out-of-sample extension of a PLA fit (003_ Sect. 3.3, eqs. 22–26).
+"""Out-of-sample extension of a PLA fit (Lange & Buhmann 2005, Sect. 3.3, eqs. 22–26).
 
 For a new item ``x`` the co-association with a fitted item ``i`` is
 ``z_ix = Σ_l α_l <y_i^l, φ_l(x)>`` (eq. 23), where ``φ_l(x)`` is ``x``'s membership in
@@ -58,7 +58,7 @@ def pla_extend(
     ensemble_new,
     weights: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Posteriors ``p(v|x)`` of new items from a fitted PLA (eqs. 22–26 of 003_).
+    """Posteriors ``p(v|x)`` of new items from a fitted PLA (eqs. 22–26 of Lange & Buhmann 2005).
 
     Parameters
     ----------
@@ -163,7 +163,7 @@ def predict_ensemble_labels(
     """Labels of new items in every partition of a reference ensemble, by k-NN vote.
 
     The nearest-neighbour rule is the natural predictor of single linkage
-    (003_ Sect. 2) and the generic fallback for any clustering; for partition ``l``
+    (Lange & Buhmann 2005, Sect. 2) and the generic fallback for any clustering; for partition ``l``
     only reference items it sampled (label ``>= 0``) vote.
 
     Parameters

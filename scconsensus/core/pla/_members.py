@@ -1,6 +1,6 @@
 """Ensembles as one stacked membership matrix, and the co-association built from it.
 
-PLA (003_ Sect. 3) works on ``Z = Σ_l α_l Y_l Y_lᵀ``. Every partition ``Y_l``
+PLA (Lange & Buhmann 2005, Sect. 3) works on ``Z = Σ_l α_l Y_l Y_lᵀ``. Every partition ``Y_l``
 (``n x k_l``, hard one-hot or soft rows on the simplex, zero rows for items the
 partition did not sample) becomes a block of columns of one sparse ``H = [Y_1 … Y_L]``,
 so that ``Z = H diag(α_part) Hᵀ``. Dense ``Z`` is that product; sparse ``Z`` is
