@@ -12,12 +12,14 @@ import scipy.sparse as sp
 from anndata import AnnData
 from scanpy import logging as logg
 
+from .._docs import doc_params
 from .._progress import check_progress
 from .._validation import RandomState, check_choice, check_int, check_key
 from ..core.consensus_k import consensus_k as _consensus_k
 from ._anndata import get_rep, sanitize_uns, store_consensus, warn_overwrite
 
 
+@doc_params()
 def consensus_k(
     adata: AnnData,
     max_k: int = 6,
@@ -43,113 +45,58 @@ def consensus_k(
 ) -> AnnData | None:
     """Consensus clustering for ``k = 2..max_k`` with Monti et al.'s statistics, in Python.
 
-    The resampling protocol of ConsensusClusterPlus (``reps`` subsamples of a fraction
-    ``p_item`` of the items, each clustered for every ``k``), then per ``k`` the consensus
-    matrix ``M_k``, its CDF, the area under it and the delta area, PAC (the proportion of
-    ambiguous clustering, low is better), the final clustering (average linkage on
-    ``1 - M_k``), and item and cluster consensus. The results use the layout of
-    :func:`scconsensus.r.consensus_cluster_plus`, so plots and comparisons treat both alike.
+    ConsensusClusterPlus's protocol and statistics (CDF, delta area, PAC, item and cluster
+    consensus; :func:`scconsensus.core.consensus_k.consensus_k`) in the layout of
+    :func:`scconsensus.r.consensus_cluster_plus`, so plots and comparisons read both alike.
 
     Parameters
     ----------
-    adata
-        Items (samples or cells) in rows.
-    max_k
-        Largest ``k`` (CCP's ``maxK``).
-    reps
-        Number of subsamples (``reps``).
-    p_item, p_feature
-        Fractions of items and features per subsample (``pItem``, ``pFeature``).
-    method
-        ``"hc"`` (CCP's default) or any fixed-``k`` method of
-        :func:`scconsensus.core.ensemble.generate_ensemble` (``"kmeans"``, ``"pam"``,
-        ``"spectral"``, ``"hc_<linkage>"``).
-    distance, linkage
-        For hierarchical clustering: item distance (``"pearson"`` = 1 - r, as CCP) and
-        inner linkage.
-    final_linkage
-        Linkage of the clustering of ``1 - M_k``.
-    pac_window
-        ``(lo, hi)``: PAC counts pairs with ``lo < M_ij <= hi``.
-    use_rep
-        ``.obsm`` key or ``"X"``; default ``X_pca`` when present, else ``X``.
-    layer
-        Cluster ``adata.layers[layer]`` instead.
-    random_state
-        Seed (NumPy's generator; the same seed gives the same result for any ``n_jobs``,
-        but not the same subsamples as R's ``set.seed``).
-    n_jobs
-        Parallel workers over subsamples.
+    {adata}
+    {consensus_k_resampling}
+    final_linkage, pac_window
+        Linkage of the clustering of ``1 - M_k``; ``(lo, hi)`` of PAC.
+    {use_rep}
+    {layer}
+    {random_state}
+        NumPy's generator: not the same subsamples as R's ``set.seed``.
+    {n_jobs}
     keep_k
-        For which ``k`` to write the full consensus layout (labels, memberships,
-        confidence, entropy, item consensus) under ``f"{key_added}_k{k}"``:
-        ``"best"`` (default, the lowest PAC), ``"all"``, or the ``k`` values. The
-        labels of every ``k`` are always in ``.obsm[f"{key_added}_labels"]``.
+        The ``k`` to write in full (below): ``"best"`` (lowest PAC), ``"all"`` or values.
     store_matrices
         Also store ``M_k`` (dense ``n x n`` float32) of the kept ``k`` in ``.obsp``.
-    progress
-        Show progress bars on standard error. ``None`` (default): only when
-        ``scanpy.settings.verbosity`` is ``'info'`` or higher. tqdm's ``TQDM_DISABLE``
-        environment variable is always respected.
-    key_added
-        Prefix of every key written.
-    copy
-        Return a modified copy instead of writing in place.
-    **ensemble_kwargs
-        Passed to :func:`~scconsensus.core.ensemble.generate_ensemble` (non-``hc`` methods
-        only): ``predict_unsampled``, ``resolution``, ``n_neighbors``, ``client``. Any
-        other name raises, suggesting the closest parameter.
+    {progress}
+    {key_added}
+    {copy}
+    {consensus_k_ensemble_kwargs}
 
     Returns
     -------
-    ``None`` or a copy, with
+    ``None`` or a copy, with ``.obsm[f"{key_added}_labels"]`` (every ``k``'s labels,
+    columns ``"k2"`` .. ``f"k{max_k}"``), for each kept ``k`` (labels numbered by
+    decreasing size):
 
-    ``.obsm[f"{key_added}_labels"]``
-        One table of every ``k``'s final labels: categorical columns ``"k2"`` ..
-        ``f"k{max_k}"``.
+    {consensus_k_per_k}
 
-    and, for each kept ``k`` (``keep_k``) and ``key = f"{key_added}_k{k}"``:
+    and
 
-    ``.obs[key]``
-        Final labels ``"0".."k-1"``, numbered by decreasing size.
-    ``.obsm[f"{key}_membership"]``
-        Item consensus with each cluster, rows normalised to sum to one (with
-        ``.obs[f"{key}_confidence"]`` and ``.obs[f"{key}_entropy"]``).
-    ``.obsm[f"{key}_item_consensus"]``
-        The item consensus itself (NaN for an item alone in its cluster, as CCP).
-    ``.uns[key]``
-        ``params`` (with ``k``) and ``cluster_consensus`` (one value per cluster).
-    ``.obsp[f"{key}_consensus"]``
-        ``M_k`` when ``store_matrices=True``.
-
-    and ``.uns[key_added]``: ``params``, ``k``, ``keys``, ``cdf`` (``len(k) x 100``, at
-    ``cdf_x`` = 0.01 .. 1), ``area``, ``delta_area``, ``pac``, ``pac_window``,
-    ``cluster_consensus`` (columns ``k``, ``cluster``, ``cluster_consensus``, ``size``),
-    ``best_k`` (lowest PAC), ``keys`` (those of the kept ``k``) and ``seconds``.
+    {consensus_k_record}
 
     Examples
     --------
     >>> import scconsensus as scc
     >>> adata = scc.datasets.iris()
     >>> scc.tl.consensus_k(adata, max_k=4, reps=20, distance="euclidean", keep_k=3)
-    >>> adata.uns["consensus_k"]["pac"].shape
-    (3,)
-    >>> adata.obs["consensus_k_k3"].cat.categories.tolist()
-    ['0', '1', '2']
-    >>> adata.obsm["consensus_k_labels"].columns.tolist()
-    ['k2', 'k3', 'k4']
+    >>> adata.uns["consensus_k"]["pac"].shape, adata.obsm["consensus_k_labels"].shape
+    ((3,), (150, 3))
     """
     key_added = check_key(key_added)
     X = get_rep(adata, use_rep, layer=layer)
-    if sp.issparse(X):
-        X = X.toarray()
-    n = X.shape[0]
     kept = _kept_k(keep_k, max_k)
     adata = adata.copy() if copy else adata
-    start = logg.info(f"consensus_k: {reps} subsamples of {n} items, k = 2..{max_k}")
+    start = logg.info(f"consensus_k: {reps} subsamples of {X.shape[0]} items, k = 2..{max_k}")
     t0 = time.perf_counter()
     res = _consensus_k(
-        X,
+        X.toarray() if sp.issparse(X) else X,
         max_k,
         reps,
         p_item=p_item,
@@ -165,28 +112,31 @@ def consensus_k(
         progress=check_progress(progress),
         **ensemble_kwargs,
     )
-    seconds = time.perf_counter() - t0
-    params = {
-        **res.params,
-        "use_rep": use_rep,
-        "layer": layer,
-        "store_matrices": bool(store_matrices),
-        "source": "scconsensus",
-    }
-    kept = [int(res.best_k)] if kept == "best" else list(res.ks) if kept == "all" else kept
-    keys = [_store_k(adata, res, key_added, int(k), params, store_matrices) for k in kept]
-    warn_overwrite(adata, obsm=[f"{key_added}_labels"])
-    adata.obsm[f"{key_added}_labels"] = _labels_table(adata, res)
-    warn_overwrite(adata, uns=[key_added])
-    adata.uns[key_added] = sanitize_uns(
-        {"params": params, **res.to_uns(), "keys": keys, "seconds": seconds}
-    )
+    params = {**res.params, "use_rep": use_rep, "layer": layer}
+    params.update(store_matrices=bool(store_matrices), source="scconsensus")
+    keys = _write(adata, res, key_added, kept, params, time.perf_counter() - t0)
     logg.info(
         f"    finished: lowest PAC at k = {res.best_k}",
         time=start,
         deep=f"added .obsm['{key_added}_labels'], {keys} and .uns[{key_added!r}]",
     )
     return adata if copy else None
+
+
+def _write(
+    adata: AnnData, res, key_added: str, kept: str | list[int], params: dict, seconds: float
+) -> list[str]:
+    """Every ``k``'s labels, the full layout of the kept ``k`` and the record; their keys."""
+    kept = [int(res.best_k)] if kept == "best" else list(res.ks) if kept == "all" else kept
+    matrices = params["store_matrices"]
+    keys = [_store_k(adata, res, key_added, int(k), params, matrices) for k in kept]
+    warn_overwrite(adata, obsm=[f"{key_added}_labels"])
+    adata.obsm[f"{key_added}_labels"] = _labels_table(adata, res)
+    warn_overwrite(adata, uns=[key_added])
+    adata.uns[key_added] = sanitize_uns(
+        {"params": params, **res.to_uns(), "keys": keys, "seconds": seconds}
+    )
+    return keys
 
 
 def _kept_k(keep_k: str | int | Sequence[int], max_k: int) -> str | list[int]:

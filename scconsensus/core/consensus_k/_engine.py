@@ -40,24 +40,6 @@ from ._statistics import summarize_consensus
 #: Methods with a fixed number of clusters (Leiden and kmeans_split choose their own).
 FIXED_K_METHODS = tuple(m for m in METHODS if m not in ("leiden", "kmeans_split"))
 
-#: Docstring entries of the resampling parameters, shared by both entry points.
-_RESAMPLING = """\
-X
-    ``(n_items, n_features)`` data; items in rows (transpose of R's layout).
-max_k
-    Largest ``k`` (CCP's ``maxK``); partitions for ``k = 2..max_k``.
-reps
-    Subsamples (CCP's ``reps``).
-p_item, p_feature
-    Fractions of items and features per subsample (``pItem``, ``pFeature``).
-method
-    ``"hc"`` (CCP's default, with ``linkage``/``distance``) or any fixed-``k`` method
-    of :func:`~scconsensus.core.ensemble.generate_ensemble` (``"kmeans"``, ``"pam"``,
-    ``"spectral"``, ``"hc_<linkage>"``).
-distance, linkage
-    Item distance and inner linkage for hierarchical clustering (CCP's ``distance``
-    and ``innerLinkage``; ``"pearson"`` is ``1 - r`` between items)."""
-
 
 def _square_distance(X: np.ndarray, distance: str) -> np.ndarray | None:
     """Correlation / cosine distances of all items with one BLAS product (``None``: other).
@@ -181,7 +163,7 @@ def _resample_hc(
     return {int(k): np.ascontiguousarray(stacked[j]) for j, k in enumerate(ks)}
 
 
-@doc_params(resampling=_RESAMPLING)
+@doc_params()
 def resample_partitions(
     X: np.ndarray,
     max_k: int = 6,
@@ -205,13 +187,12 @@ def resample_partitions(
 
     Parameters
     ----------
-    {resampling}
+    {X}
+    {consensus_k_resampling}
     {random_state}
     {n_jobs}
     {progress}
-    **ensemble_kwargs
-        Passed to :func:`~scconsensus.core.ensemble.generate_ensemble` for
-        non-hierarchical methods.
+    {consensus_k_ensemble_kwargs}
 
     Returns
     -------
@@ -334,7 +315,7 @@ def _summarize_resampled(
     return result, N
 
 
-@doc_params(resampling=_RESAMPLING)
+@doc_params()
 def consensus_k(
     X: np.ndarray,
     max_k: int = 6,
@@ -359,7 +340,8 @@ def consensus_k(
 
     Parameters
     ----------
-    {resampling}
+    {X}
+    {consensus_k_resampling}
     final_linkage, n_bins, pac_window
         Linkage of the clustering of ``1 - M_k`` (CCP's ``finalLinkage``), CDF grid and
         PAC window.
@@ -368,9 +350,7 @@ def consensus_k(
     keep_matrices, keep_partitions
         Keep the consensus matrices / resampled partitions in the result.
     {progress}
-    **ensemble_kwargs
-        Passed to :func:`~scconsensus.core.ensemble.generate_ensemble` for
-        non-hierarchical methods.
+    {consensus_k_ensemble_kwargs}
 
     Returns
     -------
