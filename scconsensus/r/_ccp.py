@@ -21,6 +21,7 @@ import scipy.sparse as sp
 from anndata import AnnData
 from scanpy import logging as logg
 
+from .._docs import doc_params
 from .._progress import check_progress, show_progress
 from .._validation import (
     NO_SPARSE_ADVICE,
@@ -171,6 +172,35 @@ def _r_progress(progress: bool | None) -> bool:
     return not bool(env) if env is not None else show_progress(progress)
 
 
+#: The parameters ConsensusClusterPlus takes (their R names in brackets), documented
+#: next to :func:`_r_args`, which translates them.
+_CCP_ARGS_DOC = """\
+max_k
+    Largest ``k`` (``maxK``). ConsensusClusterPlus fails for ``maxK = 2``, so
+    ``max_k=2`` runs ``maxK = 3`` and keeps k = 2 (``r_max_k`` in the params).
+reps, p_item, p_feature
+    Resamplings and the fractions of items and features drawn in each.
+cluster_alg
+    ``"hc"``, ``"pam"`` or ``"km"`` (``clusterAlg``); ``"km"`` needs euclidean
+    distance: another is switched to it, as ConsensusClusterPlus does (see params).
+distance
+    ``"pearson"`` (1 - correlation between items), ``"spearman"``, ``"euclidean"``,
+    or another :func:`stats::dist` method.
+inner_linkage, final_linkage
+    :func:`stats::hclust` linkage of the subsample clusterings and of the final one.
+seed
+    R's ``set.seed``; ``None``: :data:`DEFAULT_SEED` (R's ``NULL`` reads the clock).
+    R's generator is not NumPy's: the same seed repeats the R call, not
+    :func:`scconsensus.tl.consensus_k`."""
+_CCP_OUTPUT_DOC = """\
+store_matrices
+    Also store the consensus matrices (``keepMatrices``; dense, n x n each) in ``.obsp``.
+progress
+    ConsensusClusterPlus's messages (``verbose``) on standard error, by the rule of the
+    progress bars (``None``: when scanpy's verbosity is ``'info'`` or higher)."""
+
+
+@doc_params(ccp_args=_CCP_ARGS_DOC, ccp_output=_CCP_OUTPUT_DOC)
 def consensus_cluster_plus(
     adata: AnnData,
     max_k: int = 6,
@@ -192,95 +222,34 @@ def consensus_cluster_plus(
 ) -> AnnData | None:
     """Run Bioconductor's ConsensusClusterPlus and ``calcICL`` on the items of ``adata``.
 
-    The items (rows of ``adata``: cells or samples) are what is clustered; the
-    matrix is handed to R transposed, features in rows, as ConsensusClusterPlus
-    expects. Nothing is plotted or written to disk.
+    The items (rows: cells or samples) are clustered; R gets the transpose, features in
+    rows, as ConsensusClusterPlus expects. Nothing is plotted or written to disk.
 
     Parameters
     ----------
-    adata
-        Annotated data matrix, items in rows.
-    max_k
-        Largest number of clusters (``maxK``); results for every k in 2..max_k.
-        ConsensusClusterPlus itself fails for ``maxK = 2``, so ``max_k=2`` runs it with
-        ``maxK = 3`` and keeps k = 2 (recorded as ``r_max_k`` in the params).
-    reps
-        Number of resamplings (``reps``).
-    p_item
-        Fraction of items drawn per resampling (``pItem``).
-    p_feature
-        Fraction of features drawn per resampling (``pFeature``).
-    cluster_alg
-        ``"hc"`` (hierarchical), ``"pam"`` or ``"km"`` (``clusterAlg``). ``"km"``
-        works on euclidean distance only; other distances are switched to
-        euclidean, as ConsensusClusterPlus does, and the params say so.
-    distance
-        ``"pearson"`` (1 - correlation between items), ``"spearman"``,
-        ``"euclidean"``, or another :func:`stats::dist` method.
-    inner_linkage, final_linkage
-        :func:`stats::hclust` linkage for the subsample clusterings and for the
-        final clustering of the consensus matrix.
-    seed
-        Seed for R's ``set.seed``. ``None`` uses ``0`` (:data:`DEFAULT_SEED`),
-        because ConsensusClusterPlus's own ``seed=NULL`` seeds from the clock and
-        cannot be repeated. The seed used is recorded in the params. R's
-        generator is not NumPy's: the same seed gives the same result as the same
-        call made in R, not as scconsensus's Python resampling.
-    use_rep
-        ``.obsm`` key (or ``"X"``) of the matrix to cluster; default ``X_pca`` when
-        present, else ``X`` (see :func:`scconsensus.tl._anndata.get_rep`).
-    layer
-        Cluster ``adata.layers[layer]`` instead.
-    key_added
-        Prefix of every key written.
-    store_matrices
-        Also store the consensus matrices (dense, n x n each) in ``.obsp``.
-    progress
-        Show ConsensusClusterPlus's progress messages (its ``verbose``) on standard
-        error. ``None`` (default): only when ``scanpy.settings.verbosity`` is
-        ``'info'`` or higher; ``TQDM_DISABLE`` is respected as for the bars.
-    copy
-        Return a modified copy instead of writing to ``adata``.
+    {adata}
+    {ccp_args}
+    {use_rep}
+    {layer}
+    {key_added}
+    {ccp_output}
+    {copy}
 
     Returns
     -------
-    ``None``, or the copy when ``copy=True``. Writes, for each k in 2..max_k,
-    with ``key = f"{key_added}_k{k}"``:
+    ``None``, or the copy when ``copy=True``, with for each k in 2..max_k (labels:
+    ``consensusClass`` minus one):
 
-    ``.obs[key]``
-        ConsensusClusterPlus's ``consensusClass`` minus one, as categories
-        ``"0".."k-1"`` (R's cluster c is our ``str(c - 1)``).
-    ``.obsm[f"{key}_membership"]``
-        ``calcICL`` item consensus of each item with each cluster, rows
-        normalised to sum to one; ``.obs[f"{key}_confidence"]`` and
-        ``.obs[f"{key}_entropy"]`` are derived from it.
-    ``.obsm[f"{key}_item_consensus"]``
-        The item consensus as ``calcICL`` reports it (not normalised).
-    ``.uns[key]``
-        ``params`` (with ``k``) and ``cluster_consensus`` (one value per cluster).
-    ``.obsp[f"{key}_consensus"]``
-        The consensus matrix, only with ``store_matrices=True``.
+    {consensus_k_per_k}
 
-    and ``.uns[key_added]`` with ``params``, ``k`` (2..max_k), ``cdf`` (one row
-    per k, the consensus CDF evaluated at ``cdf_x`` = 0.01, 0.02, ..., 1),
-    ``area`` (area under the CDF), ``delta_area`` (ConsensusClusterPlus's
-    delta area: the area for k = 2, then the relative increase from k - 1),
-    ``pac`` (proportion of ambiguous clustering, Senbabaoglu et al. 2014:
-    ``CDF(0.9) - CDF(0.1)``, the fraction of item pairs with consensus in
-    ``pac_window`` = (0.1, 0.9]), ``best_k`` (the k of lowest PAC),
-    ``cluster_consensus`` (a DataFrame with columns ``k``, ``cluster``,
-    ``cluster_consensus``, ``size``) and ``keys``. This is the layout of
-    :func:`scconsensus.core.consensus_k.ConsensusK.to_uns`, so plots and
-    comparisons read both alike. An item alone in its cluster, for which
-    ``calcICL`` reports NaN, gets item consensus 1 with its own cluster.
+    and
+
+    {consensus_k_record}
 
     Raises
     ------
     scconsensus.r.RDependencyError
-        If R, rpy2 or ConsensusClusterPlus is missing (the message says how to
-        install it).
-    ValueError
-        On unusable parameters or input.
+        If R, rpy2 or ConsensusClusterPlus is missing (the message says what to install).
 
     Examples
     --------
@@ -288,8 +257,6 @@ def consensus_cluster_plus(
     >>> from scconsensus.r import consensus_cluster_plus
     >>> adata = scc.datasets.iris()
     >>> consensus_cluster_plus(adata, max_k=4, reps=20, seed=1)
-    >>> adata.obs["ccp_k3"].value_counts().sort_index().tolist()  # doctest: +SKIP
-    [50, 62, 38]
     >>> adata.uns["ccp"]["pac"].shape
     (3,)
     """
@@ -297,6 +264,35 @@ def consensus_cluster_plus(
         raise ValueError(f"Expected an AnnData object, got {type(adata).__name__}.")
     key_added = check_key(key_added)
     X = _item_matrix(adata, use_rep, layer)
+    linkages = (inner_linkage, final_linkage)
+    args = _r_args(X, max_k, reps, p_item, p_feature, cluster_alg, distance, linkages, seed)
+    args.update(keepMatrices=bool(store_matrices), verbose=_r_progress(check_progress(progress)))
+    adata = adata.copy() if copy else adata
+    start = logg.info(f"running ConsensusClusterPlus on {X.shape[0]} items (R, {reps} resamplings)")
+    t0 = time.perf_counter()
+    res = _run_r(X, **args, bins=CDF_BINS, pacLower=PAC_WINDOW[0], pacUpper=PAC_WINDOW[1])
+    params = _params(args, seed, use_rep, layer, res)
+    keys = _store(adata, res, key_added, params, time.perf_counter() - t0)
+    logg.info(
+        "    finished",
+        time=start,
+        deep=f"added .obs[{keys[0]!r} .. {keys[-1]!r}] and .uns[{key_added!r}]",
+    )
+    return adata if copy else None
+
+
+def _r_args(
+    X: np.ndarray,
+    max_k: int,
+    reps: int,
+    p_item: float,
+    p_feature: float,
+    cluster_alg: str,
+    distance: str,
+    linkages: tuple[str, str],
+    seed: int | None,
+) -> dict[str, Any]:
+    """Checked arguments, named as ConsensusClusterPlus names them."""
     n_items = X.shape[0]
     max_k = check_n_clusters(max_k, n_items, "max_k")
     reps = check_int(reps, "reps", 1)
@@ -304,8 +300,8 @@ def consensus_cluster_plus(
     p_feature = check_fraction(p_feature, "p_feature")
     check_choice(cluster_alg, CLUSTER_ALGS, "cluster_alg")
     check_choice(distance, DISTANCES, "distance")
-    check_choice(inner_linkage, LINKAGES, "inner_linkage")
-    check_choice(final_linkage, LINKAGES, "final_linkage")
+    check_choice(linkages[0], LINKAGES, "inner_linkage")
+    check_choice(linkages[1], LINKAGES, "final_linkage")
     r_max_k = max(max_k, R_MIN_MAX_K)
     n_drawn = int(np.floor(n_items * p_item))
     if n_drawn <= r_max_k:
@@ -321,56 +317,51 @@ def consensus_cluster_plus(
     if cluster_alg == "km" and distance != "euclidean":
         logg.warning(f"cluster_alg='km' uses euclidean distance; ignoring distance={distance!r}.")
         distance = "euclidean"
-    seed_used = resolve_seed(seed)
-    progress = check_progress(progress)
+    seed = resolve_seed(seed)
     # ConsensusClusterPlus holds max_k count matrices, the distance and a copy.
     check_dense_memory(
         n_items, n_matrices=r_max_k + 3, what="ConsensusClusterPlus", advice=NO_SPARSE_ADVICE
     )
-
-    adata = adata.copy() if copy else adata
-    start = logg.info(f"running ConsensusClusterPlus on {n_items} items (R, {reps} resamplings)")
-    t0 = time.perf_counter()
-    res = _run_r(
-        X,
-        maxK=r_max_k,
-        keepK=max_k,
-        reps=reps,
-        pItem=p_item,
-        pFeature=p_feature,
-        clusterAlg=cluster_alg,
-        distance=distance,
-        innerLinkage=inner_linkage,
-        finalLinkage=final_linkage,
-        seed=seed_used,
-        keepMatrices=bool(store_matrices),
-        bins=CDF_BINS,
-        pacLower=PAC_WINDOW[0],
-        pacUpper=PAC_WINDOW[1],
-        verbose=_r_progress(progress),
-    )
-    seconds = time.perf_counter() - t0
-
-    params = {
-        "max_k": max_k,
-        "r_max_k": r_max_k,
+    return {
+        "maxK": r_max_k,
+        "keepK": max_k,
         "reps": reps,
-        "p_item": p_item,
-        "p_feature": p_feature,
-        "cluster_alg": cluster_alg,
+        "pItem": p_item,
+        "pFeature": p_feature,
+        "clusterAlg": cluster_alg,
         "distance": distance,
-        "inner_linkage": inner_linkage,
-        "final_linkage": final_linkage,
-        "seed": seed_used,
+        "innerLinkage": linkages[0],
+        "finalLinkage": linkages[1],
+        "seed": seed,
+    }
+
+
+def _params(
+    args: dict[str, Any], seed: int | None, use_rep: str | None, layer: str | None, res: dict
+) -> dict[str, Any]:
+    """The ``params`` record: the arguments as run, in Python's names, and the versions."""
+    return {
+        "max_k": args["keepK"],
+        "r_max_k": args["maxK"],
+        "reps": args["reps"],
+        "p_item": args["pItem"],
+        "p_feature": args["pFeature"],
+        "cluster_alg": args["clusterAlg"],
+        "distance": args["distance"],
+        "inner_linkage": args["innerLinkage"],
+        "final_linkage": args["finalLinkage"],
+        "seed": args["seed"],
         "seed_given": seed,
         "use_rep": use_rep,
         "layer": layer,
-        "store_matrices": bool(store_matrices),
+        "store_matrices": args["keepMatrices"],
         "ConsensusClusterPlus_version": res["version"],
         "R_version": res["r_version"],
     }
-    ks = np.arange(2, max_k + 1)
-    classes = np.asarray(res["classes"], dtype=np.int64).reshape(n_items, len(ks), order="F")
+
+
+def _cluster_consensus(res: dict, classes: np.ndarray) -> pd.DataFrame:
+    """``calcICL``'s cluster consensus as the shared long table (clusters from 0, sizes)."""
     cc = pd.DataFrame(
         {
             "k": np.asarray(res["cc_k"], dtype=np.int64),
@@ -382,24 +373,37 @@ def consensus_cluster_plus(
         int(np.count_nonzero(classes[:, k - 2] == c + 1))
         for k, c in zip(cc["k"], cc["cluster"], strict=True)
     ]
-    ic_k = np.asarray(res["ic_k"], dtype=np.int64)
-    ic_cluster = np.asarray(res["ic_cluster"], dtype=np.int64) - 1
-    ic_item = np.asarray(res["ic_item"], dtype=np.int64) - 1
-    ic_value = np.asarray(res["ic_value"], dtype=np.float64)
+    return cc
 
+
+def _item_consensus(res: dict, k: int, labels: np.ndarray) -> np.ndarray:
+    """``(n, k)`` ``calcICL`` item consensus of one ``k``."""
+    n_items = labels.size
+    ic_k = np.asarray(res["ic_k"], dtype=np.int64)
+    sel = ic_k == k
+    item_consensus = np.zeros((n_items, k))
+    rows = np.asarray(res["ic_item"], dtype=np.int64)[sel] - 1
+    cols = np.asarray(res["ic_cluster"], dtype=np.int64)[sel] - 1
+    item_consensus[rows, cols] = np.asarray(res["ic_value"], dtype=np.float64)[sel]
+    # calcICL gives NaN (0/0) for an item alone in its cluster: it agrees with
+    # itself fully, so 1 (as scconsensus.core.consensus_k does).
+    own = item_consensus[np.arange(n_items), labels]
+    item_consensus[np.arange(n_items), labels] = np.where(np.isnan(own), 1.0, own)
+    return np.nan_to_num(item_consensus, nan=0.0)
+
+
+def _store(adata: AnnData, res: dict, key_added: str, params: dict, seconds: float) -> list[str]:
+    """Every k's layout under ``f"{key_added}_k{k}"`` and the record; the keys written."""
+    ks = np.arange(2, params["max_k"] + 1)
+    n_items = adata.n_obs
+    classes = np.asarray(res["classes"], dtype=np.int64).reshape(n_items, len(ks), order="F")
+    cc = _cluster_consensus(res, classes)
     keys = []
     for j, k in enumerate(ks):
         key = f"{key_added}_k{k}"
         keys.append(key)
-        item_consensus = np.zeros((n_items, k))
-        sel = ic_k == k
-        item_consensus[ic_item[sel], ic_cluster[sel]] = ic_value[sel]
         labels = classes[:, j] - 1
-        # calcICL gives NaN (0/0) for an item alone in its cluster: it agrees with
-        # itself fully, so 1 (as scconsensus.core.consensus_k does).
-        own = item_consensus[np.arange(n_items), labels]
-        item_consensus[np.arange(n_items), labels] = np.where(np.isnan(own), 1.0, own)
-        item_consensus = np.nan_to_num(item_consensus, nan=0.0)
+        item_consensus = _item_consensus(res, int(k), labels)
         this_cc = cc[cc["k"] == k].sort_values("cluster")["cluster_consensus"].to_numpy()
         store_consensus(
             adata,
@@ -410,9 +414,8 @@ def consensus_cluster_plus(
             uns={"cluster_consensus": this_cc},
         )
         adata.obsm[f"{key}_item_consensus"] = item_consensus
-        if store_matrices:
+        if params["store_matrices"]:
             adata.obsp[f"{key}_consensus"] = res["matrices"][j]
-
     adata.uns[key_added] = sanitize_uns(
         {
             "params": params,
@@ -429,9 +432,4 @@ def consensus_cluster_plus(
             "seconds": seconds,
         }
     )
-    logg.info(
-        "    finished",
-        time=start,
-        deep=f"added .obs[{keys[0]!r} .. {keys[-1]!r}] and .uns[{key_added!r}]",
-    )
-    return adata if copy else None
+    return keys
