@@ -60,6 +60,10 @@ use_rep
     "layer": """\
 layer
     Cluster ``adata.layers[layer]`` instead (not together with ``use_rep``).""",
+    "use_rep_layer": """\
+use_rep, layer
+    The matrix to cluster: ``.obsm[use_rep]`` (``"X"``: ``adata.X``) or
+    ``adata.layers[layer]``, not both. Default: ``"X_pca"`` when present, else ``X``.""",
     "key_added": """\
 key_added
     Prefix of every key the result is written under.""",
@@ -153,6 +157,65 @@ distance, linkage
     consensus in ``pac_window`` = (0.1, 0.9], Senbabaoglu et al. 2014), ``best_k``
     (lowest PAC) and ``cluster_consensus`` (columns ``k``, ``cluster``,
     ``cluster_consensus``, ``size``).""",
+    # --- the ensemble (``tl.ensemble`` and ``core.generate_ensemble``) ---
+    "ensemble_partitions": """\
+n_partitions
+    Number of partitions ``R``.
+method
+    One base clustering, or a list cycled over the partitions (Strehl & Ghosh's
+    "ensemble type 2" when mixed; ``methods=``, the old name, still works until the
+    next release): ``"kmeans"``; ``"kmeans_split"`` (random ``k`` in ``[√n/2, √n]``,
+    "ensemble type 1"); ``"hc"`` (``linkage`` and ``distance`` below) or
+    ``"hc_<linkage>"``; ``"pam"`` (k-medoids, FasterPAM); ``"spectral"`` (kNN
+    affinity); ``"leiden"`` (a graph of the subsample, resolution drawn from
+    ``resolution``; ``k`` unused).
+k
+    Clusters per partition: an int; a ``(lo, hi)`` tuple, drawn uniformly (inclusive)
+    per partition; a list, cycled; or ``"auto"`` (default): drawn log-uniformly from 2
+    to ``sqrt(n_sampled)`` (within [10, 50]). Why: the consensus methods choose the
+    number of stable groups from partitions of every resolution, then fit those near
+    the chosen one (:func:`scconsensus.core.select_k`); a log scale gives every
+    doubling of the resolution the same number of partitions.""",
+    "ensemble_sampling": """\
+subsample
+    Fraction of items sampled without replacement per partition
+    (ConsensusClusterPlus's ``pItem``).
+feature_subsample
+    Fraction of features per partition (``pFeature``).
+predict_unsampled
+    Assign unsampled items with the partition's own predictor instead of labelling
+    them ``-1``: ``True`` (nearest centroid for k-means/PAM, nearest neighbour
+    otherwise), ``"centroid"`` or ``"neighbor"``.
+linkage, distance
+    For ``"hc"``: linkage in single/average/complete/ward/centroid and distance in
+    euclidean/pearson/spearman/cosine (pearson and spearman are ``1 - r`` between
+    items, as in ConsensusClusterPlus, whose default protocol is ``"pearson"`` with
+    ``"average"``).
+resolution
+    Leiden resolution: one value (as :func:`scanpy.tl.leiden`), or a ``(lo, hi)``
+    range drawn uniformly per partition.
+n_neighbors
+    kNN graph size for spectral clustering, and for Leiden when no graph is given.""",
+    "neighbors_key_obsp": """\
+neighbors_key, obsp
+    The graph Leiden partitions cluster, as in :func:`scanpy.tl.leiden`:
+    ``.obsp[obsp]``, or the connectivities of ``.uns[neighbors_key]``. Default: the
+    graph of :func:`scanpy.pp.neighbors` (``.uns["neighbors"]``) when present, else a
+    ``n_neighbors``-NN graph of the representation. Each partition clusters the
+    subgraph of the items it sampled (with ``feature_subsample < 1``, the kNN graph
+    of its own features instead). ``.uns[key_added]["params"]["graph"]`` says which.""",
+    "ensemble_run": """\
+random_state
+    Seed: a non-negative int, a :class:`numpy.random.Generator` or ``None``. Every
+    partition gets its own child stream, so the ensemble does not depend on
+    ``n_jobs`` or ``client``.
+n_jobs
+    Parallel workers (joblib; run inside ``joblib.parallel_config(backend="dask")``
+    to use a Dask cluster). Ignored when ``client`` is given.
+client
+    A :class:`dask.distributed.Client`: run one task per partition on its cluster
+    (the data are scattered once to every worker); the same ensemble as the local
+    run's.""",
     # --- plots (``scconsensus.pl``) ---
     "figsize_ax": """\
 figsize, ax

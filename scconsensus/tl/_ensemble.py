@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from anndata import AnnData
 from scanpy import logging as logg
 
+from .._docs import doc_params
 from .._progress import check_progress
 from .._validation import RandomState, check_key, check_n_jobs, renamed_args
 from ..core.ensemble import generate_ensemble
@@ -14,6 +15,7 @@ from ._anndata import get_rep, sanitize_uns, warn_overwrite
 
 
 @renamed_args(methods="method")
+@doc_params()
 def ensemble(
     adata: AnnData,
     n_partitions: int = 100,
@@ -42,74 +44,23 @@ def ensemble(
 
     Parameters
     ----------
-    adata
-        Items (cells or samples) in rows.
-    n_partitions
-        Number of partitions.
-    method
-        ``"kmeans"``, ``"kmeans_split"``, ``"hc"`` / ``"hc_single"`` /
-        ``"hc_average"`` / ``"hc_complete"`` / ``"hc_ward"`` / ``"hc_centroid"``,
-        ``"pam"``, ``"spectral"``, ``"leiden"``, or a list of them cycled over the
-        partitions (``methods=``, the old name, still works until the next release).
-        See :func:`scconsensus.core.ensemble.generate_ensemble`.
-    k
-        Clusters per partition: int, inclusive ``(lo, hi)`` range drawn per
-        partition, a list cycled over partitions, or ``"auto"`` (default): drawn
-        log-uniformly from 2 to ``sqrt(n_sampled)`` (within [10, 50]). Why: the
-        consensus methods choose the number of stable groups from partitions of
-        every resolution, then fit those near the chosen one
-        (:func:`scconsensus.core.select_k`); a log scale gives every doubling of
-        the resolution the same number of partitions.
-    subsample
-        Fraction of items per partition (ConsensusClusterPlus's ``pItem``).
-    feature_subsample
-        Fraction of features per partition (``pFeature``).
-    predict_unsampled
-        Label the items a partition left out with its own predictor instead of ``-1``.
-    linkage, distance
-        Hierarchical clustering settings (``distance="pearson"`` with
-        ``linkage="average"`` is ConsensusClusterPlus's default protocol).
-    resolution
-        Leiden resolution: one value (as :func:`scanpy.tl.leiden`) or a ``(lo, hi)``
-        range drawn per partition.
-    n_neighbors
-        kNN graph size for spectral, and for Leiden when ``adata`` has no neighbours graph.
-    neighbors_key, obsp
-        The graph Leiden partitions cluster, as in :func:`scanpy.tl.leiden`:
-        ``.obsp[obsp]``, or the connectivities of ``.uns[neighbors_key]``. Default: the
-        graph of :func:`scanpy.pp.neighbors` (``.uns["neighbors"]``) when present, else a
-        ``n_neighbors``-NN graph of the representation. Each partition clusters the
-        subgraph of the items it sampled (with ``feature_subsample < 1``, the kNN graph
-        of its own features instead). ``.uns[key_added]["params"]["graph"]`` says which.
-    use_rep
-        ``.obsm`` key or ``"X"``; default ``"X_pca"`` when present, else ``X``.
-    layer
-        Cluster ``adata.layers[layer]`` instead.
-    random_state
-        Seed; the same seed gives the same ensemble for any ``n_jobs``.
-    n_jobs
-        Parallel workers.
-    client
-        A :class:`dask.distributed.Client`: generate the partitions on its cluster
-        instead (same ensemble as the local run for the same ``random_state``).
-    progress
-        Show progress bars on standard error. ``None`` (default): only when
-        ``scanpy.settings.verbosity`` is ``'info'`` or higher. tqdm's ``TQDM_DISABLE``
-        environment variable is always respected.
+    {adata}
+    {ensemble_partitions}
+    {ensemble_sampling}
+    {neighbors_key_obsp}
+    {use_rep_layer}
+    {ensemble_run}
+    {progress}
     key_added
         Results go to ``.obsm[key_added]`` and ``.uns[key_added]``.
-    copy
-        Return a modified copy instead of writing in place.
+    {copy}
 
     Returns
     -------
-    ``None`` or a copy, with
-
-    ``.obsm[key_added]``
-        ``(n_obs, n_partitions)`` int32 labels, ``-1`` for unsampled items.
-    ``.uns[key_added]``
-        ``{"params": {...}, "partitions": DataFrame}``: method, ``k``,
-        clusters found and parameters of every partition.
+    ``None`` (the copy when ``copy=True``), with ``.obsm[key_added]``: ``(n_obs,
+    n_partitions)`` int32 labels, ``-1`` for unsampled items; and ``.uns[key_added]``:
+    ``{"params": {...}, "partitions": DataFrame}``, the method, ``k``, clusters found
+    and parameters of every partition.
 
     Examples
     --------
@@ -122,9 +73,7 @@ def ensemble(
     key_added = check_key(key_added)
     n_jobs = check_n_jobs(n_jobs)
     X = get_rep(adata, use_rep, layer=layer)
-    graph, graph_key = _leiden_graph(adata, method, neighbors_key, obsp)
-    if graph is not None and isinstance(feature_subsample, int | float) and feature_subsample < 1:
-        graph_key = "knn"  # each partition's own features: its own kNN graph
+    graph, graph_key = _leiden_graph(adata, method, neighbors_key, obsp, feature_subsample)
     start = logg.info(f"building an ensemble of {n_partitions} partitions")
     result = generate_ensemble(
         X,
@@ -144,8 +93,12 @@ def ensemble(
         client=client,
         progress=check_progress(progress),
     )
-    adata = adata.copy() if copy else adata
     params = dict(result.params, use_rep=use_rep, layer=layer, graph=graph_key)
+    return _store(adata.copy() if copy else adata, result, params, key_added, start, copy)
+
+
+def _store(adata: AnnData, result, params: dict, key_added: str, start, copy: bool):
+    """Write the ensemble to ``.obsm[key_added]`` and ``.uns[key_added]``."""
     warn_overwrite(adata, obsm=[key_added], uns=[key_added])
     adata.obsm[key_added] = result.labels
     partitions = result.partitions.copy()
@@ -160,13 +113,28 @@ def ensemble(
 
 
 def _leiden_graph(
-    adata: AnnData, method: str | Sequence[str], neighbors_key: str | None, obsp: str | None
+    adata: AnnData,
+    method: str | Sequence[str],
+    neighbors_key: str | None,
+    obsp: str | None,
+    feature_subsample,
 ):
     """The graph Leiden partitions use, chosen as :func:`scanpy.tl.leiden` does, and its name.
 
     ``(None, "knn")`` when no Leiden partition is asked for or ``adata`` has no
-    neighbours graph (the ensemble then builds a kNN graph of the representation).
+    neighbours graph (the ensemble then builds a kNN graph of the representation);
+    named ``"knn"`` also when partitions subsample features (each then builds the kNN
+    graph of its own features).
     """
+    graph, name = _adata_graph(adata, method, neighbors_key, obsp)
+    if graph is not None and isinstance(feature_subsample, int | float) and feature_subsample < 1:
+        name = "knn"
+    return graph, name
+
+
+def _adata_graph(
+    adata: AnnData, method: str | Sequence[str], neighbors_key: str | None, obsp: str | None
+):
     if obsp is not None and neighbors_key is not None:
         raise ValueError("Pass neighbors_key or obsp, not both (as in sc.tl.leiden).")
     methods = [method] if isinstance(method, str) else method
