@@ -74,6 +74,14 @@ copy
 :class:`~anndata.AnnData` or None
     The modified copy when ``copy=True``, otherwise ``None`` (``adata`` is written
     in place).""",
+    "returns_consensus": """\
+:class:`~anndata.AnnData` or None
+    The copy when ``copy=True``, else ``None``; written in the shared consensus
+    layout: ``.obs[key_added]`` (labels ``"0".."K-1"``, largest cluster first),
+    ``.obsm[f"{key_added}_membership"]`` (memberships, rows summing to one),
+    ``.obs[f"{key_added}_confidence"]`` and ``.obs[f"{key_added}_entropy"]`` (largest
+    membership and membership entropy per item), and ``.uns[key_added]`` with the
+    call's ``params`` and the method's figures.""",
     # --- shared by the array core and the wrappers ---
     "random_state": """\
 random_state

@@ -5,13 +5,16 @@ from __future__ import annotations
 from anndata import AnnData
 from scanpy import logging as logg
 
+from .._docs import doc_params
 from .._progress import check_progress
 from .._settings import settings
 from .._validation import RandomState, check_int, check_key
 from ..core.dpp import dpp_consensus
+from ..core.dpp._doc import DPP_PARAMS
 from ._anndata import get_rep, store_consensus
 
 
+@doc_params(**DPP_PARAMS)
 def dpp(
     adata: AnnData,
     n_runs: int = 200,
@@ -36,74 +39,30 @@ def dpp(
 ) -> AnnData | None:
     """Determinantal consensus clustering: DPP-sampled Voronoi runs, thresholded consensus.
 
-    Each of ``n_runs`` runs draws generator items from a determinantal point process with
-    the RBF kernel of Vicente & Murua (2021), eq. 9 (bandwidth: mean pairwise squared
-    distance times ``s``) and cuts the data into their Voronoi cells. The consensus matrix
-    of the runs is cut at every observed value ``θ ≥ tau``; connected components smaller
-    than ``n**a`` are merged into the component holding their strongest link, and the
-    candidate with the lowest kernel validity index (KVI, eq. 11) is kept. See
-    :func:`scconsensus.core.dpp.dpp_consensus`.
+    Each run cuts the data into the Voronoi cells of items drawn from a determinantal
+    point process; the runs' consensus is cut at the threshold whose partition has the
+    lowest kernel validity index (Vicente & Murua 2021;
+    :func:`scconsensus.core.dpp.dpp_consensus`).
 
     Parameters
     ----------
-    adata
-        Items (cells or samples) in rows.
-    n_runs
-        Number of runs ``R`` (paper: 200).
-    use_rep
-        ``.obsm`` key or ``"X"``; default ``"X_pca"`` when present, else ``X``.
-    sampler
-        ``"dpp"``, or the baselines ``"uniform"`` (PAM-like) and ``"kmeans++"``.
-    a
-        Clusters smaller than ``n**a`` are merged (paper: 1/2).
-    tau
-        Smallest consensus threshold considered (paper: 0.6).
-    s
-        Bandwidth scale (paper: 1).
-    mode
-        ``"dense"`` (exact DPP, full consensus matrix), ``"sparse"`` (Nyström low-rank
-        DPP, consensus on kNN + random pairs) or ``"auto"``: dense up to
-        ``scconsensus.settings.dense_auto_max_items`` items.
-    k_max
-        Largest number of generators of the baselines (default ``ceil(sqrt(n))``).
-    expected_size
-        Not in the paper: rescale the DPP kernel so that runs draw this many generators
-        on average (default: the paper's kernel as is; its mean draw grows with n and
-        the dimension, see :func:`scconsensus.core.dpp.dpp_consensus`).
-    n_components
-        Nyström rank of the sparse route (default ``min(n, 300)``).
-    n_thresholds
-        Keep at most this many thresholds (default: every observed value ``≥ tau``).
-    n_neighbors, n_random
-        Pairs per item for the sparse route's consensus.
-    layer
-        Cluster ``adata.layers[layer]`` instead.
-    random_state
-        Seed of every random choice.
-    key_added
-        Prefix of the keys written.
-    progress
-        Show progress bars on standard error. ``None`` (default): only when
-        ``scanpy.settings.verbosity`` is ``'info'`` or higher. tqdm's ``TQDM_DISABLE``
-        environment variable is always respected.
-    copy
-        Return a modified copy instead of writing in place.
+    {adata}
+    {dpp_runs}
+    {use_rep_layer}
+    {dpp_cut}
+    {dpp_route}
+    {random_state}
+    {key_added}
+    {progress}
+    {copy}
 
     Returns
     -------
-    ``None`` or a copy, with
-
-    ``.obs[key_added]``
-        Categorical cluster labels ``"0".."K-1"``, largest cluster first.
-    ``.obsm[f"{key_added}_membership"]``
-        ``(n_obs, K)``: each item's mean consensus with the other items of each cluster,
-        rows normalised to sum to one.
-    ``.obs[f"{key_added}_confidence"]``, ``.obs[f"{key_added}_entropy"]``
-        Largest membership and membership entropy per item.
-    ``.uns[key_added]``
-        ``params``; ``candidates`` (DataFrame: threshold, n_clusters, kvi, sr, within,
-        between, btilde, chosen); ``threshold`` (chosen θ); ``sigma2``; ``mode``;
-        ``run_sizes`` (generators per run); ``expected_size`` of the DPP where used.
+    {returns_consensus}
+        Memberships: each item's mean consensus with each cluster's items. ``.uns``:
+        ``candidates`` (threshold, n_clusters, kvi, sr, within, between, btilde, chosen),
+        ``threshold`` (θ), ``sigma2``, ``mode``, ``run_sizes`` (generators per run),
+        ``alpha``, and the DPP's ``expected_size`` where used.
 
     Examples
     --------
@@ -116,11 +75,34 @@ def dpp(
     key_added = check_key(key_added)
     n_runs = check_int(n_runs, "n_runs", 1)
     X = get_rep(adata, use_rep, layer=layer)
-    n = X.shape[0]
+    start = _log_start(n_runs, sampler, X.shape[0], mode)
+    kwargs = {
+        "sampler": sampler,
+        "a": a,
+        "tau": tau,
+        "s": s,
+        "mode": mode,
+        "k_max": k_max,
+        "expected_size": expected_size,
+        "n_components": n_components,
+        "n_thresholds": n_thresholds,
+        "n_neighbors": n_neighbors,
+        "n_random": n_random,
+    }
+    result = dpp_consensus(
+        X, n_runs, random_state=random_state, progress=check_progress(progress), **kwargs
+    )
+    params = {"n_runs": n_runs, "use_rep": use_rep, "layer": layer, **kwargs}
+    seed = random_state if isinstance(random_state, int) else str(random_state)
+    params.update(k_max=result.info["k_max"], random_state=seed)
+    return _store(adata.copy() if copy else adata, key_added, result, params, start, copy)
+
+
+def _log_start(n_runs: int, sampler: str, n: int, mode: str):
     route = (
         mode if mode != "auto" else ("dense" if n <= settings.dense_auto_max_items else "sparse")
     )
-    start = logg.info(
+    return logg.info(
         f"determinantal consensus clustering: {n_runs} {sampler} runs on {n} items, "
         f"{route} route"
         + (
@@ -129,41 +111,10 @@ def dpp(
             else ""
         )
     )
-    result = dpp_consensus(
-        X,
-        n_runs,
-        sampler=sampler,
-        a=a,
-        tau=tau,
-        s=s,
-        mode=mode,
-        k_max=k_max,
-        expected_size=expected_size,
-        n_components=n_components,
-        n_thresholds=n_thresholds,
-        n_neighbors=n_neighbors,
-        n_random=n_random,
-        random_state=random_state,
-        progress=check_progress(progress),
-    )
-    adata = adata.copy() if copy else adata
-    params = {
-        "n_runs": n_runs,
-        "use_rep": use_rep,
-        "layer": layer,
-        "sampler": sampler,
-        "a": a,
-        "tau": tau,
-        "s": s,
-        "mode": mode,
-        "k_max": result.info["k_max"],
-        "expected_size": expected_size,
-        "n_components": n_components,
-        "n_thresholds": n_thresholds,
-        "n_neighbors": n_neighbors,
-        "n_random": n_random,
-        "random_state": random_state if isinstance(random_state, int) else str(random_state),
-    }
+
+
+def _store(adata: AnnData, key_added: str, result, params: dict, start, copy: bool):
+    """Write ``result`` in the shared consensus layout, with DPP's figures in ``.uns``."""
     candidates = result.candidates.copy()
     candidates.index = candidates.index.astype(str)
     uns = {

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from ..._docs import doc_params
 from ..._progress import progress_bar
 from ..._settings import settings
 from ..._validation import (
@@ -31,6 +32,7 @@ from ._consensus import (
     validity_indices,
     voronoi_labels,
 )
+from ._doc import DPP_PARAMS
 from ._kernel import nystrom_features, rbf_bandwidth, rbf_kernel
 from ._samplers import SpectralDPP, sample_uniform
 from ._sparse import sparse_consensus
@@ -122,6 +124,169 @@ def _kmeans_run(X: np.ndarray, k: int, seed: int) -> np.ndarray:
     return km.labels_.astype(np.int32)
 
 
+class _Laps:
+    """Seconds per stage, each measured from the end of the one before."""
+
+    def __init__(self) -> None:
+        self.timings: dict[str, float] = {}
+        self._clock = time.perf_counter()
+
+    def __call__(self, stage: str) -> None:
+        now = time.perf_counter()
+        self.timings[stage] = now - self._clock
+        self._clock = now
+
+
+def _check_inputs(
+    X, sampler, mode, n_runs, a, tau, s, k_max, expected_size, n_components, n_thresholds
+):
+    """Dense validated ``X``, the route (``"auto"`` resolved) and ``k_max``."""
+    X = check_matrix(X, "X", min_items=3)
+    if sp.issparse(X):
+        X = X.toarray()
+    n = X.shape[0]
+    check_choice(sampler, SAMPLERS, "sampler")
+    check_choice(mode, MODES, "mode")
+    _check_params(n, sampler, n_runs, a, tau, s, k_max, expected_size, n_components, n_thresholds)
+    if mode == "auto":
+        mode = "dense" if n <= settings.dense_auto_max_items else "sparse"
+    if mode == "dense":
+        # L, its eigenvectors and the consensus values: three n x n float64 matrices
+        check_dense_memory(n, n_matrices=3, itemsize=8, what="Exact DPP consensus")
+    k_max = math.ceil(math.sqrt(n)) if k_max is None else int(k_max)
+    return X, mode, k_max
+
+
+def _kernel(X: np.ndarray, mode: str, sigma2: float, s: float, n_components, seed, info: dict):
+    """The exact kernel ``L`` (dense route) or Nyström features ``F`` (sparse route)."""
+    if mode == "dense":
+        return rbf_kernel(X, sigma2=sigma2, s=s), None
+    n = X.shape[0]
+    rank = min(n, 300) if n_components is None else min(n, int(n_components))
+    F = nystrom_features(X, rank, sigma2=sigma2, s=s, random_state=seed)
+    info["rank"] = int(F.shape[1])
+    return None, F
+
+
+def _draw_runs(X, sampler: str, runs, rngs, L, F, k_max: int, expected_size, info, lap):
+    """``(n, R)`` labels of the runs and the number of generators (clusters) of each."""
+    if sampler == "kmeans++":
+        run_labels = np.empty((X.shape[0], len(rngs)), dtype=np.int32)
+        for r in runs:
+            k = int(rngs[r].integers(1, k_max + 1))
+            run_labels[:, r] = _kmeans_run(X, k, int(rngs[r].integers(2**31)))
+        return run_labels, run_labels.max(axis=0).astype(np.int64) + 1
+    if sampler == "dpp":
+        dpp = SpectralDPP.from_kernel(L) if F is None else SpectralDPP.from_features(F)
+        if expected_size is not None:
+            dpp = dpp.with_expected_size(expected_size)
+            info["kernel_scale"] = dpp.scale
+        info["expected_size"] = dpp.expected_size
+        lap("eigendecomposition")
+        generators = dpp.sample_many((rngs[r] for r in runs), nonempty=True)
+        del dpp
+    else:
+        generators = [sample_uniform(X.shape[0], k_max, rngs[r]) for r in runs]
+    run_sizes = np.array([g.size for g in generators], dtype=np.int64)
+    lap("sampling")
+    return voronoi_labels(X, generators), run_sizes
+
+
+def _consensus_forest(run_labels, X, mode, n_neighbors, n_random, seed, tau, n_thresholds):
+    """Maximum spanning forest of the consensus of the runs, and the thresholds to cut."""
+    n, n_runs = run_labels.shape
+    if mode == "dense":
+        counts, _ = coassociation(run_labels, mode="dense")
+        consensus = counts.astype(np.float64)
+        del counts
+        consensus /= n_runs
+        values = np.unique(consensus[np.triu_indices(n, 1)])
+    else:
+        consensus = sparse_consensus(
+            run_labels, X, n_neighbors=n_neighbors, n_random=n_random, random_state=seed
+        )
+        values = np.unique(consensus.data)
+    thresholds = candidate_thresholds(values, tau, n_thresholds)
+    if thresholds.size == 0:
+        raise ValueError(
+            f"No pair of items reaches consensus tau={tau} (largest observed "
+            f"{values.max() if values.size else 0:.3g}). Lower tau or use more runs."
+        )
+    return maximum_spanning_forest(consensus), thresholds
+
+
+def _select(partitions: list, thresholds: np.ndarray, L, F):
+    """The candidates' table, the index of the lowest-KVI candidate, and KVI's alpha."""
+    # score each distinct partition once (neighbouring thresholds often agree)
+    keys = [p.tobytes() for p in partitions]
+    unique_keys = list(dict.fromkeys(keys))
+    first = {key: keys.index(key) for key in unique_keys}
+    scores = validity_indices([partitions[first[key]] for key in unique_keys], kernel=L, features=F)
+    where = np.array([unique_keys.index(key) for key in keys])
+    columns = ("n_clusters", "kvi", "sr", "within", "between", "btilde")
+    table = pd.DataFrame({"threshold": thresholds, **{c: scores[c][where] for c in columns}})
+    kvi = table["kvi"].to_numpy()
+    best = int(np.nanargmin(kvi)) if np.any(np.isfinite(kvi)) else 0
+    table["chosen"] = np.arange(len(table)) == best
+    return table, best, scores["alpha"]
+
+
+def _solve(
+    X,
+    n_runs,
+    sampler,
+    a,
+    tau,
+    s,
+    mode,
+    k_max,
+    expected_size,
+    n_components,
+    n_thresholds,
+    n_neighbors,
+    n_random,
+    random_state,
+    progress,
+) -> DPPConsensus:
+    """:func:`dpp_consensus` on validated arguments: kernel, runs, consensus, cut, choice."""
+    n = X.shape[0]
+    lap = _Laps()
+    sigma2 = rbf_bandwidth(X)
+    seeds = seed_sequence(random_state).spawn(n_runs + 2)
+    info: dict = {"k_max": k_max}
+    L, F = _kernel(X, mode, sigma2, s, n_components, seeds[-1], info)
+    lap("kernel")
+    rngs = [np.random.default_rng(q) for q in seeds[:n_runs]]
+    runs = progress_bar(range(n_runs), desc=f"{sampler} runs", progress=progress)
+    run_labels, run_sizes = _draw_runs(
+        X, sampler, runs, rngs, L, F, k_max, expected_size, info, lap
+    )
+    lap("partitions")
+    forest, thresholds = _consensus_forest(
+        run_labels, X, mode, n_neighbors, n_random, seeds[-2], tau, n_thresholds
+    )
+    lap("consensus")
+    partitions = threshold_partitions(forest, n, thresholds, n**a)
+    lap("thresholds")
+    table, best, info["alpha"] = _select(partitions, thresholds, L, F)
+    lap("validity")
+    membership = normalize_rows(consensus_membership(run_labels, partitions[best]))
+    lap("membership")
+    info["timings"] = lap.timings
+    return DPPConsensus(
+        labels=partitions[best],
+        membership=membership,
+        threshold=float(thresholds[best]),
+        candidates=table,
+        run_labels=run_labels,
+        run_sizes=run_sizes,
+        sigma2=float(sigma2),
+        mode=mode,
+        info=info,
+    )
+
+
+@doc_params(**DPP_PARAMS)
 def dpp_consensus(
     X: np.ndarray,
     n_runs: int = 200,
@@ -150,53 +315,18 @@ def dpp_consensus(
 
     Parameters
     ----------
-    X
-        ``(n, p)`` data (items in rows).
-    n_runs
-        Number of runs ``R`` (paper: 200).
-    sampler
-        ``"dpp"`` (determinantal generators), ``"uniform"`` (PAM-like baseline of Sect. 5:
-        ``k ~ U{1..k_max}`` items uniformly) or ``"kmeans++"`` (k-means from k-means++
-        seeds, ``k ~ U{1..k_max}``, Sect. 6).
-    a
-        Components smaller than ``n**a`` are merged (paper: 1/2).
-    tau
-        Smallest threshold considered (paper: 0.6).
-    s
-        Bandwidth scale of eq. 9 (paper: 1).
-    mode
-        ``"dense"``: exact kernel, exact DPP sampler and full consensus matrix (O(n²)
-        memory, O(n³) eigendecomposition). ``"sparse"``: the large-n route of
-        :mod:`scconsensus.core.dpp._sparse` (Nyström kernel, low-rank sampler, consensus
-        on sampled pairs). ``"auto"``: dense up to
-        ``scconsensus.settings.dense_auto_max_items`` items.
-    k_max
-        Largest ``k`` of the uniform and k-means++ samplers; default ``ceil(sqrt(n))``
-        (with ``a = 1/2`` no final cluster can be smaller than ``sqrt(n)``, so no more
-        than ``sqrt(n)`` clusters survive).
-    expected_size
-        Not in the paper: draw from ``DPP(c L)`` with ``c`` set so that the mean number
-        of generators per run is ``expected_size`` (same eigenvectors, so the same
-        notion of diversity). ``None`` (default) uses ``L`` as the paper does. With the
-        paper's ``L`` the mean size ``Σ λ/(1+λ)`` grows with ``n`` and with the
-        dimension (about 33 generators on the standardised 30-feature breast cancer
-        data, 171 on 100,000 items in 20 dimensions), and runs with many more cells than
-        there are clusters fragment the consensus; see ``vignettes/dpp_table4.py``.
-    n_components
-        Nyström rank of the sparse route (default ``min(n, 300)``).
-    n_thresholds
-        Keep at most this many thresholds, spread over the observed values (default: all).
-    n_neighbors, n_random
-        Pairs per item on which the sparse route counts consensus.
-    random_state
-        Seed; every run gets its own child stream, so results do not depend on chunking.
-    progress
-        Show a progress bar over the runs (``None``: when scanpy's verbosity is
-        ``'info'`` or higher).
+    {X}
+    {dpp_runs}
+    {dpp_cut}
+    {dpp_route}
+    {random_state}
+        Every run gets its own child stream, so results do not depend on chunking.
+    {progress}
 
     Returns
     -------
-    A :class:`DPPConsensus`.
+    DPPConsensus
+        Final labels and memberships, the candidates' table and the runs.
 
     Examples
     --------
@@ -208,128 +338,23 @@ def dpp_consensus(
     >>> int(res.labels.max()) + 1
     2
     """
-    X = check_matrix(X, "X", min_items=3)
-    if sp.issparse(X):
-        X = X.toarray()
-    n = X.shape[0]
-    check_choice(sampler, SAMPLERS, "sampler")
-    check_choice(mode, MODES, "mode")
-    _check_params(n, sampler, n_runs, a, tau, s, k_max, expected_size, n_components, n_thresholds)
-    if mode == "auto":
-        mode = "dense" if n <= settings.dense_auto_max_items else "sparse"
-    if mode == "dense":
-        # L, its eigenvectors and the consensus values: three n x n float64 matrices
-        check_dense_memory(n, n_matrices=3, itemsize=8, what="Exact DPP consensus")
-    n_runs = int(n_runs)
-    k_max = math.ceil(math.sqrt(n)) if k_max is None else int(k_max)
-
-    clock = time.perf_counter()
-    timings: dict[str, float] = {}
-
-    def lap(stage: str) -> None:
-        nonlocal clock
-        now = time.perf_counter()
-        timings[stage] = now - clock
-        clock = now
-
-    sigma2 = rbf_bandwidth(X)
-    seeds = seed_sequence(random_state).spawn(n_runs + 2)
-    info: dict = {"k_max": k_max}
-    L = F = None
-    if mode == "dense":
-        L = rbf_kernel(X, sigma2=sigma2, s=s)
-    else:
-        rank = min(n, 300) if n_components is None else min(n, int(n_components))
-        F = nystrom_features(X, rank, sigma2=sigma2, s=s, random_state=seeds[-1])
-        info["rank"] = int(F.shape[1])
-    lap("kernel")
-
-    rngs = [np.random.default_rng(q) for q in seeds[:n_runs]]
-    runs = progress_bar(range(n_runs), desc=f"{sampler} runs", progress=progress)
-    if sampler == "kmeans++":
-        run_labels = np.empty((n, n_runs), dtype=np.int32)
-        for r in runs:
-            k = int(rngs[r].integers(1, k_max + 1))
-            run_labels[:, r] = _kmeans_run(X, k, int(rngs[r].integers(2**31)))
-        run_sizes = run_labels.max(axis=0).astype(np.int64) + 1
-    else:
-        if sampler == "dpp":
-            dpp = SpectralDPP.from_kernel(L) if F is None else SpectralDPP.from_features(F)
-            if expected_size is not None:
-                dpp = dpp.with_expected_size(expected_size)
-                info["kernel_scale"] = dpp.scale
-            info["expected_size"] = dpp.expected_size
-            lap("eigendecomposition")
-            generators = dpp.sample_many((rngs[r] for r in runs), nonempty=True)
-            del dpp
-        else:
-            generators = [sample_uniform(n, k_max, rngs[r]) for r in runs]
-        run_sizes = np.array([g.size for g in generators], dtype=np.int64)
-        lap("sampling")
-        run_labels = voronoi_labels(X, generators)
-    lap("partitions")
-
-    if mode == "dense":
-        counts, _ = coassociation(run_labels, mode="dense")
-        consensus = counts.astype(np.float64)
-        del counts
-        consensus /= n_runs
-        values = np.unique(consensus[np.triu_indices(n, 1)])
-    else:
-        consensus = sparse_consensus(
-            run_labels,
-            X,
-            n_neighbors=n_neighbors,
-            n_random=n_random,
-            random_state=seeds[-2],
-        )
-        values = np.unique(consensus.data)
-    thresholds = candidate_thresholds(values, tau, n_thresholds)
-    if thresholds.size == 0:
-        raise ValueError(
-            f"No pair of items reaches consensus tau={tau} (largest observed "
-            f"{values.max() if values.size else 0:.3g}). Lower tau or use more runs."
-        )
-    forest = maximum_spanning_forest(consensus)
-    del consensus
-    lap("consensus")
-    partitions = threshold_partitions(forest, n, thresholds, n**a)
-    lap("thresholds")
-
-    # score each distinct partition once (neighbouring thresholds often agree)
-    keys = [p.tobytes() for p in partitions]
-    unique_keys = list(dict.fromkeys(keys))
-    first = {key: keys.index(key) for key in unique_keys}
-    scores = validity_indices([partitions[first[key]] for key in unique_keys], kernel=L, features=F)
-    where = np.array([unique_keys.index(key) for key in keys])
-    table = pd.DataFrame(
-        {
-            "threshold": thresholds,
-            "n_clusters": scores["n_clusters"][where],
-            "kvi": scores["kvi"][where],
-            "sr": scores["sr"][where],
-            "within": scores["within"][where],
-            "between": scores["between"][where],
-            "btilde": scores["btilde"][where],
-        }
+    X, mode, k_max = _check_inputs(
+        X, sampler, mode, n_runs, a, tau, s, k_max, expected_size, n_components, n_thresholds
     )
-    kvi = table["kvi"].to_numpy()
-    best = int(np.nanargmin(kvi)) if np.any(np.isfinite(kvi)) else 0
-    table["chosen"] = np.arange(len(table)) == best
-    labels = partitions[best]
-    lap("validity")
-    membership = normalize_rows(consensus_membership(run_labels, labels))
-    lap("membership")
-    info["alpha"] = scores["alpha"]
-    info["timings"] = timings
-    return DPPConsensus(
-        labels=labels,
-        membership=membership,
-        threshold=float(thresholds[best]),
-        candidates=table,
-        run_labels=run_labels,
-        run_sizes=run_sizes,
-        sigma2=float(sigma2),
-        mode=mode,
-        info=info,
+    return _solve(
+        X,
+        int(n_runs),
+        sampler,
+        a,
+        tau,
+        s,
+        mode,
+        k_max,
+        expected_size,
+        n_components,
+        n_thresholds,
+        n_neighbors,
+        n_random,
+        random_state,
+        progress,
     )
