@@ -40,9 +40,8 @@ def dpp(
     """Determinantal consensus clustering: DPP-sampled Voronoi runs, thresholded consensus.
 
     Each run cuts the data into the Voronoi cells of items drawn from a determinantal
-    point process; the runs' consensus is cut at the threshold whose partition has the
-    lowest kernel validity index (Vicente & Murua 2021;
-    :func:`scconsensus.core.dpp.dpp_consensus`).
+    point process; the runs' consensus is cut where the kernel validity index is lowest
+    (Vicente & Murua 2021; :func:`scconsensus.core.dpp.dpp_consensus`).
 
     Parameters
     ----------
