@@ -163,14 +163,11 @@ def _find(parent, x):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def _merge_small(comp, n_comp, cu, cv, cw, min_size):  # pragma: no cover - compiled
-    # Components are nodes, forest edges between them are cu-cv with weight cw. Each
-    # component keeps a linked list of its half-edges; merging concatenates lists and
-    # edges that became internal are unlinked when met.
-    size = np.zeros(n_comp, dtype=np.int64)
-    for i in range(comp.shape[0]):
-        size[comp[i]] += 1
-    parent = np.arange(n_comp)
+def _half_edges(cu, cv, n_comp):  # pragma: no cover - compiled
+    """Per component, a linked list of its half-edges: ``(head, tail, nxt)``.
+
+    Half-edge ``h`` is edge ``h >> 1`` seen from ``cu`` (even ``h``) or ``cv`` (odd).
+    """
     m = cu.shape[0]
     head = np.full(n_comp, -1, dtype=np.int64)
     tail = np.full(n_comp, -1, dtype=np.int64)
@@ -182,6 +179,58 @@ def _merge_small(comp, n_comp, cu, cv, cw, min_size):  # pragma: no cover - comp
         else:
             nxt[tail[c]] = h
         tail[c] = h
+    return head, tail, nxt
+
+
+@numba.njit(cache=True)
+def _strongest_link(c, head, tail, nxt, cu, cv, cw, parent):  # pragma: no cover - compiled
+    """Root of the component at the other end of ``c``'s strongest edge (-1: none).
+
+    Edges that became internal to ``c`` are unlinked from its list on the way.
+    """
+    best = -1
+    best_w = -np.inf
+    prev = -1
+    h = head[c]
+    while h != -1:
+        e = h >> 1
+        ro = _find(parent, cv[e] if (h & 1) == 0 else cu[e])
+        nh = nxt[h]
+        if ro == c:
+            if prev == -1:
+                head[c] = nh
+            else:
+                nxt[prev] = nh
+            if tail[c] == h:
+                tail[c] = prev
+        else:
+            if cw[e] > best_w:
+                best_w = cw[e]
+                best = ro
+            prev = h
+        h = nh
+    return best
+
+
+@numba.njit(cache=True)
+def _largest_other(c, parent, size):  # pragma: no cover - compiled
+    big = -1
+    for q in range(parent.shape[0]):
+        if parent[q] == q and q != c and (big == -1 or size[q] > size[big]):
+            big = q
+    return big
+
+
+@numba.njit(cache=True)
+def _merge_small(comp, n_comp, cu, cv, cw, min_size):  # pragma: no cover - compiled
+    # Components are nodes, forest edges between them are cu-cv with weight cw. Each
+    # component keeps a linked list of its half-edges; merging concatenates lists and
+    # edges that became internal are unlinked when met.
+    size = np.zeros(n_comp, dtype=np.int64)
+    for i in range(comp.shape[0]):
+        size[comp[i]] += 1
+    parent = np.arange(n_comp)
+    head, tail, nxt = _half_edges(cu, cv, n_comp)
     # min-heap of size * n_comp + id: smallest component first, ties by id (numba types
     # the list from its first element, so seed it and pop)
     heap = [np.int64(0)]
@@ -194,38 +243,12 @@ def _merge_small(comp, n_comp, cu, cv, cw, min_size):  # pragma: no cover - comp
     while len(heap) > 0 and n_alive > 1:
         key = heapq.heappop(heap)
         c = key % n_comp
-        s = key // n_comp
-        if parent[c] != c or size[c] != s:
+        if parent[c] != c or size[c] != key // n_comp:
             continue
-        best = -1
-        best_w = -np.inf
-        prev = -1
-        h = head[c]
-        while h != -1:
-            e = h >> 1
-            other = cv[e] if (h & 1) == 0 else cu[e]
-            ro = _find(parent, other)
-            nh = nxt[h]
-            if ro == c:
-                if prev == -1:
-                    head[c] = nh
-                else:
-                    nxt[prev] = nh
-                if tail[c] == h:
-                    tail[c] = prev
-            else:
-                if cw[e] > best_w:
-                    best_w = cw[e]
-                    best = ro
-                prev = h
-            h = nh
+        best = _strongest_link(c, head, tail, nxt, cu, cv, cw, parent)
         if best == -1:
             # no consensus link at all: join the largest other component
-            big = -1
-            for q in range(n_comp):
-                if parent[q] == q and q != c and (big == -1 or size[q] > size[big]):
-                    big = q
-            best = big
+            best = _largest_other(c, parent, size)
         parent[c] = best
         size[best] += size[c]
         if head[c] != -1:
