@@ -55,13 +55,14 @@ def compare(
 
     Returns
     -------
-    One row per unordered pair of keys, then one per key against ``truth``,
-    with columns ``key_1``, ``key_2`` (``truth``'s column name, or
-    ``"truth"``), ``n_clusters_1``, ``n_clusters_2``, ``n_items`` (items
-    labelled in both; missing labels are left out), ``ari`` (adjusted Rand
-    index), ``nmi`` (normalised mutual information) and ``h`` (fraction of
-    items on which the two agree after the best one-to-one matching of
-    clusters, eq. 11 of Lourenço et al. 2015). ``adata`` is not modified.
+    pandas.DataFrame
+        One row per unordered pair of keys, then one per key against ``truth``,
+        with columns ``key_1``, ``key_2`` (``truth``'s column name, or
+        ``"truth"``), ``n_clusters_1``, ``n_clusters_2``, ``n_items`` (items
+        labelled in both; missing labels are left out), ``ari`` (adjusted Rand
+        index), ``nmi`` (normalised mutual information) and ``h`` (fraction of
+        items on which the two agree after the best one-to-one matching of
+        clusters, eq. 11 of Lourenço et al. 2015). ``adata`` is not modified.
 
     Examples
     --------
@@ -74,6 +75,28 @@ def compare(
     """
     if not isinstance(adata, AnnData):
         raise ValueError(f"Expected an AnnData object, got {type(adata).__name__}.")
+    keys = _keys(adata, keys)
+    columns = {key: _labels(adata, key) for key in keys}
+    truth_name = None
+    if truth is not None:
+        truth_name, truth_values = _truth(adata, truth)
+        if truth_name in columns:
+            raise ValueError(f"truth={truth_name!r} is also in keys; compare it once.")
+        if len(keys) < 1:
+            raise ValueError("Pass at least one key to compare with truth.")
+    elif len(keys) < 2:
+        raise ValueError(
+            f"Comparing needs two labelings or a truth; got keys={keys} and truth=None."
+        )
+    pairs = list(combinations(keys, 2))
+    if truth_name is not None:
+        columns[truth_name] = truth_values
+        pairs += [(key, truth_name) for key in keys]
+    return pd.DataFrame([_scores(columns, a, b) for a, b in pairs])
+
+
+def _keys(adata: AnnData, keys) -> list[str]:
+    """The keys to compare, without repeats; every consensus result when omitted."""
     if keys is None:
         keys = _consensus_keys(adata)
         if not keys:
@@ -83,51 +106,33 @@ def compare(
             )
     elif isinstance(keys, str):
         keys = [keys]
-    keys = list(dict.fromkeys(keys))
-    columns = {key: _labels(adata, key) for key in keys}
+    return list(dict.fromkeys(keys))
 
-    truth_name = None
-    if truth is not None:
-        if isinstance(truth, str):
-            truth_name = truth
-            truth_values = _labels(adata, truth)
-        else:
-            truth_name = "truth"
-            values = np.asarray(truth).ravel()
-            if values.size != adata.n_obs:
-                raise ValueError(
-                    f"truth has {values.size} labels but adata has {adata.n_obs} items."
-                )
-            truth_values = pd.Series(values, index=adata.obs_names)
-        if truth_name in columns:
-            raise ValueError(f"truth={truth_name!r} is also in keys; compare it once.")
-        if len(keys) < 1:
-            raise ValueError("Pass at least one key to compare with truth.")
-    elif len(keys) < 2:
-        raise ValueError(
-            f"Comparing needs two labelings or a truth; got keys={keys} and truth=None."
-        )
 
-    pairs = list(combinations(keys, 2))
-    if truth_name is not None:
-        columns[truth_name] = truth_values
-        pairs += [(key, truth_name) for key in keys]
+def _truth(adata: AnnData, truth) -> tuple[str, pd.Series]:
+    """The reference's name and labels, from an ``.obs`` column or an array."""
+    if isinstance(truth, str):
+        return truth, _labels(adata, truth)
+    values = np.asarray(truth).ravel()
+    if values.size != adata.n_obs:
+        raise ValueError(f"truth has {values.size} labels but adata has {adata.n_obs} items.")
+    return "truth", pd.Series(values, index=adata.obs_names)
 
-    rows = []
-    for a, b in pairs:
-        la, lb = columns[a], columns[b]
-        both = (la.notna() & lb.notna()).to_numpy()
-        if both.sum() < 2:
-            raise ValueError(f"{a!r} and {b!r} label fewer than 2 items in common.")
-        va = la.to_numpy()[both].astype(str)
-        vb = lb.to_numpy()[both].astype(str)
-        row = {
-            "key_1": a,
-            "key_2": b,
-            "n_clusters_1": int(np.unique(va).size),
-            "n_clusters_2": int(np.unique(vb).size),
-            "n_items": int(both.sum()),
-        }
-        row.update({name: score(vb, va) for name, score in _SCORES.items()})
-        rows.append(row)
-    return pd.DataFrame(rows)
+
+def _scores(columns: dict[str, pd.Series], a: str, b: str) -> dict:
+    """One table row: sizes and agreement scores of labelings ``a`` and ``b``."""
+    la, lb = columns[a], columns[b]
+    both = (la.notna() & lb.notna()).to_numpy()
+    if both.sum() < 2:
+        raise ValueError(f"{a!r} and {b!r} label fewer than 2 items in common.")
+    va = la.to_numpy()[both].astype(str)
+    vb = lb.to_numpy()[both].astype(str)
+    row = {
+        "key_1": a,
+        "key_2": b,
+        "n_clusters_1": int(np.unique(va).size),
+        "n_clusters_2": int(np.unique(vb).size),
+        "n_items": int(both.sum()),
+    }
+    row.update({name: score(vb, va) for name, score in _SCORES.items()})
+    return row
