@@ -7,6 +7,7 @@ import scipy.sparse as sp
 from anndata import AnnData
 from scanpy import logging as logg
 
+from .._docs import doc_params
 from .._settings import settings
 from .._validation import RandomState, check_choice, check_key
 from ..core.coassociation import coassociation as _coassociation
@@ -23,6 +24,14 @@ def resolve_mode(mode: str, n_items: int) -> str:
     return mode
 
 
+_USE_REP_PAIRS = """\
+use_rep
+    Representation for the kNN pairs of sparse mode: an ``.obsm`` key or ``"X"``
+    (default ``"X_pca"`` when present, else ``X``; random pairs only when neither
+    can be used, or it is sparse)."""
+
+
+@doc_params(use_rep_pairs=_USE_REP_PAIRS)
 def ensemble_coassociation(
     adata: AnnData,
     ensemble_key: str = "scc_ensemble",
@@ -38,6 +47,23 @@ def ensemble_coassociation(
 
     Sparse mode samples pairs from the kNN graph of the representation (when
     one is available) plus random pairs.
+
+    Parameters
+    ----------
+    {adata_ensemble}
+    {ensemble_key}
+    {mode}
+    {use_rep_pairs}
+    {n_neighbors_n_random}
+    {random_state}
+        Here it seeds the pair draw.
+    {client}
+
+    Returns
+    -------
+    tuple of arrays
+        ``(C, N)``: co-clustered and co-sampled counts, see
+        :func:`scconsensus.core.coassociation.coassociation`.
     """
     labels = get_ensemble(adata, ensemble_key)
     mode = resolve_mode(mode, labels.shape[0])
@@ -57,6 +83,7 @@ def ensemble_coassociation(
     return _coassociation(labels, "sparse", pairs=pairs, client=client)
 
 
+@doc_params(use_rep_pairs=_USE_REP_PAIRS)
 def coassociation(
     adata: AnnData,
     ensemble_key: str = "scc_ensemble",
@@ -74,32 +101,26 @@ def coassociation(
 
     Parameters
     ----------
-    adata
-        With an ensemble from :func:`scconsensus.tl.ensemble`.
-    ensemble_key
-        ``.obsm`` key of the ensemble labels.
-    mode
-        ``"dense"`` (all pairs), ``"sparse"`` (kNN + random pairs), or ``"auto"``
-        (dense up to ``scconsensus.settings.dense_auto_max_items`` items).
-    use_rep
-        Representation for the kNN pairs of sparse mode (default ``X_pca`` or ``X``).
-    n_neighbors, n_random
-        kNN and random partners per item in sparse mode.
-    random_state
-        Seed for the random pairs.
-    client
-        A :class:`dask.distributed.Client`: count the sparse mode's pairs on its
-        cluster (same counts as locally).
+    {adata_ensemble}
+    {ensemble_key}
+    {mode}
+    {use_rep_pairs}
+    {n_neighbors_n_random}
+    {random_state}
+        Here it seeds the pair draw.
+    {client}
+        Here it counts the sparse mode's pairs (the same counts as locally).
     key_added
         ``.obsp[f"{key_added}_c"]`` (co-clustered counts), ``.obsp[f"{key_added}_n"]``
         (co-sampled counts) and ``.uns[key_added]``.
-    copy
-        Return a modified copy instead of writing in place.
+    {copy}
 
     Returns
     -------
-    ``None`` or a copy. In sparse mode both matrices share one sparsity pattern
-    (zeros of ``C`` kept explicitly): the sampled pairs with ``N > 0``.
+    :class:`~anndata.AnnData` or None
+        The copy when ``copy=True``, else ``None``. In sparse mode both matrices share
+        one sparsity pattern (zeros of ``C`` kept explicitly): the sampled pairs with
+        ``N > 0``.
 
     Examples
     --------
@@ -124,22 +145,23 @@ def coassociation(
         client=client,
     )
     adata = adata.copy() if copy else adata
+    params = {
+        "ensemble_key": ensemble_key,
+        "mode": mode,
+        "use_rep": use_rep,
+        "n_neighbors": n_neighbors,
+        "n_random": n_random,
+        "random_state": random_state,
+    }
+    _store(adata, key_added, C, N, params, labels.shape[1])
+    return adata if copy else None
+
+
+def _store(adata: AnnData, key_added: str, C, N, params: dict, n_partitions: int) -> None:
     warn_overwrite(adata, obsp=[f"{key_added}_c", f"{key_added}_n"], uns=[key_added])
     adata.obsp[f"{key_added}_c"] = C
     adata.obsp[f"{key_added}_n"] = N
-    n_pairs = int(np.count_nonzero(np.triu(N, 1))) if mode == "dense" else N.nnz // 2
+    n_pairs = int(np.count_nonzero(np.triu(N, 1))) if params["mode"] == "dense" else N.nnz // 2
     adata.uns[key_added] = sanitize_uns(
-        {
-            "params": {
-                "ensemble_key": ensemble_key,
-                "mode": mode,
-                "use_rep": use_rep,
-                "n_neighbors": n_neighbors,
-                "n_random": n_random,
-                "random_state": random_state,
-            },
-            "n_pairs": n_pairs,
-            "n_partitions": labels.shape[1],
-        }
+        {"params": params, "n_pairs": n_pairs, "n_partitions": n_partitions}
     )
-    return adata if copy else None
