@@ -7,12 +7,14 @@ import pandas as pd
 from anndata import AnnData
 from scipy.stats import multivariate_normal
 
+from .._docs import doc_params
 from .._validation import RandomState, check_rng
 
 # signs of the four orthants, one Gaussian in each
 _ORTHANTS = np.array([[1, 1], [-1, 1], [-1, -1], [1, -1]], dtype=float)
 
 
+@doc_params()
 def soft_gaussian_mixture(
     n_per_component: int = 200,
     n_partitions: int = 1000,
@@ -40,17 +42,17 @@ def soft_gaussian_mixture(
         Absolute value range of each mean coordinate (sign fixed by the orthant).
     std
         Standard deviation of every Gaussian.
-    random_state
-        Seed.
+    {random_state}
     key_added
         Where the sampled ensemble goes (``.obsm`` and ``.uns``).
 
     Returns
     -------
-    AnnData with ``X`` (points), ``.obs["truth"]`` (most probable component),
-    ``.obs["component"]`` (generating component), ``.obsm["soft_truth"]``
-    (``n x 4``), ``.obsm[key_added]`` (``n x n_partitions`` int32 labels),
-    ``.uns["soft_gaussian_mixture"]`` (means and parameters).
+    AnnData
+        ``X`` (points), ``.obs["truth"]`` (most probable component),
+        ``.obs["component"]`` (generating component), ``.obsm["soft_truth"]``
+        (``n x 4``), ``.obsm[key_added]`` (``n x n_partitions`` int32 labels),
+        ``.uns["soft_gaussian_mixture"]`` (means and parameters).
 
     Examples
     --------
@@ -70,12 +72,7 @@ def soft_gaussian_mixture(
         [multivariate_normal(mean=m, cov=std**2 * np.eye(2)).pdf(X) for m in means]
     )
     soft = dens / dens.sum(axis=1, keepdims=True)
-    cum = soft.cumsum(axis=1)
-    cum[:, -1] = 1.0
-    draws = rng.random((component.size, n_partitions))
-    labels = np.empty((component.size, n_partitions), dtype=np.int32)
-    for j in range(n_partitions):
-        labels[:, j] = (draws[:, j : j + 1] > cum).sum(axis=1)
+    labels = _sample_partitions(soft, n_partitions, rng)
     obs = pd.DataFrame(
         {
             "truth": pd.Categorical(soft.argmax(axis=1).astype(str)),
@@ -87,15 +84,22 @@ def soft_gaussian_mixture(
     adata.var_names = ["x", "y"]
     adata.obsm["soft_truth"] = soft
     adata.obsm[key_added] = labels
-    adata.uns[key_added] = {
-        "params": {
-            "n_partitions": int(n_partitions),
-            "method": np.array(["soft_sampling"], dtype=object),
-        }
-    }
+    method = np.array(["soft_sampling"], dtype=object)
+    adata.uns[key_added] = {"params": {"n_partitions": int(n_partitions), "method": method}}
     adata.uns["soft_gaussian_mixture"] = {
         "means": means,
         "std": float(std),
         "n_per_component": int(n_per_component),
     }
     return adata
+
+
+def _sample_partitions(soft: np.ndarray, n_partitions: int, rng) -> np.ndarray:
+    """``(n, n_partitions)`` labels, each item's cluster drawn from its row of ``soft``."""
+    cum = soft.cumsum(axis=1)
+    cum[:, -1] = 1.0
+    draws = rng.random((soft.shape[0], n_partitions))
+    labels = np.empty((soft.shape[0], n_partitions), dtype=np.int32)
+    for j in range(n_partitions):
+        labels[:, j] = (draws[:, j : j + 1] > cum).sum(axis=1)
+    return labels
