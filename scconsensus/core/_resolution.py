@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .._docs import doc_params
 from .._validation import RandomState, check_labels, check_number, seed_sequence
 from ._spectral import incidence_spectrum, partition_sizes
 
@@ -76,6 +77,22 @@ def _candidate_cap(sizes: np.ndarray, n_items: int, max_k: int | None) -> int:
     return max(cap, 2)
 
 
+def _evidence(labels: np.ndarray, sizes: np.ndarray, Ks: np.ndarray, seed):
+    """``λ_K(E_K)`` for each candidate ``K``, and how many partitions have ``≥ K`` clusters."""
+    eig = np.empty(Ks.size)
+    n_parts = np.empty(Ks.size, dtype=np.int64)
+    for t, K in enumerate(Ks):
+        cols = np.flatnonzero(sizes >= K)
+        n_parts[t] = cols.size
+        if cols.size == 0:
+            eig[t] = 0.0
+            continue
+        w, _ = incidence_spectrum(labels[:, cols], K, random_state=np.random.default_rng(seed))
+        eig[t] = w[K - 1]
+    return eig, n_parts
+
+
+@doc_params()
 def select_k(
     labels: np.ndarray,
     *,
@@ -88,9 +105,8 @@ def select_k(
 
     Parameters
     ----------
-    labels
-        ``(n_items, n_partitions)`` ensemble labels, ``-1`` where unsampled; the
-        partitions should span several numbers of clusters (the default
+    {labels}
+        The partitions should span several numbers of clusters (the default
         ensemble of :func:`scconsensus.tl.ensemble` does).
     max_k
         Largest ``K`` considered (default: as far as the ensemble's partitions
@@ -100,12 +116,13 @@ def select_k(
     max_items
         Items drawn at random to compute the evidence (the number of groups is
         a property of the whole; this bounds the cost for large data).
-    random_state
-        Seed for the item draw and the eigensolver.
+    {random_state}
+        Here it seeds the item draw and the eigensolver.
 
     Returns
     -------
-    :class:`KSelection`.
+    KSelection
+        The chosen ``K``, the evidence table and the reason.
 
     Examples
     --------
@@ -132,16 +149,7 @@ def select_k(
         )
     cap = _candidate_cap(sizes, labels.shape[0], max_k)
     Ks = np.arange(2, cap + 3)
-    eig = np.empty(Ks.size)
-    n_parts = np.empty(Ks.size, dtype=np.int64)
-    for t, K in enumerate(Ks):
-        cols = np.flatnonzero(sizes >= K)
-        n_parts[t] = cols.size
-        if cols.size == 0:
-            eig[t] = 0.0
-            continue
-        w, _ = incidence_spectrum(labels[:, cols], K, random_state=np.random.default_rng(seeds[1]))
-        eig[t] = w[K - 1]
+    eig, n_parts = _evidence(labels, sizes, Ks, seeds[1])
     envelope = np.minimum.accumulate(eig)
     # a split counts when the next two candidates both stay below: one low value is noise
     drop = envelope[:-2] - np.maximum(eig[1:-1], eig[2:])
@@ -195,7 +203,8 @@ def matched_partitions(
 
     Returns
     -------
-    Sorted partition (column) indices.
+    numpy.ndarray
+        Sorted partition (column) indices.
 
     Examples
     --------
