@@ -22,6 +22,7 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
+from ..._docs import doc_params
 from ..._validation import (
     RandomState,
     check_int,
@@ -239,6 +240,37 @@ def _run(Z, P, W, max_iter: int, tol: float) -> tuple[np.ndarray, np.ndarray, li
     return P, W, trace, converged
 
 
+def _starts(Z, d, K: int, init, n_restarts: int, random_state, coassociation_row) -> list:
+    """``(posteriors, likelihoods)`` of each start: ``init``, or seeded on far-apart rows."""
+    n = Z.shape[0]
+    if init is not None:
+        P0, W0 = (np.array(a, dtype=np.float64) for a in init)
+        if P0.shape != (n, K) or W0.shape != (n, K):
+            raise ValueError(f"init must be two ({n}, {K}) arrays, got {P0.shape}, {W0.shape}.")
+        return [(P0, W0)]
+    starts = []
+    for child in seed_sequence(random_state).spawn(int(n_restarts)):
+        rng = np.random.default_rng(child)
+        starts.append(_seeded_start(Z, d, K, rng, coassociation_row))
+    return starts
+
+
+def _best_start(Z, starts: list, max_iter: int, tol: float, const: float):
+    """EM from every start; the run with the largest final log-likelihood, and all finals."""
+    best = None
+    finals = []
+    for P0, W0 in starts:
+        P, W, trace, conv = _run(
+            Z, np.ascontiguousarray(P0), np.ascontiguousarray(W0), max_iter, tol
+        )
+        ll = np.asarray(trace) + const
+        finals.append(ll[-1])
+        if best is None or ll[-1] > best[2][-1]:
+            best = (P, W, ll, conv)
+    return (*best, finals)
+
+
+@doc_params()
 def pla_em(
     Z: np.ndarray | sp.spmatrix,
     n_clusters: int,
@@ -268,8 +300,8 @@ def pla_em(
         Most EM steps per start.
     tol
         Stop when the relative change of the log-likelihood is at most ``tol``.
-    random_state
-        Seed of the starts.
+    {random_state}
+        Here it seeds the starts.
     init
         ``(posteriors, likelihoods)`` to start from (warm start), ``(n, K)`` each.
     coassociation_row
@@ -278,7 +310,8 @@ def pla_em(
 
     Returns
     -------
-    :class:`PLAFit`, clusters in their fitted order.
+    PLAFit
+        The best start's fit, clusters in their fitted order.
 
     Examples
     --------
@@ -303,28 +336,8 @@ def pla_em(
     with np.errstate(divide="ignore"):
         const = float(np.sum(d[d > 0] * np.log(marginals[d > 0])))
 
-    starts = []
-    if init is not None:
-        P0, W0 = (np.array(a, dtype=np.float64) for a in init)
-        if P0.shape != (n, K) or W0.shape != (n, K):
-            raise ValueError(f"init must be two ({n}, {K}) arrays, got {P0.shape}, {W0.shape}.")
-        starts.append((P0, W0))
-    else:
-        for child in seed_sequence(random_state).spawn(int(n_restarts)):
-            rng = np.random.default_rng(child)
-            starts.append(_seeded_start(Z, d, K, rng, coassociation_row))
-
-    best = None
-    finals = []
-    for P0, W0 in starts:
-        P, W, trace, conv = _run(
-            Z, np.ascontiguousarray(P0), np.ascontiguousarray(W0), int(max_iter), float(tol)
-        )
-        ll = np.asarray(trace) + const
-        finals.append(ll[-1])
-        if best is None or ll[-1] > best[2][-1]:
-            best = (P, W, ll, conv)
-    P, W, ll, conv = best
+    starts = _starts(Z, d, K, init, n_restarts, random_state, coassociation_row)
+    P, W, ll, conv, finals = _best_start(Z, starts, int(max_iter), float(tol), const)
     return PLAFit(
         posteriors=P,
         likelihoods=W,

@@ -153,6 +153,42 @@ def _check_weights(weights, n_partitions: int) -> np.ndarray:
     return w / w.sum()
 
 
+def _vote(X_ref, lab_ref: np.ndarray, X_new, idx: np.ndarray, k: int, part: int) -> np.ndarray:
+    """Labels of the new items in one partition: ``k``-NN vote of its sampled items.
+
+    ``idx`` holds each new item's nearest reference items (sampled or not); items with
+    fewer than ``k`` sampled among them search this partition's sampled items instead.
+    """
+    from sklearn.neighbors import NearestNeighbors
+
+    m, n_cand = idx.shape
+    rank_bonus = 1e-6 * (n_cand - np.arange(n_cand))[None, :]  # ties go to the nearest
+    lab = lab_ref[idx]
+    valid = lab >= 0
+    used = valid & (np.cumsum(valid, axis=1) <= k)
+    enough = used.sum(axis=1) >= min(k, int((lab_ref >= 0).sum()))
+    width = int(lab_ref.max()) + 1
+    if width <= 0:
+        raise ValueError(f"Partition {part} of labels_ref samples no item.")
+    votes = np.zeros((m, width))
+    rows, cols = np.nonzero(used)
+    np.add.at(votes, (rows, lab[rows, cols]), 1.0 + rank_bonus[0, cols])
+    out = votes.argmax(axis=1)
+    short = np.flatnonzero(~enough)
+    if short.size:
+        # few sampled items near these points: search this partition's sampled items
+        keep = np.flatnonzero(lab_ref >= 0)
+        kk = min(k, keep.size)
+        nn = NearestNeighbors(n_neighbors=kk).fit(X_ref[keep])
+        near = keep[nn.kneighbors(X_new[short], return_distance=False)]
+        lab_s = lab_ref[near]
+        votes_s = np.zeros((short.size, width))
+        r_s = np.repeat(np.arange(short.size), kk)
+        np.add.at(votes_s, (r_s, lab_s.ravel()), 1.0 + np.tile(rank_bonus[0, :kk], short.size))
+        out[short] = votes_s.argmax(axis=1)
+    return out
+
+
 def predict_ensemble_labels(
     X_ref: np.ndarray,
     labels_ref: np.ndarray,
@@ -180,7 +216,8 @@ def predict_ensemble_labels(
 
     Returns
     -------
-    ``(m, L)`` int32 labels.
+    numpy.ndarray
+        ``(m, L)`` int32 labels.
 
     Examples
     --------
@@ -208,34 +245,9 @@ def predict_ensemble_labels(
     k = int(n_neighbors)
     if k < 1:
         raise ValueError(f"n_neighbors must be at least 1, got {n_neighbors}.")
-    n_ref, L = labels_ref.shape
-    m = X_new.shape[0]
-    n_cand = min(n_ref, max(4 * k, 32))
+    n_cand = min(labels_ref.shape[0], max(4 * k, 32))
     idx = NearestNeighbors(n_neighbors=n_cand).fit(X_ref).kneighbors(X_new, return_distance=False)
-    out = np.empty((m, L), dtype=np.int32)
-    rank_bonus = 1e-6 * (n_cand - np.arange(n_cand))[None, :]  # ties go to the nearest
-    for part in range(L):
-        lab = labels_ref[idx, part]
-        valid = lab >= 0
-        used = valid & (np.cumsum(valid, axis=1) <= k)
-        enough = used.sum(axis=1) >= min(k, int((labels_ref[:, part] >= 0).sum()))
-        width = int(labels_ref[:, part].max()) + 1
-        if width <= 0:
-            raise ValueError(f"Partition {part} of labels_ref samples no item.")
-        votes = np.zeros((m, width))
-        rows, cols = np.nonzero(used)
-        np.add.at(votes, (rows, lab[rows, cols]), 1.0 + rank_bonus[0, cols])
-        out[:, part] = votes.argmax(axis=1)
-        short = np.flatnonzero(~enough)
-        if short.size:
-            # few sampled items near these points: search this partition's sampled items
-            keep = np.flatnonzero(labels_ref[:, part] >= 0)
-            kk = min(k, keep.size)
-            nn = NearestNeighbors(n_neighbors=kk).fit(X_ref[keep])
-            near = keep[nn.kneighbors(X_new[short], return_distance=False)]
-            lab_s = labels_ref[near, part]
-            votes_s = np.zeros((short.size, width))
-            r_s = np.repeat(np.arange(short.size), kk)
-            np.add.at(votes_s, (r_s, lab_s.ravel()), 1.0 + np.tile(rank_bonus[0, :kk], short.size))
-            out[short, part] = votes_s.argmax(axis=1)
+    out = np.empty((X_new.shape[0], labels_ref.shape[1]), dtype=np.int32)
+    for part in range(labels_ref.shape[1]):
+        out[:, part] = _vote(X_ref, labels_ref[:, part], X_new, idx, k, part)
     return out
