@@ -141,30 +141,35 @@ distance, linkage
     Passed to :func:`~scconsensus.core.ensemble.generate_ensemble` (non-``hc`` methods
     only): ``predict_unsampled``, ``resolution``, ``n_neighbors``, ``client``. Any other
     name raises, suggesting the closest parameter.""",
-    # Returns: what tl.consensus_k and r.consensus_cluster_plus write for each kept k,
-    # with key = f"{key_added}_k{k}", and their shared record
-    "consensus_k_per_k": """\
-``.obs[key]``
-    Final labels ``"0".."k-1"``.
-``.obsm[f"{key}_membership"]``
-    Item consensus with each cluster, rows normalised to sum to one (with
-    ``.obs[f"{key}_confidence"]`` and ``.obs[f"{key}_entropy"]``); an item alone in its
-    cluster (NaN in CCP's ``calcICL``) counts 1 with its own cluster.
-``.obsm[f"{key}_item_consensus"]``
-    The item consensus itself, not normalised.
-``.uns[key]``
-    ``params`` (with ``k``) and ``cluster_consensus`` (one value per cluster).
-``.obsp[f"{key}_consensus"]``
-    The consensus matrix ``M_k``, only with ``store_matrices=True``.""",
-    "consensus_k_record": """\
-``.uns[key_added]``
-    ``params``, ``keys`` (those written per ``k``), ``seconds`` and the record of
-    :meth:`~scconsensus.core.consensus_k.ConsensusK.to_uns`: ``k``, ``cdf`` (one row per
-    ``k`` at ``cdf_x`` = 0.01 .. 1), ``area``, ``delta_area`` (the area for the first
-    ``k``, then the relative increase), ``pac`` (the fraction of item pairs with
-    consensus in ``pac_window`` = (0.1, 0.9], Senbabaoglu et al. 2014), ``best_k``
-    (lowest PAC) and ``cluster_consensus`` (columns ``k``, ``cluster``,
-    ``cluster_consensus``, ``size``).""",
+    # Returns of tl.consensus_k and r.consensus_cluster_plus: the layout both write
+    "consensus_k_returns": """\
+:class:`~anndata.AnnData` or None
+    The modified copy when ``copy=True``, otherwise ``None``. Written for each kept ``k``,
+    with ``key = f"{key_added}_k{k}"``:
+
+    ``.obs[key]``
+        Final labels ``"0".."k-1"``.
+    ``.obsm[f"{key}_membership"]``
+        Item consensus with each cluster, rows normalised to sum to one (with
+        ``.obs[f"{key}_confidence"]`` and ``.obs[f"{key}_entropy"]``); an item alone in its
+        cluster (NaN in CCP's ``calcICL``) counts 1 with its own cluster.
+    ``.obsm[f"{key}_item_consensus"]``
+        The item consensus itself, not normalised.
+    ``.uns[key]``
+        ``params`` (with ``k``) and ``cluster_consensus`` (one value per cluster).
+    ``.obsp[f"{key}_consensus"]``
+        The consensus matrix ``M_k``, only with ``store_matrices=True``.
+
+    and once:
+
+    ``.uns[key_added]``
+        ``params``, ``keys`` (those written per ``k``), ``seconds`` and the record of
+        :meth:`~scconsensus.core.consensus_k.ConsensusK.to_uns`: ``k``, ``cdf`` (one row per
+        ``k`` at ``cdf_x`` = 0.01 .. 1), ``area``, ``delta_area`` (the area for the first
+        ``k``, then the relative increase), ``pac`` (the fraction of item pairs with
+        consensus in ``pac_window`` = (0.1, 0.9], Senbabaoglu et al. 2014), ``best_k``
+        (lowest PAC) and ``cluster_consensus`` (columns ``k``, ``cluster``,
+        ``cluster_consensus``, ``size``).""",
     # --- the ensemble (``tl.ensemble`` and ``core.generate_ensemble``) ---
     "ensemble_partitions": """\
 n_partitions

@@ -237,14 +237,8 @@ def consensus_cluster_plus(
 
     Returns
     -------
-    ``None``, or the copy when ``copy=True``, with for each k in 2..max_k (labels:
-    ``consensusClass`` minus one):
-
-    {consensus_k_per_k}
-
-    and
-
-    {consensus_k_record}
+    {consensus_k_returns}
+        Labels are ConsensusClusterPlus's ``consensusClass`` minus one.
 
     Raises
     ------

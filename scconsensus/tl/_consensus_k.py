@@ -18,8 +18,17 @@ from .._validation import RandomState, check_choice, check_int, check_key
 from ..core.consensus_k import consensus_k as _consensus_k
 from ._anndata import get_rep, sanitize_uns, store_consensus, warn_overwrite
 
+#: The statistics and output parameters of :func:`consensus_k` (docstring text).
+_OUTPUT_DOC = """\
+final_linkage, pac_window
+    Linkage of the clustering of ``1 - M_k``; ``(lo, hi)`` of PAC.
+keep_k
+    The ``k`` to write in full (below): ``"best"`` (lowest PAC), ``"all"`` or values.
+store_matrices
+    Also store ``M_k`` (dense ``n x n`` float32) of the kept ``k`` in ``.obsp``."""
 
-@doc_params()
+
+@doc_params(output=_OUTPUT_DOC)
 def consensus_k(
     adata: AnnData,
     max_k: int = 6,
@@ -45,25 +54,16 @@ def consensus_k(
 ) -> AnnData | None:
     """Consensus clustering for ``k = 2..max_k`` with Monti et al.'s statistics, in Python.
 
-    ConsensusClusterPlus's protocol and statistics (CDF, delta area, PAC, item and cluster
-    consensus; :func:`scconsensus.core.consensus_k.consensus_k`) in the layout of
-    :func:`scconsensus.r.consensus_cluster_plus`, so plots and comparisons read both alike.
+    ConsensusClusterPlus's protocol, stored as :func:`scconsensus.r.consensus_cluster_plus`.
 
     Parameters
     ----------
     {adata}
     {consensus_k_resampling}
-    final_linkage, pac_window
-        Linkage of the clustering of ``1 - M_k``; ``(lo, hi)`` of PAC.
-    {use_rep}
-    {layer}
+    {use_rep_layer}
     {random_state}
-        NumPy's generator: not the same subsamples as R's ``set.seed``.
     {n_jobs}
-    keep_k
-        The ``k`` to write in full (below): ``"best"`` (lowest PAC), ``"all"`` or values.
-    store_matrices
-        Also store ``M_k`` (dense ``n x n`` float32) of the kept ``k`` in ``.obsp``.
+    {output}
     {progress}
     {key_added}
     {copy}
@@ -71,15 +71,8 @@ def consensus_k(
 
     Returns
     -------
-    ``None`` or a copy, with ``.obsm[f"{key_added}_labels"]`` (every ``k``'s labels,
-    columns ``"k2"`` .. ``f"k{max_k}"``), for each kept ``k`` (labels numbered by
-    decreasing size):
-
-    {consensus_k_per_k}
-
-    and
-
-    {consensus_k_record}
+    {consensus_k_returns}
+        Also ``.obsm[f"{key_added}_labels"]``: every ``k``'s labels, columns ``"k2"``, ...
 
     Examples
     --------
@@ -112,21 +105,20 @@ def consensus_k(
         progress=check_progress(progress),
         **ensemble_kwargs,
     )
-    params = {**res.params, "use_rep": use_rep, "layer": layer}
-    params.update(store_matrices=bool(store_matrices), source="scconsensus")
-    keys = _write(adata, res, key_added, kept, params, time.perf_counter() - t0)
-    logg.info(
-        f"    finished: lowest PAC at k = {res.best_k}",
-        time=start,
-        deep=f"added .obsm['{key_added}_labels'], {keys} and .uns[{key_added!r}]",
-    )
+    extra = {"use_rep": use_rep, "layer": layer, "store_matrices": bool(store_matrices)}
+    _write(adata, res, key_added, kept, extra, (start, time.perf_counter() - t0))
     return adata if copy else None
 
 
 def _write(
-    adata: AnnData, res, key_added: str, kept: str | list[int], params: dict, seconds: float
-) -> list[str]:
-    """Every ``k``'s labels, the full layout of the kept ``k`` and the record; their keys."""
+    adata: AnnData, res, key_added: str, kept: str | list[int], extra: dict, timing: tuple
+) -> None:
+    """Every ``k``'s labels, the full layout of the kept ``k`` and the record.
+
+    ``timing`` is the start logged by scanpy and the seconds the computation took.
+    """
+    start, seconds = timing
+    params = {**res.params, **extra, "source": "scconsensus"}
     kept = [int(res.best_k)] if kept == "best" else list(res.ks) if kept == "all" else kept
     matrices = params["store_matrices"]
     keys = [_store_k(adata, res, key_added, int(k), params, matrices) for k in kept]
@@ -136,7 +128,11 @@ def _write(
     adata.uns[key_added] = sanitize_uns(
         {"params": params, **res.to_uns(), "keys": keys, "seconds": seconds}
     )
-    return keys
+    logg.info(
+        f"    finished: lowest PAC at k = {res.best_k}",
+        time=start,
+        deep=f"added .obsm['{key_added}_labels'], {keys} and .uns[{key_added!r}]",
+    )
 
 
 def _kept_k(keep_k: str | int | Sequence[int], max_k: int) -> str | list[int]:
