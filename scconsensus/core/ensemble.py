@@ -15,6 +15,7 @@ import pandas as pd
 import scipy.sparse as sp
 from joblib import Parallel, delayed
 
+from .._docs import doc_params
 from .._progress import progress_bar
 from .._validation import (
     RandomState,
@@ -334,6 +335,7 @@ def _partition(
 
 
 @renamed_args(methods="method")
+@doc_params()
 def generate_ensemble(
     X: np.ndarray | sp.spmatrix,
     n_partitions: int = 100,
@@ -357,61 +359,21 @@ def generate_ensemble(
 
     Parameters
     ----------
-    X
-        ``(n_items, n_features)`` data (dense or sparse).
-    n_partitions
-        Number of partitions ``R``.
-    method
-        One method or a list cycled over the partitions ("ensemble type 2" when
-        mixed; ``methods=`` is the old name): ``"kmeans"``; ``"kmeans_split"`` (random ``k`` in
-        ``[√n/2, √n]``, the papers' "ensemble type 1"); ``"hc"`` (``linkage`` and
-        ``distance`` below) or ``"hc_<linkage>"``; ``"pam"`` (k-medoids,
-        FasterPAM); ``"spectral"`` (kNN affinity); ``"leiden"`` (kNN graph of the
-        subsample, resolution drawn from ``resolution``; ``k`` unused).
-    k
-        Clusters per partition: an int; a ``(lo, hi)`` tuple, drawn uniformly
-        (inclusive) per partition; a list, cycled; or ``"auto"`` (default): drawn
-        log-uniformly from 2 to ``sqrt(n_sampled)`` (within [10, 50]), an ensemble
-        that spans coarse to fine resolutions, so the consensus methods can
-        choose the number of stable groups and fit partitions near it
-        (:func:`scconsensus.core.select_k`).
-    subsample
-        Fraction of items sampled without replacement per partition
-        (ConsensusClusterPlus's ``pItem``).
-    feature_subsample
-        Fraction of features per partition (``pFeature``).
-    predict_unsampled
-        Assign unsampled items with the partition's own predictor instead of
-        labelling them ``-1``: ``True`` (nearest centroid for k-means/PAM,
-        nearest neighbour otherwise), ``"centroid"`` or ``"neighbor"``.
-    linkage, distance
-        For ``"hc"``: linkage in single/average/complete/ward/centroid and
-        distance in euclidean/pearson/spearman/cosine (pearson and spearman are
-        ``1 - r`` between items, as in ConsensusClusterPlus).
-    resolution
-        Leiden resolution: one value, or a ``(lo, hi)`` range drawn uniformly per partition.
-    n_neighbors
-        kNN graph size for Leiden (when no ``graph`` is given) and spectral clustering.
+    {X}
+    {ensemble_partitions}
+    {ensemble_sampling}
     graph
         ``(n_items, n_items)`` weighted graph for Leiden, e.g. scanpy's
         ``.obsp["connectivities"]``; each partition clusters the subgraph of its items.
         Default: a ``n_neighbors``-NN graph of ``X``.
-    random_state
-        Seed; every partition gets its own child stream, so results do not
-        depend on ``n_jobs``.
-    n_jobs
-        Parallel workers (joblib; run inside ``joblib.parallel_config(backend="dask")``
-        to use a Dask cluster). Ignored when ``client`` is given.
-    progress
-        Show a progress bar (``None``: when scanpy's verbosity is ``'info'`` or higher).
-    client
-        A :class:`dask.distributed.Client`: run one task per partition on its
-        cluster (``X`` is scattered once to every worker). The ensemble is the same
-        as the local one for the same ``random_state``.
+    {ensemble_run}
+    {progress}
 
     Returns
     -------
-    :class:`Ensemble`.
+    Ensemble
+        Labels ``(n_items, n_partitions)`` (``-1`` where unsampled), one row per partition
+        and the parameters.
 
     Examples
     --------
