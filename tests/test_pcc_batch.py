@@ -239,3 +239,40 @@ def test_dense_fit_stops_soon_after_ctrl_c():
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.mark.parametrize("divergence", ["kl", "l2"])
+def test_active_pair_route_equals_all_pairs(divergence):
+    """Sparse memberships: the active-pair terms equal the all-pairs BLAS terms."""
+    from scconsensus.core.pcc import _batch
+    from scconsensus.core.pcc._divergences import check_divergence
+
+    labels = blob_ensemble(n=120, centers=5, R=20, seed=3)
+    C, N = coassociation(labels)
+    rng = np.random.default_rng(0)
+    n, K = C.shape[0], 6
+    Y = np.zeros((n, K))
+    # one or two clusters per item, the second with a small share; Y > 0 where p > 0
+    first = labels[:, 0] % K
+    Y[np.arange(n), first] = 1.0
+    second = rng.integers(0, K, n)
+    Y[np.arange(n), second] += np.where(rng.random(n) < 0.4, 0.05, 0.0)
+    Y /= Y.sum(1, keepdims=True)
+    if divergence == "kl":
+        Y = 0.9 * Y + 0.1 / K  # KL: every co-clustered pair needs q > 0
+        Y[:, -1] = 0.0
+        Y /= Y.sum(1, keepdims=True)
+    D = rng.normal(size=Y.shape) * (Y > 0)
+    D -= (D.sum(1, keepdims=True) / (Y > 0).sum(1, keepdims=True)) * (Y > 0)
+    D *= 0.5 * Y.min(where=Y > 0, initial=1.0)
+    out = {}
+    for route, share in (("blas", 0.0), ("active", np.inf)):
+        ev = _batch._DenseEvaluator(C, N, check_divergence(divergence))
+        ev.share = share
+        G, H = np.empty_like(Y), np.empty_like(Y)
+        f = ev.weights(Y, G, H)
+        ev.segment(Y, D)
+        assert ev.active == (route == "active")
+        out[route] = (f, G, H, np.array([ev.phi(t) for t in (0.0, 0.3, 1.0)]))
+    for a, b in zip(out["blas"], out["active"]):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-9)

@@ -32,16 +32,17 @@ import numba
 import numpy as np
 from scipy.linalg.blas import dsymm, dsyr2k, dsyrk
 
-from . import _greedy, _sparse
-from ._divergences import KIND_CUSTOM, KIND_KL, _deriv, _deriv2, _div
+from . import _active, _greedy, _sparse
+from ._divergences import KIND_CUSTOM, KIND_KL, KIND_L2, _deriv, _deriv2, _div
 from ._greedy import STATUS_CONVERGED, STATUS_MAX_ITER, STATUS_STALLED, _scan_item
 
 # snap a membership to zero when the full projected step zeroes it and what is left of
 # it after the line search is below this; larger residues decay by themselves
 SNAP = 1e-3
-# the multiplicative phase ends once a step lowers the objective by less than this
-# (relative): it is fast far from the optimum but cannot zero memberships
-EG_RTOL = 1e-2
+# multiplicative steps before the Newton phase; measured on dense n = 2,000, K = 30, KL from
+# the spectral start: 1 step + 52 Newton steps, where ending at a gain < 1 % took 12 + 41,
+# and Newton steps on sparse supports (the active-pair route) cost about a third as much
+EG_STEPS = 1
 # seed mass that lets a multiplicative step move into a cluster an item has none of
 EG_SEED = 1e-3
 # Newton-phase step scale: x4 after a whole step, x t after a step cut to t; measured on
@@ -54,6 +55,8 @@ SEG_MAX = 2.0
 # the direction into memberships about to hit 0 (segments of 1e-4) on the Sect. 7.3 shape;
 # capped at 1, dense n = 2,000, K = 30 takes 53 steps instead of 58
 BETA_MAX = 1.0
+# the active-pair route is taken while its pairs are at most this share of all pairs
+ACTIVE_SHARE = 0.5
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -101,6 +104,32 @@ def _d1_d2(kind, par, p, q):
     return max(min(d1, 1e250), -1e250), min(d2, 1e250)
 
 
+@numba.njit(cache=True, error_model="numpy", inline="always")
+def _terms(kind, par, p, q):
+    """``(d, d', d'')`` at ``(p, q)``, capped as :func:`_d1_d2`.
+
+    KL at ``p = 0`` and small ``q`` (most pairs while memberships are spread
+    out) takes ``-log(1 - q)`` from its series: to ``q^5`` the truncation is
+    below ``q^5 / 6 < 2e-16`` relative for ``q < 1e-3``, so the value is the
+    logarithm's to rounding, at the cost of a few multiplications.
+    """
+    if kind == KIND_KL and p == 0.0 and 0.0 <= q < 1e-3:
+        r = 1.0 / (1.0 - q)
+        d = q * (1.0 + q * (0.5 + q * (1.0 / 3.0 + q * (0.25 + q * 0.2))))
+        return d, r, r * r
+    d1, d2 = _d1_d2(kind, par, p, q)
+    return _div(kind, par, p, q), d1, d2
+
+
+@numba.njit(cache=True, error_model="numpy", inline="always")
+def _phi_terms(kind, par, nij, p, a, b, e, t):
+    """One pair's share of ``phi'(t)``, ``phi''(t)`` with ``q = a + t b + t^2 e``."""
+    q = a + t * (b + t * e)
+    dq = b + 2.0 * t * e
+    d1, d2 = _d1_d2(kind, par, p, q)
+    return nij * d1 * dq, nij * (d2 * dq * dq + 2.0 * e * d1)
+
+
 @numba.njit(cache=True, error_model="numpy")
 def _dense_weights(P, N, A, W, W2, kind, par):
     """Objective at ``q = A``; upper triangles of ``W = N d'`` and ``W2 = N d''``.
@@ -128,8 +157,8 @@ def _dense_weights(P, N, A, W, W2, kind, par):
                 W[i, j] = nij
                 W2[i, j] = nij
                 continue
-            f += nij * _div(kind, par, p, q)
-            d1, d2 = _d1_d2(kind, par, p, q)
+            d, d1, d2 = _terms(kind, par, p, q)
+            f += nij * d
             W[i, j] = nij * d1
             W2[i, j] = nij * d2
     return f
@@ -154,90 +183,107 @@ def _dense_phi(P, N, A, B, E, t, kind, par):
             b = B[i, j]
             if b == 0.0 and e == 0.0:
                 continue  # q does not move along the segment: adds exactly 0 to both
-            p = P[j, i]
-            q = A[i, j] + t * (b + t * e)
-            dq = b + 2.0 * t * e
-            d1, d2 = _d1_d2(kind, par, p, q)
-            df += nij * d1 * dq
-            d2f += nij * (d2 * dq * dq + 2.0 * e * d1)
+            g1, g2 = _phi_terms(kind, par, nij, P[j, i], A[i, j], b, e, t)
+            df += g1
+            d2f += g2
     return df, d2f
 
 
 @numba.njit(cache=True, error_model="numpy")
-def _sparse_weights(indptr, indices, cval, nval, mirror, Y, A, W, W2, G, H, kind, par):
-    """Objective, ``A``, ``W = N d'``, ``W2 = N d''`` on the pairs; ``G``, ``H`` by item.
+def _pair_weights(Y, ii, jj, cc, nn, rptr, rcol, Gt, Ht, c1, c2, kind, par, G, H):
+    """Objective at ``Y`` over the pairs ``(ii, jj)``; ``G``, ``H`` = base + their terms.
 
-    Each unordered pair is evaluated once (``j > i``) and mirrored.
+    The pairs carry their counts ``cc``, ``nn``; ``rptr``/``rcol`` is the support
+    of ``Y`` by row, so a pair costs its supports, not ``K``. The base
+    (``Gt``, ``Ht``, transposed) holds the terms of the pairs left out, whose
+    weights are the constants ``c1 = N d'``, ``c2 = N d''`` (see :mod:`._active`).
     """
     n, K = Y.shape
-    f = 0.0
-    for i in range(n):
-        for t in range(indptr[i], indptr[i + 1]):
-            j = indices[t]
-            if j <= i:
-                continue
-            q = 0.0
-            for k in range(K):
-                q += Y[i, k] * Y[j, k]
-            nij = nval[t]
-            p = cval[t] / nij
-            f += nij * _div(kind, par, p, q)
-            m = mirror[t]
-            A[t] = A[m] = q
-            d1, d2 = _d1_d2(kind, par, p, q)
-            W[t] = W[m] = nij * d1
-            W2[t] = W2[m] = nij * d2
     for i in range(n):
         for k in range(K):
-            G[i, k] = 0.0
-            H[i, k] = 0.0
-        for t in range(indptr[i], indptr[i + 1]):
-            j = indices[t]
-            w = W[t]
-            w2 = W2[t]
-            for k in range(K):
-                G[i, k] += w * Y[j, k]
-                H[i, k] += w2 * Y[j, k] * Y[j, k]
+            G[i, k] = Gt[k, i]
+            H[i, k] = Ht[k, i]
+    f = 0.0
+    for t in range(ii.shape[0]):
+        i = ii[t]
+        j = jj[t]
+        q = 0.0
+        for u in range(rptr[i], rptr[i + 1]):
+            k = rcol[u]
+            q += Y[i, k] * Y[j, k]
+        nij = nn[t]
+        d, d1, d2 = _terms(kind, par, cc[t] / nij, q)
+        f += nij * d
+        w = nij * (d1 - c1)
+        w2 = nij * (d2 - c2)
+        if w == 0.0 and w2 == 0.0:
+            continue  # the base weights exactly (p = q = 0 on the dense route)
+        for u in range(rptr[j], rptr[j + 1]):
+            k = rcol[u]
+            y = Y[j, k]
+            G[i, k] += w * y
+            H[i, k] += w2 * y * y
+        for u in range(rptr[i], rptr[i + 1]):
+            k = rcol[u]
+            y = Y[i, k]
+            G[j, k] += w * y
+            H[j, k] += w2 * y * y
     return f
 
 
 @numba.njit(cache=True, error_model="numpy")
-def _sparse_quad(indptr, indices, Y, D, B, E):
-    """``b = y_i . d_j + d_i . y_j`` and ``e = d_i . d_j`` on the pairs ``j > i``."""
-    n, K = Y.shape
-    for i in range(n):
-        for t in range(indptr[i], indptr[i + 1]):
-            j = indices[t]
-            if j <= i:
-                continue
-            b = 0.0
-            e = 0.0
-            for k in range(K):
-                b += Y[i, k] * D[j, k] + D[i, k] * Y[j, k]
-                e += D[i, k] * D[j, k]
-            B[t] = b
-            E[t] = e
+def _pair_segment(Y, D, ii, jj, cc, nn, rptr, rcol, out):
+    """Rows ``(n_ij, p_ij, a, b, e)`` of ``q(t) = a + t b + t^2 e`` on the pairs that move.
+
+    ``rptr``/``rcol`` is the union support of ``Y`` and ``D``. Returns the
+    number of rows written to ``out`` (shape ``(5, len(ii))``).
+    """
+    m = 0
+    for t in range(ii.shape[0]):
+        i = ii[t]
+        j = jj[t]
+        a = 0.0
+        b = 0.0
+        e = 0.0
+        for u in range(rptr[i], rptr[i + 1]):
+            k = rcol[u]
+            a += Y[i, k] * Y[j, k]
+            b += Y[i, k] * D[j, k] + D[i, k] * Y[j, k]
+            e += D[i, k] * D[j, k]
+        if b == 0.0 and e == 0.0:
+            continue  # q does not move along the segment: adds exactly 0 to phi' and phi''
+        out[0, m] = nn[t]
+        out[1, m] = cc[t] / nn[t]
+        out[2, m] = a
+        out[3, m] = b
+        out[4, m] = e
+        m += 1
+    return m
 
 
 @numba.njit(cache=True, error_model="numpy")
-def _sparse_phi(indptr, indices, cval, nval, A, B, E, s, kind, par):
-    """:func:`_dense_phi` on the stored pairs ``j > i``."""
-    n = indptr.shape[0] - 1
+def _pair_phi(seg, m, t, kind, par):
+    """``phi'(t)``, ``phi''(t)`` over the first ``m`` rows of :func:`_pair_segment`."""
     df = 0.0
     d2f = 0.0
-    for i in range(n):
-        for t in range(indptr[i], indptr[i + 1]):
-            if indices[t] <= i:
-                continue
-            nij = nval[t]
-            p = cval[t] / nij
-            e = E[t]
-            q = A[t] + s * (B[t] + s * e)
-            dq = B[t] + 2.0 * s * e
-            d1, d2 = _d1_d2(kind, par, p, q)
-            df += nij * d1 * dq
-            d2f += nij * (d2 * dq * dq + 2.0 * e * d1)
+    for r in range(m):
+        g1, g2 = _phi_terms(kind, par, seg[0, r], seg[1, r], seg[2, r], seg[3, r], seg[4, r], t)
+        df += g1
+        d2f += g2
     return df, d2f
+
+
+@numba.njit(cache=True, error_model="numpy", inline="always")
+def _normalise_row(out, i, G, Y):
+    """Scale ``out[i]`` onto the simplex; returns row ``i``'s share of ``<G, out - Y>``."""
+    tot = 0.0
+    for k in range(out.shape[1]):
+        tot += out[i, k]
+    slope = 0.0
+    for k in range(out.shape[1]):
+        out[i, k] /= tot
+        slope += G[i, k] * (out[i, k] - Y[i, k])
+    return slope
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -275,17 +321,10 @@ def _project_step(Y, G, H, eta, out):
             t = (sv - 1.0) / sw
             if bp[k] > t:
                 theta = t
-        tot = 0.0
         for k in range(K):
-            x = v[k] - theta / d[k]
-            if x < 0.0:
-                x = 0.0
-            out[i, k] = x
-            tot += x
+            out[i, k] = max(v[k] - theta / d[k], 0.0)
         # renormalise away rounding so rows stay exactly on the simplex
-        for k in range(K):
-            out[i, k] /= tot
-            slope += G[i, k] * (out[i, k] - Y[i, k])
+        slope += _normalise_row(out, i, G, Y)
     return slope
 
 
@@ -306,17 +345,10 @@ def _eg_step(Y, G, wrow, eta, seed, out):
             if G[i, k] < gmin:
                 gmin = G[i, k]
                 u = k
-        tot = 0.0
         for k in range(K):
-            y = Y[i, k]
-            if k == u and y == 0.0:
-                y = seed
-            x = y * np.exp(-eta * (G[i, k] - gmin) / wrow[i])
-            out[i, k] = x
-            tot += x
-        for k in range(K):
-            out[i, k] /= tot
-            slope += G[i, k] * (out[i, k] - Y[i, k])
+            y = seed if k == u and Y[i, k] == 0.0 else Y[i, k]
+            out[i, k] = y * np.exp(-eta * (G[i, k] - gmin) / wrow[i])
+        slope += _normalise_row(out, i, G, Y)
     return slope
 
 
@@ -385,19 +417,33 @@ KERNELS = (
     "_safe_curv",
     "_safe_deriv",
     "_d1_d2",
+    "_terms",
+    "_phi_terms",
     "_dense_weights",
     "_dense_phi",
-    "_sparse_weights",
-    "_sparse_phi",
+    "_pair_weights",
+    "_pair_phi",
 )
+
+
+def _compact_counts(C, N):
+    """``C``, ``N`` in the narrowest unsigned type holding them (integer counts only)."""
+    if N.dtype.kind in "iu" and C.dtype.kind in "iu":
+        top = int(N.max(initial=0))
+        for dtype in (np.uint8, np.uint16):
+            if top <= np.iinfo(dtype).max:
+                return C.astype(dtype), N.astype(dtype)
+    return C, N
 
 
 class _DenseEvaluator:
     """Objective, gradient and segment search on dense ``C, N`` (all pairs).
 
-    ``A = Y Y^T``, ``B``, ``E`` are formed by BLAS on their upper triangle
-    (``syrk``, ``syr2k``) and the gradients by ``symm``: O(n^2 K) flops at
-    BLAS speed, plus O(n^2) elementwise divergence terms in numba.
+    While memberships are spread out, ``A = Y Y^T``, ``B``, ``E`` are formed by
+    BLAS on their upper triangle (``syrk``, ``syr2k``) and the gradients by
+    ``symm``: O(n^2 K) flops at BLAS speed, plus O(n^2) elementwise divergence
+    terms in numba. Once supports are sparse enough (for KL and l2), the same
+    quantities come from the active pairs alone (:mod:`._active`).
     """
 
     def __init__(self, C, N, bregman):
@@ -412,55 +458,120 @@ class _DenseEvaluator:
         self.A = np.zeros((n, n), order="F")
         self.B = np.zeros((n, n), order="F")
         self.E = np.zeros((n, n), order="F")
+        # d(0, 0) = 0 and constant d'(0, 0), d''(0, 0): what the active-pair route needs
+        self.base = {KIND_KL: (1.0, 1.0), KIND_L2: (0.0, 2.0)}.get(self.kind)
+        self.share = ACTIVE_SHARE
+        if self.base is not None:
+            self.pos = _active.positive_pairs(self.P)
+            self.mark = np.empty(n, np.int64)
+            self.Cc, self.Nc = _compact_counts(C, N)
+        self.active = False
+        self.a_stale = True
+        # the active pairs of the last segment: they cover every point on it
+        self.cover = None
 
-    def weights(self, Y, G, H):
-        """Objective at ``Y``; ``G``, ``H`` overwritten with the gradient and curvature."""
+    def _use_active(self, Z):
+        """Supports of ``Z`` when the active-pair route is cheaper than BLAS, else None."""
+        if self.base is None:
+            return None
+        sup = _active.supports(Z)
+        n = Z.shape[0]
+        work = _active.overlap_work(sup[2]) + self.pos[0][n]
+        return sup if work <= self.share * 0.5 * n * n else None
+
+    def weights(self, Y, G, H, curvature=True):
+        """Objective at ``Y``; ``G``, ``H`` overwritten with the gradient and curvature.
+
+        ``H`` is left as is when ``curvature`` is false.
+        """
+        sup = self._use_active(Y)
+        if sup is not None:
+            if self.cover is None:
+                self.cover = _active.active_pairs(self.Cc, self.Nc, *self.pos, *sup, self.mark)
+            Gt, Ht = np.empty((2, *Y.shape[::-1]))
+            _active.base_terms(self.Nc, Y, sup[2], sup[3], *self.base, Gt, Ht)
+            self.a_stale = True
+            return _pair_weights_at(self, Y, sup, Gt, Ht, G, H)
         Yf = np.asfortranarray(Y)
         self.A = dsyrk(1.0, Yf, c=self.A, overwrite_c=1)
+        self.a_stale = False
         # B and E are free until the next segment: they take W and W2
         f = self.k["_dense_weights"](self.P, self.N, self.A, self.B, self.E, self.kind, self.par)
         G[...] = dsymm(1.0, self.B, Yf)
-        H[...] = dsymm(1.0, self.E, np.asfortranarray(Y * Y))
+        if curvature:
+            H[...] = dsymm(1.0, self.E, np.asfortranarray(Y * Y))
         return f
 
     def segment(self, Y, D):
-        """Prepare ``phi`` along ``Y + t D`` (``A`` is that of the last :meth:`weights`)."""
+        """Prepare ``phi`` along ``Y + t D`` (``A`` is that of the last :meth:`weights`).
+
+        Every later :meth:`weights` is at a point of this segment, until the next.
+        """
+        sup = self._use_active(np.abs(Y) + np.abs(D))
+        self.active = sup is not None
+        self.cover = None
+        if self.active:
+            self.cover = _active.active_pairs(self.Cc, self.Nc, *self.pos, *sup, self.mark)
+            _pair_segment_at(self, Y, D, sup)
+            return
         Yf, Df = np.asfortranarray(Y), np.asfortranarray(D)
+        if self.a_stale:  # the last weights went the active route
+            self.A = dsyrk(1.0, Yf, c=self.A, overwrite_c=1)
         self.B = dsyr2k(1.0, Yf, Df, c=self.B, overwrite_c=1)
         self.E = dsyrk(1.0, Df, c=self.E, overwrite_c=1)
 
     def phi(self, t):
+        if self.active:
+            return self.k["_pair_phi"](self.seg, self.m, float(t), self.kind, self.par)
         return self.k["_dense_phi"](
             self.P, self.N, self.A, self.B, self.E, float(t), self.kind, self.par
         )
 
 
+def _pair_weights_at(ev, Y, sup, Gt, Ht, G, H):
+    """:func:`_pair_weights` on the pairs ``ev.cover`` at ``Y`` with supports ``sup``."""
+    args = (*ev.cover, sup[0], sup[1], Gt, Ht, *ev.base, ev.kind, ev.par)
+    return ev.k["_pair_weights"](Y, *args, G, H)
+
+
+def _pair_segment_at(ev, Y, D, sup):
+    """``ev.seg``, ``ev.m``: the segment rows of ``Y + t D`` on the pairs ``ev.cover``."""
+    ev.seg = np.empty((5, ev.cover[0].shape[0]))
+    ev.m = _pair_segment(Y, D, *ev.cover, sup[0], sup[1], ev.seg)
+
+
 class _SparseEvaluator:
-    """The same on the sampled pairs of a CSR pattern: O(nnz K) per pass."""
+    """The same on the sampled pairs of a CSR pattern: O(nnz s) per pass.
+
+    ``s`` is the number of clusters an item belongs to (its support), so a pass
+    costs the pairs times the supports, not times ``K``.
+    """
 
     def __init__(self, indptr, indices, cval, nval, mirror, bregman):
-        self.pattern = (indptr, indices)
-        self.values = (cval, nval)
-        self.mirror = mirror
         self.kind, self.par = bregman.kind, bregman.param
         self.k = bregman.kernels("_batch")
-        m, n = indices.shape[0], indptr.shape[0] - 1
+        n = indptr.shape[0] - 1
         rows = np.repeat(np.arange(n), np.diff(indptr))
         self.wrow = np.bincount(rows, weights=nval, minlength=n)
         self.wrow[self.wrow <= 0] = 1.0
-        self.A, self.B, self.E = np.zeros(m), np.zeros(m), np.zeros(m)
-        self.W, self.W2 = np.zeros(m), np.zeros(m)
+        upper = indices > rows  # each unordered pair once
+        self.cover = (
+            rows[upper],
+            indices[upper].astype(np.int64),
+            cval[upper].astype(np.float64),
+            nval[upper].astype(np.float64),
+        )
+        self.base = (0.0, 0.0)  # no pair outside the pattern
 
-    def weights(self, Y, G, H):
-        args = (*self.pattern, *self.values, self.mirror, Y, self.A, self.W, self.W2, G, H)
-        return self.k["_sparse_weights"](*args, self.kind, self.par)
+    def weights(self, Y, G, H, curvature=True):
+        Gt = np.zeros(Y.shape[::-1])
+        return _pair_weights_at(self, Y, _active.supports(Y), Gt, Gt, G, H)
 
     def segment(self, Y, D):
-        _sparse_quad(*self.pattern, Y, D, self.B, self.E)
+        _pair_segment_at(self, Y, D, _active.supports(np.abs(Y) + np.abs(D)))
 
     def phi(self, t):
-        args = (*self.pattern, *self.values, self.A, self.B, self.E, float(t))
-        return self.k["_sparse_phi"](*args, self.kind, self.par)
+        return self.k["_pair_phi"](self.seg, self.m, float(t), self.kind, self.par)
 
 
 def _line_search(phi, slope, rtol=0.1, max_eval=6):
@@ -501,7 +612,8 @@ class _State:
         self.D, self.R, self.Rprev = np.zeros_like(Y), np.empty_like(Y), None
         self.f = ev.weights(Y, self.G, self.H)
         self.eta = 1.0
-        self.multiplicative = True
+        self.multiplicative = EG_STEPS > 0
+        self.n_steps = 0
 
     def direction(self):
         """Set ``D`` (segment ``Y + t D``, ``t`` in [0, 1]); returns ``phi'(0)``."""
@@ -534,19 +646,21 @@ class _State:
     def step(self, t):
         """Evaluate ``Y + t D`` (snapped, else plain, else shorter); ``(t, f)`` at the point."""
         ev, Y, D, X, Yn, Gn, Hn = self.ev, self.Y, self.D, self.X, self.Yn, self.Gn, self.Hn
+        # H is needed from the last multiplicative step on
+        curv = not self.multiplicative or self.n_steps + 1 >= EG_STEPS
         snapped = _step_dir(Y, D, t, X, SNAP, Yn)
-        fn = ev.weights(Yn, Gn, Hn)
+        fn = ev.weights(Yn, Gn, Hn, curv)
         if snapped and not fn <= self.f:
             # the snap cost more than it saved: the plain step
             _step_dir(Y, D, t, X, 0.0, Yn)
-            fn = ev.weights(Yn, Gn, Hn)
+            fn = ev.weights(Yn, Gn, Hn, curv)
         for _ in range(30):
             if fn <= self.f:
                 break
             # phi is not convex along every segment: the search can overshoot
             t *= 0.5
             _step_dir(Y, D, t, X, 0.0, Yn)
-            fn = ev.weights(Yn, Gn, Hn)
+            fn = ev.weights(Yn, Gn, Hn, curv)
         return t, fn
 
     def accept(self, t, fn):
@@ -554,7 +668,8 @@ class _State:
         self.Y[...] = self.Yn
         self.G, self.Gn = self.Gn, self.G
         self.H, self.Hn = self.Hn, self.H
-        if self.multiplicative and fn > self.f * (1.0 - EG_RTOL):
+        self.n_steps += 1
+        if self.multiplicative and self.n_steps >= EG_STEPS:
             self.multiplicative = False
             self.eta = 1.0
         else:
@@ -567,9 +682,9 @@ class _State:
 def _batch_phase(ev, Y, *, max_iter, tol_abs, stall_rtol=1e-15):
     """Batch steps with an exact segment search, in place on ``Y``.
 
-    Multiplicative (exponentiated-gradient) steps first, which cross KL's
-    barrier at ``q = 0`` in a few steps where a quadratic model only doubles
-    ``q`` per step; once they gain less than ``EG_RTOL`` per step, projected
+    ``EG_STEPS`` multiplicative (exponentiated-gradient) steps first, which
+    cross KL's barrier at ``q = 0`` where a quadratic model only doubles ``q``
+    per step and which sharpen a smoothed start; then projected
     diagonal-Newton steps made conjugate (Polak-Ribiere), which set
     memberships exactly to zero. Returns ``(trace, n_iter, converged, G)``:
     the objective after every accepted step (index 0 = start) and the
@@ -617,12 +732,7 @@ def solve_batch(
     iterations together. Returns ``(objective_trace, n_iter, status,
     final_gap, n_polish)``.
     """
-    if sparse:
-        indptr, indices, cval, nval, mirror = data
-        ev = _SparseEvaluator(indptr, indices, cval, nval, mirror, bregman)
-    else:
-        C, N = data
-        ev = _DenseEvaluator(C, N, bregman)
+    ev = (_SparseEvaluator if sparse else _DenseEvaluator)(*data, bregman)
     trace, n_batch, converged, G = _batch_phase(
         ev, Y, max_iter=min(max_iter, 10_000), tol_abs=tol_abs
     )
@@ -634,23 +744,10 @@ def solve_batch(
         return trace, n_batch, status, gap, 0
     del ev  # the polish needs none of the batch buffers
     # the batch steps stalled short of the tolerance: the paper's solver finishes
-    if sparse:
-        ptrace, n_pol, status, gap = _sparse.solve_sparse(
-            indptr,
-            indices,
-            cval,
-            nval,
-            mirror,
-            Y,
-            bregman,
-            max_iter=left,
-            tol_abs=tol_abs,
-            trace_every=trace_every,
-        )
-    else:
-        ptrace, n_pol, status, gap = _greedy.solve_dense(
-            C, N, Y, bregman, max_iter=left, tol_abs=tol_abs, trace_every=trace_every
-        )
+    polish_solver = _sparse.solve_sparse if sparse else _greedy.solve_dense
+    ptrace, n_pol, status, gap = polish_solver(
+        *data, Y, bregman, max_iter=left, tol_abs=tol_abs, trace_every=trace_every
+    )
     return np.concatenate([trace, ptrace[1:]]), n_batch + n_pol, status, gap, n_pol
 
 
