@@ -274,5 +274,5 @@ def test_active_pair_route_equals_all_pairs(divergence):
         ev.segment(Y, D)
         assert ev.active == (route == "active")
         out[route] = (f, G, H, np.array([ev.phi(t) for t in (0.0, 0.3, 1.0)]))
-    for a, b in zip(out["blas"], out["active"]):
+    for a, b in zip(out["blas"], out["active"], strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-9)
