@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._docs import doc_params
 from .._validation import RandomState, check_choice, check_labels, check_n_clusters
 from ._resolution import KSelection, matched_partitions, select_k
 from ._spectral import partition_sizes, spectral_consensus
@@ -54,6 +55,20 @@ def smoothed_one_hot(hard: np.ndarray, n_clusters: int, smoothing: float = 0.1) 
     Exact vertices would put ``y_i . y_j = 0`` on pairs the ensemble sometimes
     co-clusters (an infinite KL gradient); exactly uniform rows are a stationary
     point of PCC.
+
+    Parameters
+    ----------
+    hard
+        ``(n_items,)`` hard labels ``0..K-1``.
+    n_clusters
+        ``K``, the number of columns.
+    smoothing
+        Mass spread evenly over all ``K`` clusters.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n_items, K)`` memberships, rows on the simplex.
     """
     K = int(n_clusters)
     Y = np.full((hard.shape[0], K), smoothing / K)
@@ -81,6 +96,7 @@ def _cover_items(labels, sizes, K, columns) -> np.ndarray:
     return np.array(sorted(chosen), dtype=np.int64)
 
 
+@doc_params()
 def plan_consensus(
     labels: np.ndarray,
     n_clusters: int | str = "auto",
@@ -93,10 +109,8 @@ def plan_consensus(
 
     Parameters
     ----------
-    labels
-        ``(n_items, n_partitions)`` ensemble labels, ``-1`` where unsampled.
-    n_clusters
-        ``K``, or ``"auto"``: chosen by :func:`select_k`.
+    {labels}
+    {n_clusters}
     partitions
         ``"matched"``: the partitions whose number of clusters is near ``K``
         (:func:`matched_partitions`); ``"all"``: every partition.
@@ -104,12 +118,13 @@ def plan_consensus(
         ``"spectral"``: smoothed one-hot of :func:`spectral_consensus` at ``K``
         (deterministic for a seed); ``"ensemble"``: of the matched partition
         closest to ``K``; ``"random"``: no start (the solver draws its own).
-    random_state
-        Seed for the choice of ``K`` and the spectral start.
+    {random_state}
+        Here it seeds the choice of ``K`` and the spectral start.
 
     Returns
     -------
-    :class:`ConsensusPlan`.
+    ConsensusPlan
+        ``K``, the partitions to fit and the starting memberships.
 
     Examples
     --------

@@ -16,14 +16,26 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import svds
 
+from .._docs import doc_params
 from .._validation import RandomState, check_labels, check_rng, seed_sequence
 from .coassociation import _one_hot
 
 __all__ = ["incidence_matrix", "incidence_spectrum", "partition_sizes", "spectral_consensus"]
 
 
+@doc_params()
 def partition_sizes(labels: np.ndarray) -> np.ndarray:
-    """Number of clusters each partition found (``-1`` entries ignored)."""
+    """Number of clusters each partition found (``-1`` entries ignored).
+
+    Parameters
+    ----------
+    {labels}
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n_partitions,)`` int64 counts.
+    """
     labels = check_labels(labels)
     return np.array([np.unique(col[col >= 0]).size for col in labels.T], dtype=np.int64)
 
@@ -43,6 +55,7 @@ def _normalised(H: sp.csr_matrix) -> sp.csr_matrix:
     return (sp.diags(r) @ H @ sp.diags(1.0 / np.sqrt(d_cols))).tocsr()
 
 
+@doc_params()
 def incidence_spectrum(
     labels: np.ndarray, n_components: int, *, random_state: RandomState = 0
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -50,18 +63,19 @@ def incidence_spectrum(
 
     Parameters
     ----------
-    labels
-        ``(n_items, n_partitions)`` labels, ``-1`` where a partition did not sample.
+    {labels}
     n_components
         How many leading components to return.
-    random_state
-        Seeds the iterative eigensolver's start vector, so results are reproducible.
+    {random_state}
+        Here it seeds the iterative eigensolver's start vector.
 
     Returns
     -------
-    ``(eigenvalues, embedding)``: the ``n_components`` largest eigenvalues of
-    ``A Aᵀ`` in decreasing order (in ``[0, 1]``; the first is 1) and the
-    ``(n_items, n_components)`` matching left singular vectors of ``A``.
+    eigenvalues : numpy.ndarray
+        The ``n_components`` largest eigenvalues of ``A Aᵀ`` in decreasing order (in
+        ``[0, 1]``; the first is 1).
+    embedding : numpy.ndarray
+        The ``(n_items, n_components)`` matching left singular vectors of ``A``.
 
     Examples
     --------
@@ -96,6 +110,7 @@ def incidence_spectrum(
     return np.clip(s[order] ** 2, 0.0, 1.0), U[:, order]
 
 
+@doc_params()
 def spectral_consensus(
     labels: np.ndarray, n_clusters: int, *, random_state: RandomState = 0
 ) -> np.ndarray:
@@ -107,16 +122,16 @@ def spectral_consensus(
 
     Parameters
     ----------
-    labels
-        ``(n_items, n_partitions)`` labels, ``-1`` where a partition did not sample.
+    {labels}
     n_clusters
-        Number of consensus clusters.
-    random_state
-        Seeds the eigensolver and k-means: the same seed gives the same labels.
+        Number of consensus clusters ``K``.
+    {random_state}
+        Here it seeds the eigensolver and k-means.
 
     Returns
     -------
-    ``(n_items,)`` int32 labels ``0..n_clusters-1``, largest cluster first.
+    numpy.ndarray
+        ``(n_items,)`` int32 labels ``0..n_clusters-1``, largest cluster first.
 
     Examples
     --------

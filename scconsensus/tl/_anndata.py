@@ -22,6 +22,7 @@ import pandas as pd
 from anndata import AnnData
 from scanpy import logging as logg
 
+from .._docs import doc_params
 from .._validation import check_key, check_labels, check_matrix
 from ..core._membership import (
     confidence,
@@ -35,8 +36,19 @@ from ..core._membership import (
 MAX_FEATURES_WITHOUT_REP = 5_000
 
 
+@doc_params()
 def get_rep(adata: AnnData, use_rep: str | None = None, *, layer: str | None = None):
     """The matrix to cluster: ``.obsm[use_rep]``, a layer, ``X_pca`` when present, else ``X``.
+
+    Parameters
+    ----------
+    {adata}
+    {use_rep_layer}
+
+    Returns
+    -------
+    numpy.ndarray or scipy.sparse.csr_matrix
+        The checked matrix, items in rows.
 
     Raises
     ------
@@ -78,8 +90,20 @@ def get_rep(adata: AnnData, use_rep: str | None = None, *, layer: str | None = N
     return check_matrix(rep, f"adata.obsm[{use_rep!r}]")
 
 
+@doc_params()
 def get_ensemble(adata: AnnData, ensemble_key: str = "scc_ensemble") -> np.ndarray:
-    """The ``(n_obs, n_partitions)`` int32 labels written by :func:`scconsensus.tl.ensemble`."""
+    """The ``(n_obs, n_partitions)`` int32 labels written by :func:`scconsensus.tl.ensemble`.
+
+    Parameters
+    ----------
+    {adata_ensemble}
+    {ensemble_key}
+
+    Returns
+    -------
+    numpy.ndarray
+        The checked labels, ``-1`` where a partition did not sample the item.
+    """
     if not isinstance(adata, AnnData):
         raise ValueError(f"Expected an AnnData object, got {type(adata).__name__}.")
     if ensemble_key not in adata.obsm:
@@ -144,6 +168,7 @@ def sanitize_uns(value: Any) -> Any:
     return value
 
 
+@doc_params()
 def store_consensus(
     adata: AnnData,
     key_added: str,
@@ -160,8 +185,7 @@ def store_consensus(
     ----------
     adata
         Written in place.
-    key_added
-        Prefix of every key written.
+    {key_added}
     membership
         ``(n_obs, k)`` soft memberships; rows are renormalised to sum to one.
     params

@@ -6,6 +6,7 @@ import warnings
 
 from anndata import AnnData
 
+from .._docs import doc_params
 from .._validation import renamed_args
 from ._pla import pla_transfer as _transfer
 
@@ -13,6 +14,7 @@ __all__ = ["pla_transfer"]
 
 
 @renamed_args(adata_new="adata")
+@doc_params()
 def pla_transfer(
     adata: AnnData,
     adata_ref: AnnData,
@@ -56,12 +58,11 @@ def pla_transfer(
     key_added
         Prefix of the results in ``adata`` (default ``key``). Cluster ``"c"`` is the
         reference's cluster ``"c"``.
-    copy
-        Return a modified copy of ``adata`` instead of writing in place.
+    {copy}
 
     Returns
     -------
-    ``None`` or a copy of ``adata``.
+    {returns_consensus}
 
     Examples
     --------
