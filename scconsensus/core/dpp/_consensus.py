@@ -47,6 +47,18 @@ def voronoi_labels(X: np.ndarray, generators: list[np.ndarray]) -> np.ndarray:
 
     Label ``c`` in run ``r`` is the position of the generator in ``generators[r]``; ties go
     to the first generator. Every generator set must be non-empty.
+
+    Parameters
+    ----------
+    X
+        ``(n, p)`` data.
+    generators
+        One array of generator item indices per run.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n, R)`` int32 labels.
     """
     X = np.asarray(X, dtype=np.float64)
     n = X.shape[0]
@@ -144,6 +156,20 @@ def candidate_thresholds(
 
     With ``n_thresholds`` a spread subset of that many values is kept (the "small subset
     of diverse thresholds" of Sect. 7), always including the largest and smallest.
+
+    Parameters
+    ----------
+    values
+        Observed consensus values (any order, repeats allowed).
+    tau
+        Smallest threshold kept.
+    n_thresholds
+        Keep at most this many (default: all).
+
+    Returns
+    -------
+    numpy.ndarray
+        The thresholds, decreasing.
     """
     values = np.unique(np.asarray(values, dtype=np.float64))
     # consensus values are ratios c/R: tolerate their floating-point representation
@@ -278,7 +304,20 @@ def merge_small_components(
     edge leaving it, which is the strongest link in the whole graph by the cut
     property); a component with no link at all joins the largest one.
 
-    Returns labels ``0..K-1`` ordered by decreasing cluster size.
+    Parameters
+    ----------
+    labels
+        ``(n,)`` component labels.
+    forest
+        ``(u, v, w)`` edges of :func:`maximum_spanning_forest` of the
+        consensus matrix.
+    min_size
+        Components smaller than this are merged (``n**a``).
+
+    Returns
+    -------
+    numpy.ndarray
+        Labels ``0..K-1`` ordered by decreasing cluster size.
     """
     labels = np.asarray(labels)
     _, comp = np.unique(labels, return_inverse=True)
@@ -304,7 +343,25 @@ def threshold_partitions(
     thresholds: np.ndarray,
     min_size: float,
 ) -> list[np.ndarray]:
-    """One merged partition per threshold: components of ``{C_ij ≥ θ}``, small ones merged."""
+    """One merged partition per threshold: components of ``{C_ij ≥ θ}``, small ones merged.
+
+    Parameters
+    ----------
+    forest
+        ``(u, v, w)`` edges of :func:`maximum_spanning_forest` of the
+        consensus matrix.
+    n_items
+        ``n``.
+    thresholds
+        The thresholds ``θ``, decreasing.
+    min_size
+        Components smaller than this are merged (:func:`merge_small_components`).
+
+    Returns
+    -------
+    list of numpy.ndarray
+        One ``(n,)`` labelling per threshold.
+    """
     u, v, w = forest
     out = []
     for theta in thresholds:
@@ -375,10 +432,18 @@ def validity_indices(
     between feature-space means has weight 2, which is what is computed.
     Single-cluster candidates have no between-cluster term: their indices are NaN.
 
+    Parameters
+    ----------
+    partitions
+        Candidate ``(n,)`` labellings.
+    kernel, features
+        The ``(n, n)`` kernel ``L``, or ``(n, d)`` features with ``F Fᵀ = L``; one of them.
+
     Returns
     -------
-    dict of arrays (one entry per partition): ``n_clusters``, ``within`` (W_V),
-    ``between`` (B_V), ``btilde``, ``sr``, ``kvi``, and the scalar ``alpha``.
+    dict
+        Arrays with one entry per partition: ``n_clusters``, ``within`` (W_V),
+        ``between`` (B_V), ``btilde``, ``sr``, ``kvi``; and the scalar ``alpha``.
     """
     if (kernel is None) == (features is None):
         raise ValueError("Give exactly one of kernel= or features=.")
@@ -437,6 +502,18 @@ def consensus_membership(run_labels: np.ndarray, final: np.ndarray) -> np.ndarra
     Exact, from the ``(n, R)`` run labels (no -1) without forming ``C``:
     ``C H = (1/R) Σ_r H_r (H_rᵀ H)`` with ``H`` the one-hot final labels. Rows are not
     normalised here.
+
+    Parameters
+    ----------
+    run_labels
+        ``(n, R)`` labels of the runs, every item labelled.
+    final
+        ``(n,)`` final labels ``0..K-1``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n, K)`` mean consensus values.
     """
     run_labels = np.asarray(run_labels, dtype=np.int64)
     final = np.asarray(final, dtype=np.int64)

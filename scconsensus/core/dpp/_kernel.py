@@ -83,6 +83,20 @@ def rbf_kernel(
 ) -> np.ndarray:
     """The kernel matrix of eq. 9 between the rows of ``X`` and of ``Y`` (default ``X``).
 
+    Parameters
+    ----------
+    X, Y
+        ``(n, p)`` and ``(m, p)`` data; ``Y`` omitted: ``X``.
+    sigma2
+        Bandwidth σ̂² of eq. 8 (:func:`rbf_bandwidth`).
+    s
+        Bandwidth scale (paper: 1).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n, m)`` kernel values.
+
     Examples
     --------
     >>> import numpy as np

@@ -175,6 +175,18 @@ class SpectralDPP:
 
         The eigenpairs of the d × d dual kernel ``Fᵀ F = W Λ Wᵀ`` give those of ``L``:
         same non-zero eigenvalues, eigenvectors ``F W Λ^{-1/2}``.
+
+        Parameters
+        ----------
+        F
+            ``(n, d)`` features.
+        rcond
+            Dual eigenvalues below ``rcond`` times the largest are dropped.
+
+        Returns
+        -------
+        SpectralDPP
+            The sampler of ``DPP(F Fᵀ)``.
         """
         F = np.asarray(F, dtype=np.float64)
         if F.ndim != 2:
@@ -280,6 +292,20 @@ def sample_uniform(n_items: int, k_max: int, rng: np.random.Generator) -> np.nda
     """The PAM-like draw of Vicente & Murua (2021), Sect. 5: ``k ~ U{1..k_max}``, then ``k`` items.
 
     The ``k`` items are drawn uniformly without replacement.
+
+    Parameters
+    ----------
+    n_items
+        ``n``.
+    k_max
+        Largest ``k``.
+    rng
+        The run's generator.
+
+    Returns
+    -------
+    numpy.ndarray
+        The sorted indices of the drawn items.
     """
     k = int(rng.integers(1, k_max + 1))
     return np.sort(rng.choice(n_items, size=k, replace=False))
