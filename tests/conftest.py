@@ -28,6 +28,18 @@ def blobs_adata(blobs):
     return adata
 
 
+@pytest.fixture(scope="module")
+def planted_dense():
+    """Co-association of the default planted ensemble: (truth, C, N)."""
+    from _helpers import planted
+
+    from scconsensus.core.coassociation import coassociation
+
+    truth, labels = planted()
+    C, N = coassociation(labels)
+    return truth, C, N
+
+
 @pytest.fixture
 def rng():
     return np.random.default_rng(12345)

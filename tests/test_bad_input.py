@@ -105,6 +105,7 @@ def _fails_cleanly(fn, adata, match, *args, **kwargs):
 # --------------------------------------------------------------------- item 1: R_HOME
 
 
+@pytest.mark.slow
 @needs_r
 def test_01_bad_r_home_raises_instead_of_killing_python(tmp_path):
     code = (
@@ -216,7 +217,12 @@ def test_07_string_k_is_refused(adata, k):
     ],
 )
 def test_07_integral_floats_are_accepted_everywhere(adata, fn, kwargs):
-    fn(adata, **kwargs)
+    def written():
+        return set(adata.obs) | set(adata.obsm) | set(adata.uns)
+
+    before = written()
+    assert fn(adata, **kwargs) is None
+    assert written() > before  # the result was stored, in place
 
 
 @pytest.mark.parametrize(
@@ -326,6 +332,7 @@ def test_10_no_impossible_advice(adata, fn, n, kwargs):
 # --------------------------------------------------------------- item 11: min_mass
 
 
+@pytest.mark.slow
 def test_11_min_mass_too_large_is_a_clear_error(adata):
     _fails_cleanly(scc.tl.pcc, adata, "min_mass=1e\\+09 must lie in \\[0, 40\\)", min_mass=1e9)
     # above every cluster but below n: the largest cluster is kept, not a division by zero

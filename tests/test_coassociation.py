@@ -37,6 +37,7 @@ def test_dense_matches_brute_force(labels):
     np.testing.assert_array_equal(N, N_ref)
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(label_matrices, st.integers(0, 2**16))
 def test_sparse_equals_dense_on_sampled_pairs(labels, seed):

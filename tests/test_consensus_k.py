@@ -6,6 +6,7 @@ import anndata as ad
 import numpy as np
 import pandas as pd
 import pytest
+from _helpers import block_matrix
 
 import scconsensus as scc
 from scconsensus.core.consensus_k import (
@@ -22,17 +23,6 @@ from scconsensus.core.consensus_k import (
 )
 from scconsensus.core.ensemble import generate_ensemble
 from scconsensus.metrics import adjusted_rand_index
-
-
-def _blocks(sizes, within=1.0, between=0.0):
-    n = sum(sizes)
-    M = np.full((n, n), between)
-    start = 0
-    for s in sizes:
-        M[start : start + s, start : start + s] = within
-        start += s
-    np.fill_diagonal(M, 1.0)
-    return M
 
 
 def _expression(n_per=20, p=200, noise=1.6, seed=1):
@@ -56,7 +46,7 @@ def _random_consensus(n, reps=50, seed=0):
 
 
 def test_block_diagonal_consensus_has_pac_zero_and_known_cdf():
-    M = _blocks([5, 5])
+    M = block_matrix([5, 5])[0]
     x, F = consensus_cdf(M)
     # 45 pairs, 20 inside blocks (value 1), 25 across (value 0)
     assert x[0] == pytest.approx(0.01) and x[-1] == 1.0
@@ -68,7 +58,7 @@ def test_block_diagonal_consensus_has_pac_zero_and_known_cdf():
 
 
 def test_final_clustering_has_exactly_k_clusters_despite_ties():
-    M = _blocks([4, 4, 4])  # merge heights tie at 0 inside blocks and at 1 between them
+    M = block_matrix([4, 4, 4])[0]  # merge heights tie at 0 inside blocks and at 1 between them
     for k in (2, 3, 4, 5):
         labels = consensus_labels(M, k)
         assert len(np.unique(labels)) == k
@@ -145,8 +135,8 @@ def test_item_and_cluster_consensus_match_brute_force():
 
 
 def test_summarize_orders_clusters_by_size_and_picks_lowest_pac():
-    M3 = _blocks([6, 4, 2])
-    M2 = _blocks([6, 6], within=0.7, between=0.2)
+    M3 = block_matrix([6, 4, 2])[0]
+    M2 = block_matrix([6, 6], within=0.7, between=0.2)[0]
     res = summarize_consensus({3: M3, 2: M2})
     assert res.ks.tolist() == [2, 3]
     assert res.pac[1] == 0.0 and res.pac[0] > 0.5
@@ -207,6 +197,7 @@ def test_blas_distances_equal_pdist(distance):
     np.testing.assert_allclose(D, expected, atol=1e-12)
 
 
+@pytest.mark.slow
 def test_same_seed_same_result_for_any_n_jobs():
     X, _ = _expression(n_per=10)
     a = consensus_k(X, max_k=4, reps=8, random_state=5, progress=False)

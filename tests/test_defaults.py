@@ -98,6 +98,7 @@ def test_matched_partitions_window_and_fallback():
     assert matched_partitions(sizes, 16, min_partitions=3).tolist() == [6, 7, 8]
 
 
+@pytest.mark.slow
 def test_auto_ensemble_is_log_uniform_over_resolutions():
     X = np.random.default_rng(0).normal(size=(400, 5))
     ens = scc.core.generate_ensemble(X, 200, "kmeans", "auto", random_state=0)
@@ -158,6 +159,7 @@ def test_k_evidence_survives_h5ad(three_blobs, tmp_path):
     assert back.uns["pcc"]["params"]["n_clusters"] == "auto"
 
 
+@pytest.mark.slow
 def test_readme_quick_start_runs_into_rank_genes_groups():
     readme = (Path(__file__).parents[1] / "README.md").read_text()
     block = re.search(r"## Quick start\n\n```python\n(.*?)```", readme, re.S).group(1)

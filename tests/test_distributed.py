@@ -42,6 +42,7 @@ def _same(a, b) -> None:
     assert a.params == b.params
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:Graph is not fully connected")
 def test_mixed_ensemble_on_cluster_equals_local(client):
     X, _ = _blobs(240)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _helpers import block_matrix
 from scipy.sparse.csgraph import minimum_spanning_tree
 
 from scconsensus.core.dpp import (
@@ -19,16 +20,6 @@ from scconsensus.core.dpp import (
     voronoi_labels,
 )
 from scconsensus.metrics import adjusted_rand_index
-
-
-def _blocks(sizes, within, between):
-    """Consensus matrix with constant within-block and between-block values."""
-    lab = np.repeat(np.arange(len(sizes)), sizes)
-    C = np.asarray(between, dtype=float)[lab][:, lab]
-    for b, w in enumerate(within):
-        C[np.ix_(lab == b, lab == b)] = w
-    np.fill_diagonal(C, 1.0)
-    return C, lab
 
 
 def _merge_brute(C, labels, min_size):
@@ -92,7 +83,7 @@ def test_candidate_thresholds():
 def test_thresholds_and_merge_on_constructed_matrix():
     # A (10 items, 0.9), B (10 items, 0.8), tiny C (3 items, 0.95); links A-C 0.5, B-C 0.3
     between = [[0, 0.1, 0.5], [0.1, 0, 0.3], [0.5, 0.3, 0]]
-    C, truth = _blocks([10, 10, 3], [0.9, 0.8, 0.95], between)
+    C, truth = block_matrix([10, 10, 3], [0.9, 0.8, 0.95], between)
     forest = maximum_spanning_forest(C)
     parts = threshold_partitions(forest, 23, np.array([0.95, 0.9, 0.8, 0.5]), min_size=5)
     # θ = 0.95: only C holds together; everything small merges along the strongest links
@@ -117,7 +108,7 @@ def test_merge_takes_smallest_component_first():
     between[0, 1] = between[1, 0] = 0.5
     between[0, 2] = between[2, 0] = 0.4
     between[1, 3] = between[3, 1] = 0.45
-    C, truth = _blocks(sizes, [1.0] * 4, between)
+    C, truth = block_matrix(sizes, [1.0] * 4, between)
     merged = merge_small_components(truth, maximum_spanning_forest(C), 4)
     assert _same_partition(merged, np.where(truth == 0, 1, truth))
 
@@ -206,7 +197,8 @@ def test_consensus_membership_matches_dense():
 
 
 @pytest.fixture(scope="module")
-def blobs():
+def blobs_4d():
+    """Three well-separated 4-d Gaussian groups of 60, 50 and 40 items: (X, truth)."""
     rng = np.random.default_rng(4)
     centres = np.array([[0, 0, 0, 0], [6, 0, 0, 0], [0, 6, 0, 0]])
     truth = np.repeat([0, 1, 2], [60, 50, 40])
@@ -214,8 +206,8 @@ def blobs():
 
 
 @pytest.mark.parametrize("sampler", ["dpp", "uniform", "kmeans++"])
-def test_recovers_separated_blobs(blobs, sampler):
-    X, truth = blobs
+def test_recovers_separated_blobs(blobs_4d, sampler):
+    X, truth = blobs_4d
     res = dpp_consensus(X, 60, sampler=sampler, random_state=0)
     assert adjusted_rand_index(truth, res.labels) > 0.95
     # paper invariants: every threshold ≥ τ, every final cluster ≥ n^a, rows on the simplex
@@ -228,8 +220,8 @@ def test_recovers_separated_blobs(blobs, sampler):
     assert res.run_labels.shape == (150, 60)
 
 
-def test_reproducible_and_seed_dependent(blobs):
-    X, _ = blobs
+def test_reproducible_and_seed_dependent(blobs_4d):
+    X, _ = blobs_4d
     a = dpp_consensus(X, 30, random_state=5)
     b = dpp_consensus(X, 30, random_state=5)
     c = dpp_consensus(X, 30, random_state=6)
@@ -241,8 +233,8 @@ def test_reproducible_and_seed_dependent(blobs):
     np.testing.assert_array_equal(d.run_labels, a.run_labels[:, :10])
 
 
-def test_bad_input_raises(blobs):
-    X, _ = blobs
+def test_bad_input_raises(blobs_4d):
+    X, _ = blobs_4d
     with pytest.raises(ValueError, match="NaN"):
         dpp_consensus(np.where(np.eye(150, 4) > 0, np.nan, X), 5)
     with pytest.raises(ValueError, match="n_runs"):
@@ -265,8 +257,8 @@ def test_bad_input_raises(blobs):
         dpp_consensus(X[:, 0], 5)
 
 
-def test_expected_size_controls_generators(blobs):
-    X, truth = blobs
+def test_expected_size_controls_generators(blobs_4d):
+    X, truth = blobs_4d
     res = dpp_consensus(X, 60, expected_size=4.0, random_state=0)
     assert res.info["expected_size"] == pytest.approx(4.0)
     # conditioned on a non-empty draw; P(empty) is negligible at this size

@@ -94,6 +94,7 @@ def test_subset_sizes_are_sum_of_bernoullis(exact_draws):
     assert abs(sizes.mean() - p.sum()) < Z * se_mean
 
 
+@pytest.mark.slow
 def test_lowrank_sampler_equals_exact_at_full_rank(exact_draws):
     L, exact, _ = exact_draws
     # an exact factor L = F Fᵀ (full rank): the dual sampler must be the same process

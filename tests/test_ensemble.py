@@ -31,6 +31,7 @@ def test_hc_distances(blobs, distance):
     assert ens.labels.max() <= 2
 
 
+@pytest.mark.slow
 def test_deterministic_across_n_jobs(blobs):
     X, _ = blobs
     kw = dict(method=["kmeans", "hc_average", "leiden", "pam"], k=(2, 6), random_state=7)

@@ -58,6 +58,7 @@ def test_bad_input():
         ensemble_pairs(np.zeros((5, 2, 2), dtype=np.int32))
 
 
+@pytest.mark.slow
 def test_sparse_pcc_on_ensemble_pairs_recovers_blobs():
     rng = np.random.default_rng(0)
     truth = rng.integers(4, size=600)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _helpers import np_kkt_gap, planted
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -27,14 +28,6 @@ def np_div(name, p, q):
     raise AssertionError(name)
 
 
-def np_deriv(name, p, q):
-    q = np.clip(q, 0.0, 1.0)
-    if name == "l2":
-        return 2 * (q - p)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(p > 0, -p / q, 0.0) + np.where(p < 1, (1 - p) / (1 - q), 0.0)
-
-
 def np_objective(C, N, Y, name):
     C = np.asarray(C, float)
     N = np.asarray(N, float)
@@ -45,44 +38,10 @@ def np_objective(C, N, Y, name):
     return float((n_ij[keep] * np_div(name, C[iu][keep] / n_ij[keep], q)).sum())
 
 
-def np_kkt_gap(C, N, Y, name):
-    C = np.asarray(C, float)
-    N = np.asarray(N, float).copy()
-    np.fill_diagonal(N, 0)
-    P = np.divide(C, N, out=np.zeros_like(C), where=N > 0)
-    with np.errstate(invalid="ignore"):
-        W = np.where(N > 0, N * np_deriv(name, P, Y @ Y.T), 0.0)
-    G = W @ Y
-    gap = 0.0
-    for i in range(Y.shape[0]):
-        supp = Y[i] > 0
-        gap = max(gap, G[i][supp].max() - G[i].min())
-    return gap, N.sum() / N.shape[0]
-
-
-def planted(n_per=15, k=3, R=30, noise=0.15, missing=0.0, seed=0):
-    """Ensemble of noisy copies of a planted partition (optionally sub-sampled)."""
-    rng = np.random.default_rng(seed)
-    truth = np.repeat(np.arange(k), n_per)
-    n = truth.size
-    cols = []
-    for _ in range(R):
-        lab = np.where(rng.random(n) < noise, rng.integers(0, k, n), truth)
-        lab = np.where(rng.random(n) < missing, -1, lab)
-        cols.append(lab)
-    return truth, np.stack(cols, axis=1).astype(np.int32)
-
-
-@pytest.fixture(scope="module")
-def planted_dense():
-    truth, labels = planted()
-    C, N = coassociation(labels)
-    return truth, C, N
-
-
 # -- the optimisation invariants ----------------------------------------------------------
 
 
+@pytest.mark.slow
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     seed=st.integers(0, 10_000),
@@ -263,6 +222,7 @@ def test_derivative_is_derivative_of_divergence(bregman):
     np.testing.assert_allclose(bregman.derivative(p, q), num, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_not_double_convex_is_refused():
     # Itakura-Saito (phi = -sum log x) is not convex in its second argument on the simplex
     with pytest.raises(ValueError, match="not double-convex"):

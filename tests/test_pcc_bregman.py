@@ -8,23 +8,21 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _helpers import planted
 
 from scconsensus.core import Bregman, pcc
 from scconsensus.core.coassociation import coassociation
 
 
 @pytest.fixture(scope="module")
-def planted_dense():
-    rng = np.random.default_rng(0)
-    truth = np.repeat(np.arange(3), 15)
-    labels = np.stack(
-        [np.where(rng.random(45) < 0.15, rng.integers(0, 3, 45), truth) for _ in range(30)],
-        axis=1,
-    ).astype(np.int32)
+def bregman_planted():
+    """A planted ensemble's co-association (truth, C, N), drawn without sub-sampling."""
+    truth, labels = planted(missing=None)
     C, N = coassociation(labels)
     return truth, C, N
 
 
+@pytest.mark.slow
 def test_custom_power_phi_divergence_matches_builtin():
     a = 1.5
     custom = Bregman(
@@ -39,8 +37,9 @@ def test_custom_power_phi_divergence_matches_builtin():
     np.testing.assert_allclose(custom.derivative(p, q), Bregman.power(a).derivative(p, q))
 
 
-def test_custom_entropy_phi_is_kl(planted_dense):
-    _, C, N = planted_dense
+@pytest.mark.slow
+def test_custom_entropy_phi_is_kl(bregman_planted):
+    _, C, N = bregman_planted
     kl = Bregman(
         lambda x: x[0] * np.log(x[0]) + x[1] * np.log(x[1]),
         lambda x: np.log(x) + 1.0,
@@ -58,8 +57,9 @@ def test_custom_entropy_phi_is_kl(planted_dense):
     np.testing.assert_allclose(a.membership, b.membership, atol=1e-5)
 
 
-def test_weighted_l2_custom_matches_l2_solution(planted_dense):
-    _, C, N = planted_dense
+@pytest.mark.slow
+def test_weighted_l2_custom_matches_l2_solution(bregman_planted):
+    _, C, N = bregman_planted
     A = np.array([[2.0, 0.5], [0.5, 1.0]])
     maha = Bregman(lambda x: x @ A @ x, lambda x: 2.0 * (A @ x), lambda x: 2.0 * A, name="maha")
     # (1,-1) 2A (1,-1)^T = 4: d = 2 (p-q)^2, the same minimiser as eq. (4)

@@ -31,6 +31,7 @@ def datasets():
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("divergence", ["kl", "l2"])
 def test_soft_ground_truth_recovered(datasets, divergence):
     scores = []

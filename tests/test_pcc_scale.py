@@ -81,7 +81,8 @@ def test_trace_buffer_does_not_scale_with_max_iter():
 
 
 @pytest.fixture(scope="module")
-def blobs():
+def blobs_with_ensemble():
+    """1,500 items in five 6-d blobs with a 20-partition k-means ensemble: (adata, truth)."""
     from sklearn.datasets import make_blobs
 
     X, y = make_blobs(1500, n_features=6, centers=5, cluster_std=1.0, random_state=0)
@@ -92,8 +93,8 @@ def blobs():
 
 
 @pytest.mark.parametrize("pairs", ["knn", "ensemble", "auto"])
-def test_pairs_sources(blobs, pairs):
-    adata, y = blobs
+def test_pairs_sources(blobs_with_ensemble, pairs):
+    adata, y = blobs_with_ensemble
     out = scc.tl.pcc(adata, 5, mode="sparse", pairs=pairs, n_init=1, copy=True)
     uns = out.uns["pcc"]
     # auto picks kNN below 100,000 items when a representation exists
@@ -102,8 +103,8 @@ def test_pairs_sources(blobs, pairs):
     assert adjusted_rand_index(y, out.obs["pcc"].cat.codes.values) > 0.95
 
 
-def test_pairs_auto_without_representation_uses_ensemble(blobs):
-    adata, _ = blobs
+def test_pairs_auto_without_representation_uses_ensemble(blobs_with_ensemble):
+    adata, _ = blobs_with_ensemble
     bare = ad.AnnData(adata.X.copy())
     bare.obsm["scc_ensemble"] = adata.obsm["scc_ensemble"]
     out = scc.tl.pcc(bare, 5, mode="sparse", n_init=1, copy=True)
@@ -126,8 +127,9 @@ def test_ensemble_init_rows_and_choice():
     np.testing.assert_allclose(ensemble_init(labels, 3)[3], 1 / 3)
 
 
-def test_ensemble_init_not_stationary_and_fits(blobs):
-    adata, y = blobs
+@pytest.mark.slow
+def test_ensemble_init_not_stationary_and_fits(blobs_with_ensemble):
+    adata, y = blobs_with_ensemble
     out = scc.tl.pcc(adata, 5, init="ensemble", copy=True)
     uns = out.uns["pcc"]
     assert uns["n_iter"] > 0  # the smoothed start is not a stationary point
@@ -135,8 +137,9 @@ def test_ensemble_init_not_stationary_and_fits(blobs):
     assert adjusted_rand_index(y, out.obs["pcc"].cat.codes.values) > 0.95
 
 
-def test_extend_matches_full_fit(blobs):
-    adata, y = blobs
+@pytest.mark.slow
+def test_extend_matches_full_fit(blobs_with_ensemble):
+    adata, y = blobs_with_ensemble
     labels = adata.obsm["scc_ensemble"]
     from scconsensus.core._ensemble_pairs import ensemble_pairs
     from scconsensus.core.coassociation import sample_pairs
@@ -188,8 +191,8 @@ def test_extend_rejects_bad_input():
         pcc_extend(labels, np.arange(2), np.ones((2, 2)))
 
 
-def test_tl_fit_size_records_subset_and_roundtrips(blobs, tmp_path):
-    adata, y = blobs
+def test_tl_fit_size_records_subset_and_roundtrips(blobs_with_ensemble, tmp_path):
+    adata, y = blobs_with_ensemble
     out = scc.tl.pcc(adata, 5, fit_size=400, pairs="ensemble", init="ensemble", n_init=1, copy=True)
     uns = out.uns["pcc"]
     assert uns["fit_size"] == 400
@@ -208,8 +211,9 @@ def test_tl_fit_size_records_subset_and_roundtrips(blobs, tmp_path):
         scc.tl.pcc(adata, 5, fit_fraction=1.5, copy=True)
 
 
-def test_tl_fit_size_auto_fits_a_subset_only_above_the_threshold(blobs, monkeypatch):
-    adata, y = blobs
+@pytest.mark.slow
+def test_tl_fit_size_auto_fits_a_subset_only_above_the_threshold(blobs_with_ensemble, monkeypatch):
+    adata, y = blobs_with_ensemble
     small = scc.tl.pcc(adata, 5, n_init=1, copy=True)
     assert "fit_indices" not in small.uns["pcc"]
     assert small.uns["pcc"]["params"]["fit_size"] == "auto"

@@ -87,7 +87,10 @@ def test_pcc_h5ad_round_trip(ens_adata, tmp_path):
 def test_pcc_umap_plot(ens_adata):
     adata = ens_adata.copy()
     scc.tl.pcc(adata, n_clusters=4)
-    sc.pl.umap(adata, color=["pcc", "pcc_confidence"], show=False)
+    axes = sc.pl.umap(adata, color=["pcc", "pcc_confidence"], show=False)
+    # one panel per key, each drawing every cell
+    assert [ax.get_title() for ax in axes] == ["pcc", "pcc_confidence"]
+    assert [len(ax.collections[0].get_offsets()) for ax in axes] == [adata.n_obs] * 2
     plt.close("all")
 
 

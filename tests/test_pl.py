@@ -151,6 +151,7 @@ def test_plot_into_given_axes(adata):
     assert ax is axs[1]
 
 
+@pytest.mark.slow
 def test_report_writes_figures_and_summary(adata, tmp_path):
     a = adata.copy()
     a.obs["broken"] = pd.Categorical(["0"] * a.n_obs)  # a key without memberships

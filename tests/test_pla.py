@@ -37,7 +37,8 @@ def all_pairs(n):
 
 
 @pytest.fixture(scope="module")
-def blobs():
+def planted_ensemble():
+    """Noisy, subsampled copies of a planted partition of 60 items: (truth, labels)."""
     rng = np.random.default_rng(0)
     truth = np.repeat([0, 1, 2], [30, 20, 10])
     return truth, noisy_ensemble(truth, 20, 0.25, rng, subsample=0.8)
@@ -47,8 +48,8 @@ def blobs():
 
 
 @pytest.mark.parametrize("mode", ["dense", "sparse"])
-def test_loglik_never_decreases(blobs, mode):
-    _, labels = blobs
+def test_loglik_never_decreases(planted_ensemble, mode):
+    _, labels = planted_ensemble
     kw = {"pairs": all_pairs(labels.shape[0])} if mode == "sparse" else {}
     for seed in range(3):
         res = pla(labels, 4, mode=mode, random_state=seed, n_restarts=1, tol=1e-12, **kw)
@@ -69,8 +70,8 @@ def test_loglik_never_decreases_on_random_soft_z():
     assert fit.log_likelihood == pytest.approx(float(np.sum(Z * np.log(q))), rel=1e-10)
 
 
-def test_posteriors_and_likelihoods_are_distributions(blobs):
-    _, labels = blobs
+def test_posteriors_and_likelihoods_are_distributions(planted_ensemble):
+    _, labels = planted_ensemble
     for mode in ("dense", "sparse"):
         res = pla(labels, 3, mode=mode, random_state=0, pairs=all_pairs(labels.shape[0]))
         assert np.all(res.posteriors >= 0) and np.all(res.likelihoods >= 0)
@@ -82,15 +83,15 @@ def test_posteriors_and_likelihoods_are_distributions(blobs):
         assert np.isfinite(res.log_likelihood)
 
 
-def test_marginals_are_eq6(blobs):
-    _, labels = blobs
+def test_marginals_are_eq6(planted_ensemble):
+    _, labels = planted_ensemble
     res = pla(labels, 3, random_state=0)
     Z = z_dense(as_members(labels), as_members(labels), np.ones(labels.shape[1]))
     np.testing.assert_allclose(res.marginals, Z.sum(1) / Z.sum())
 
 
-def test_dense_and_sparse_agree(blobs):
-    _, labels = blobs
+def test_dense_and_sparse_agree(planted_ensemble):
+    _, labels = planted_ensemble
     n = labels.shape[0]
     dense = pla(labels, 3, mode="dense", random_state=5)
     sparse = pla(labels, 3, mode="sparse", pairs=all_pairs(n), random_state=5)
@@ -105,8 +106,8 @@ def test_dense_and_sparse_agree(blobs):
     np.testing.assert_allclose(a.posteriors, b.posteriors, atol=1e-10)
 
 
-def test_weighted_dense_and_sparse_agree(blobs):
-    _, labels = blobs
+def test_weighted_dense_and_sparse_agree(planted_ensemble):
+    _, labels = planted_ensemble
     kw = {"weighted": True, "lam": 0.5, "random_state": 1}
     dense = pla(labels, 3, mode="dense", **kw)
     sparse = pla(labels, 3, mode="sparse", pairs=all_pairs(labels.shape[0]), **kw)
@@ -129,11 +130,11 @@ def test_soft_ensemble_equals_one_hot_and_builds_yyt():
     np.testing.assert_allclose(res.posteriors, pla(Ys, 2, random_state=0).posteriors, atol=1e-8)
 
 
-def test_partition_sums_dense_and_pattern_agree(blobs):
+def test_partition_sums_dense_and_pattern_agree(planted_ensemble):
     from scconsensus.core.pla._members import partition_sums_dense, symmetric_pattern
     from scconsensus.core.pla._problem import Problem
 
-    _, labels = blobs
+    _, labels = planted_ensemble
     n = labels.shape[0]
     m = as_members(labels)
     dense = Problem(m)
@@ -146,16 +147,16 @@ def test_partition_sums_dense_and_pattern_agree(blobs):
     assert dense.partition_loglik(fit).sum() == pytest.approx(fit.log_likelihood)
 
 
-def test_same_seed_same_result(blobs):
-    _, labels = blobs
+def test_same_seed_same_result(planted_ensemble):
+    _, labels = planted_ensemble
     a = pla(labels, 3, weighted=True, random_state=11)
     b = pla(labels, 3, weighted=True, random_state=11)
     np.testing.assert_array_equal(a.posteriors, b.posteriors)
     assert a.lam == b.lam
 
 
-def test_recovers_well_separated_clusters(blobs):
-    truth, labels = blobs
+def test_recovers_well_separated_clusters(planted_ensemble):
+    truth, labels = planted_ensemble
     for mode in ("dense", "sparse"):
         res = pla(labels, 3, mode=mode, n_random=20, random_state=0)
         assert h_criterion(truth, res.labels) == 1.0
@@ -180,8 +181,8 @@ def test_entropic_weights_closed_form():
     assert entropic_weights(c, 1e-4).max() == pytest.approx(1.0)
 
 
-def test_weights_sum_to_one_uniform_for_large_lambda(blobs):
-    _, labels = blobs
+def test_weights_sum_to_one_uniform_for_large_lambda(planted_ensemble):
+    _, labels = planted_ensemble
     L = labels.shape[1]
     plain = pla(labels, 3, random_state=0)
     big = pla(labels, 3, weighted=True, lam=1e9, random_state=0)
@@ -195,8 +196,8 @@ def test_weights_sum_to_one_uniform_for_large_lambda(blobs):
     assert small.weights.max() > 5.0 / L
 
 
-def test_weighted_objective_never_increases(blobs):
-    _, labels = blobs
+def test_weighted_objective_never_increases(planted_ensemble):
+    _, labels = planted_ensemble
     for lam in (0.1, 1.0, 10.0):
         res = pla(labels, 3, weighted=True, lam=lam, random_state=0, tol=1e-10)
         F = res.objective_trace
@@ -214,8 +215,8 @@ def test_weights_favour_consistent_partitions():
     assert h_criterion(truth, res.labels) == 1.0
 
 
-def test_lambda_by_cross_validation(blobs):
-    _, labels = blobs
+def test_lambda_by_cross_validation(planted_ensemble):
+    _, labels = planted_ensemble
     res = pla(labels, 3, weighted=True, lam_grid=(0.1, 1.0, 100.0), cv_folds=2, random_state=0)
     assert res.lam in (0.1, 1.0, 100.0)
     assert list(res.cv_scores["lam"]) == [0.1, 1.0, 100.0]
@@ -235,8 +236,8 @@ def test_lambda_by_cross_validation(blobs):
     assert pen.lam == 100.0
 
 
-def test_cross_validation_dense_and_sparse_agree(blobs):
-    _, labels = blobs
+def test_cross_validation_dense_and_sparse_agree(planted_ensemble):
+    _, labels = planted_ensemble
     kw = {"weighted": True, "lam_grid": (0.1, 1.0, 100.0), "cv_folds": 2, "random_state": 0}
     dense = pla(labels, 3, **kw)
     sparse = pla(labels, 3, mode="sparse", pairs=all_pairs(labels.shape[0]), **kw)
@@ -346,8 +347,8 @@ def test_fit_fraction_and_sparse_fit_subset():
         ({"n_restarts": 0}, "n_restarts"),
     ],
 )
-def test_bad_arguments(blobs, kwargs, match):
-    _, labels = blobs
+def test_bad_arguments(planted_ensemble, kwargs, match):
+    _, labels = planted_ensemble
     kwargs = {"n_clusters": 3, **kwargs}
     k = kwargs.pop("n_clusters")
     with pytest.raises(ValueError, match=match):
@@ -381,8 +382,8 @@ def test_bad_inputs():
         predict_ensemble_labels(np.zeros((4, 2)), np.zeros((4, 1)), np.zeros((1, 3)))
 
 
-def test_never_sampled_item_warns(blobs):
-    _, labels = blobs
+def test_never_sampled_item_warns(planted_ensemble):
+    _, labels = planted_ensemble
     labels = labels.copy()
     labels[0] = -1
     with pytest.warns(RuntimeWarning, match="no partition"):
@@ -407,6 +408,7 @@ def bananas(seed, sizes=(100, 200), radius=5.0):
     return X + rng.normal(size=X.shape), np.repeat([0, 1], sizes)
 
 
+@pytest.mark.slow
 def test_toy_pla_beats_the_median_partition():
     """Sect. 4: PLA of single-linkage subsample partitions beats a typical partition."""
     from scconsensus.core.ensemble import generate_ensemble

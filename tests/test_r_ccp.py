@@ -86,6 +86,7 @@ def _direct(tmp_path, X, max_k, reps, p_item, alg, distance, seed):
     return classes, matrices, cc, ic
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("alg", "distance", "seed"), [("hc", "pearson", 123), ("km", "euclidean", 7)]
 )

@@ -26,6 +26,7 @@ def _small():
     return ad.AnnData(np.random.default_rng(0).normal(size=(20, 5)))
 
 
+@pytest.mark.slow
 def test_import_does_not_need_r():
     # `import scconsensus` must not load rpy2 (an optional extra).
     import subprocess

@@ -50,6 +50,7 @@ def result_adata():
     return adata
 
 
+@pytest.mark.slow
 def test_round_trip_keeps_results(result_adata):
     adata = result_adata
     sce = to_sce(adata, x_assay="logcounts")

@@ -185,6 +185,7 @@ def pbmc():
     return scc.datasets.pbmc68k_reduced()
 
 
+@pytest.mark.slow
 def test_leiden_ensemble_on_pbmc_uses_the_stored_graph(pbmc):
     from scconsensus.core.ensemble import generate_ensemble
 
@@ -207,6 +208,7 @@ def test_leiden_ensemble_on_pbmc_uses_the_stored_graph(pbmc):
     assert (own.obsm["scc_ensemble"] != adata.obsm["scc_ensemble"]).any()
 
 
+@pytest.mark.slow
 def test_leiden_neighbors_key_and_obsp_as_in_scanpy(pbmc):
     adata = pbmc.copy()
     sc.pp.neighbors(adata, n_neighbors=5, key_added="nn5")

@@ -27,6 +27,7 @@ def test_ensemble_copy_leaves_input(blobs_adata):
     assert out.obsm["scc_ensemble"].shape == (blobs_adata.n_obs, 3)
 
 
+@pytest.mark.slow
 def test_ensemble_same_for_n_jobs(blobs_adata):
     a = scc.tl.ensemble(blobs_adata, 6, ["kmeans", "leiden"], k=(2, 5), n_jobs=1, copy=True)
     b = scc.tl.ensemble(blobs_adata, 6, ["kmeans", "leiden"], k=(2, 5), n_jobs=2, copy=True)

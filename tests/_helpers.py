@@ -1,0 +1,62 @@
+"""Test data and independent reference computations shared by several test files."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def planted(n_per=15, k=3, R=30, noise=0.15, missing=0.0, seed=0):
+    """Ensemble of noisy copies of a planted partition (optionally sub-sampled).
+
+    Returns ``(truth, labels)``: ``k`` groups of ``n_per`` items, and ``R`` partitions in
+    which each label is redrawn with probability ``noise`` and left out (``-1``) with
+    probability ``missing``. ``missing=None`` skips that draw altogether: no item is left
+    out, and the random stream (so the data) differs from ``missing=0.0``.
+    """
+    rng = np.random.default_rng(seed)
+    truth = np.repeat(np.arange(k), n_per)
+    n = truth.size
+    cols = []
+    for _ in range(R):
+        lab = np.where(rng.random(n) < noise, rng.integers(0, k, n), truth)
+        if missing is not None:
+            lab = np.where(rng.random(n) < missing, -1, lab)
+        cols.append(lab)
+    return truth, np.stack(cols, axis=1).astype(np.int32)
+
+
+def np_kkt_gap(C, N, Y, name):
+    """Independent numpy KKT gap of PCC (eq. 6) for ``"kl"`` or ``"l2"``.
+
+    Returns ``(gap, scale)``: the largest ``max_{v in supp} g_iv - min_v g_iv`` over items,
+    and the mean co-sampled weight per item that the solvers' relative tolerance uses.
+    """
+    C = np.asarray(C, float)
+    N = np.asarray(N, float).copy()
+    np.fill_diagonal(N, 0)
+    P = np.divide(C, N, out=np.zeros_like(C), where=N > 0)
+    Q = np.clip(Y @ Y.T, 0.0, 1.0)
+    if name == "l2":
+        D = 2 * (Q - P)
+    else:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            D = np.where(P > 0, -P / Q, 0.0) + np.where(P < 1, (1 - P) / (1 - Q), 0.0)
+    with np.errstate(invalid="ignore"):
+        G = np.where(N > 0, N * D, 0.0) @ Y
+    gap = max(G[i][Y[i] > 0].max() - G[i].min() for i in range(Y.shape[0]))
+    return gap, N.sum() / N.shape[0]
+
+
+def block_matrix(sizes, within=1.0, between=0.0):
+    """Consensus-like matrix with constant values within and between blocks.
+
+    ``within``: one value, or one per block; ``between``: one value, or a ``(k, k)``
+    array of block-to-block values. The diagonal is one. Returns ``(M, block_labels)``.
+    """
+    lab = np.repeat(np.arange(len(sizes)), sizes)
+    k = len(sizes)
+    B = np.broadcast_to(np.asarray(between, dtype=float), (k, k)).copy()
+    np.fill_diagonal(B, np.broadcast_to(np.asarray(within, dtype=float), (k,)))
+    M = B[lab][:, lab]
+    np.fill_diagonal(M, 1.0)
+    return M, lab
