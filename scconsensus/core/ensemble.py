@@ -334,6 +334,86 @@ def _partition(
     return out, info
 
 
+def _check_methods(method: Any) -> list[str]:
+    """``method`` as a non-empty list of known method names."""
+    if not isinstance(method, str | Sequence):
+        raise ValueError(f"method must be a method name or a list of them, got {method!r}.")
+    methods = [method] if isinstance(method, str) else list(method)
+    if not methods:
+        raise ValueError("method is an empty list; give at least one clustering method.")
+    for m in methods:
+        check_choice(m, METHODS, "method")
+    return methods
+
+
+def _check_options(linkage, distance, subsample, feature_subsample, predict_unsampled):
+    """Validate the per-partition options; the two sampling fractions, checked."""
+    check_choice(linkage, LINKAGES, "linkage")
+    check_choice(distance, DISTANCES, "distance")
+    subsample = check_fraction(subsample, "subsample")
+    feature_subsample = check_fraction(feature_subsample, "feature_subsample")
+    if predict_unsampled not in (True, False, "centroid", "neighbor"):
+        raise ValueError(
+            "predict_unsampled must be True, False, 'centroid' or 'neighbor', "
+            f"got {predict_unsampled!r}."
+        )
+    return subsample, feature_subsample
+
+
+def _check_hc_memory(methods: list[str], n_sub: int) -> None:
+    for m in sorted(set(methods)):
+        if m.startswith("hc"):
+            # scipy's linkage builds the condensed float64 distance matrix (4 n^2 bytes)
+            # for every linkage, ward and centroid included
+            check_dense_memory(
+                n_sub,
+                itemsize=4,
+                what=f"Hierarchical clustering ({m})",
+                advice=_DENSE_METHOD_ADVICE,
+            )
+
+
+def _run_all(X, specs: list, args: tuple, client, n_jobs, progress):
+    """Every partition (locally with joblib, or on a Dask cluster), in ``specs`` order."""
+    if client is not None:
+        from ._distributed import map_ordered
+
+        results = map_ordered(client, _run_partition, specs, before=(X,), after=args)
+    else:
+        run = delayed(_run_partition)
+        tasks = (run(X, spec, *args) for spec in specs)
+        results = Parallel(n_jobs=n_jobs, return_as="generator")(tasks)
+    labels = np.empty((X.shape[0], len(specs)), dtype=np.int32)
+    infos = []
+    bar = progress_bar(
+        results, progress=progress, total=len(specs), desc="ensemble", unit="partition"
+    )
+    for i, (col, info) in enumerate(bar):
+        labels[:, i] = col
+        infos.append(info)
+    return labels, pd.DataFrame(infos)
+
+
+def _record(n_partitions, methods, k, options, graph_source, n_neighbors, random_state) -> dict:
+    """The parameters an ensemble was generated with, as stored in ``Ensemble.params``."""
+    subsample, feature_subsample, predict_unsampled, linkage, distance, resolution = options
+    return {
+        "n_partitions": n_partitions,
+        "method": list(methods),
+        "k": k if isinstance(k, str) else list(k) if isinstance(k, tuple | list) else int(k),
+        "k_kind": "range" if isinstance(k, tuple) else "list",
+        "subsample": subsample,
+        "feature_subsample": feature_subsample,
+        "predict_unsampled": predict_unsampled,
+        "linkage": linkage,
+        "distance": distance,
+        "resolution": resolution,
+        "graph": graph_source,
+        "n_neighbors": int(n_neighbors),
+        "random_state": random_state if isinstance(random_state, int) else str(random_state),
+    }
+
+
 @renamed_args(methods="method")
 @doc_params()
 def generate_ensemble(
@@ -388,38 +468,17 @@ def generate_ensemble(
     n, p = X.shape
     n_partitions = check_int(n_partitions, "n_partitions", 1)
     n_neighbors = check_int(n_neighbors, "n_neighbors", 1)
-    if not isinstance(method, str | Sequence):
-        raise ValueError(f"method must be a method name or a list of them, got {method!r}.")
-    methods = [method] if isinstance(method, str) else list(method)
-    if not methods:
-        raise ValueError("method is an empty list; give at least one clustering method.")
-    for m in methods:
-        check_choice(m, METHODS, "method")
-    check_choice(linkage, LINKAGES, "linkage")
-    check_choice(distance, DISTANCES, "distance")
-    subsample = check_fraction(subsample, "subsample")
-    feature_subsample = check_fraction(feature_subsample, "feature_subsample")
-    if predict_unsampled not in (True, False, "centroid", "neighbor"):
-        raise ValueError(
-            "predict_unsampled must be True, False, 'centroid' or 'neighbor', "
-            f"got {predict_unsampled!r}."
-        )
+    methods = _check_methods(method)
+    subsample, feature_subsample = _check_options(
+        linkage, distance, subsample, feature_subsample, predict_unsampled
+    )
     lo, hi = _resolution_range(resolution)
     graph = _check_graph(graph, n)
     graph_source = "given" if graph is not None else "knn"
     n_sub = max(2, round(subsample * n))
     n_feat = max(1, round(feature_subsample * p))
     specs = _plan(n_partitions, methods, k, n_sub, random_state)
-    for m in sorted(set(methods)):
-        if m.startswith("hc"):
-            # scipy's linkage builds the condensed float64 distance matrix (4 n^2 bytes)
-            # for every linkage, ward and centroid included
-            check_dense_memory(
-                n_sub,
-                itemsize=4,
-                what=f"Hierarchical clustering ({m})",
-                advice=_DENSE_METHOD_ADVICE,
-            )
+    _check_hc_memory(methods, n_sub)
     if client is not None:
         from ._distributed import check_client
 
@@ -428,39 +487,10 @@ def generate_ensemble(
     if "leiden" in methods and feature_subsample == 1.0 and graph is None:
         graph = _knn_graph(X, n_neighbors, random_state)
 
-    run = delayed(_run_partition)
     args = (n_sub, n_feat, linkage, distance, (lo, hi), int(n_neighbors), predict_unsampled, graph)
-    if client is not None:
-        from ._distributed import map_ordered
-
-        results = map_ordered(client, _run_partition, specs, before=(X,), after=args)
-    else:
-        tasks = (run(X, spec, *args) for spec in specs)
-        results = Parallel(n_jobs=n_jobs, return_as="generator")(tasks)
-    labels = np.empty((n, n_partitions), dtype=np.int32)
-    infos = []
-    bar = progress_bar(
-        results, progress=progress, total=n_partitions, desc="ensemble", unit="partition"
-    )
-    for i, (col, info) in enumerate(bar):
-        labels[:, i] = col
-        infos.append(info)
-    partitions = pd.DataFrame(infos)
-    params = {
-        "n_partitions": n_partitions,
-        "method": list(methods),
-        "k": k if isinstance(k, str) else list(k) if isinstance(k, tuple | list) else int(k),
-        "k_kind": "range" if isinstance(k, tuple) else "list",
-        "subsample": subsample,
-        "feature_subsample": feature_subsample,
-        "predict_unsampled": predict_unsampled,
-        "linkage": linkage,
-        "distance": distance,
-        "resolution": [lo, hi],
-        "graph": graph_source,
-        "n_neighbors": int(n_neighbors),
-        "random_state": random_state if isinstance(random_state, int) else str(random_state),
-    }
+    labels, partitions = _run_all(X, specs, args, client, n_jobs, progress)
+    options = (subsample, feature_subsample, predict_unsampled, linkage, distance, [lo, hi])
+    params = _record(n_partitions, methods, k, options, graph_source, n_neighbors, random_state)
     return Ensemble(labels=labels, partitions=partitions, params=params)
 
 
