@@ -27,6 +27,7 @@ def _ratio(C, N) -> np.ndarray:
         return np.where(N > 0, C / np.where(N > 0, N, 1), 0.0)
 
 
+@doc_params()
 def consensus_matrix(adata: AnnData, key: str, items: np.ndarray | None = None) -> np.ndarray:
     """The ``n x n`` consensus of ``key`` restricted to ``items`` (all when ``None``).
 
@@ -36,6 +37,19 @@ def consensus_matrix(adata: AnnData, key: str, items: np.ndarray | None = None) 
     (:func:`scconsensus.tl.coassociation`), an ensemble in ``.obsm`` (``c / N`` is
     computed), or a consensus result (``"pcc"``, ``"pla"``): ``c / N`` of the partitions
     it was fitted to, found through ``.uns[key]["params"]["ensemble_key"]``.
+
+    Parameters
+    ----------
+    {adata}
+    key
+        Where the matrix is, as above.
+    items
+        Indices of the items to keep.
+
+    Returns
+    -------
+    numpy.ndarray
+        The dense consensus values of the kept items, in ``[0, 1]``.
     """
     sel = slice(None) if items is None else items
     n = adata.n_obs if items is None else len(items)

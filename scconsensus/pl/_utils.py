@@ -13,6 +13,8 @@ from anndata import AnnData
 from matplotlib.axes import Axes
 from matplotlib.colors import to_hex
 
+from .._docs import doc_params
+
 __all__ = ["check_adata", "column_colors", "finish", "get_axes"]
 
 
@@ -22,8 +24,19 @@ def check_adata(adata: Any) -> AnnData:
     return adata
 
 
+@doc_params()
 def get_axes(ax: Axes | None, figsize: tuple[float, float]) -> Axes:
-    """``ax`` or the axes of a new figure."""
+    """``ax`` or the axes of a new figure.
+
+    Parameters
+    ----------
+    {figsize_ax}
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes to draw into.
+    """
     if ax is not None:
         return ax
     _, ax = plt.subplots(figsize=figsize)
@@ -40,6 +53,18 @@ def figure_path(writekey: str, save: str | Path | bool) -> Path:
     ``True``: ``figdir / f"{writekey}{plot_suffix}.{file_format_figs}"``; a string is a
     suffix appended to ``writekey``, and ends in ``.png``, ``.pdf`` or ``.svg`` to choose
     the format; a :class:`~pathlib.Path` is written as given (format from its suffix).
+
+    Parameters
+    ----------
+    writekey
+        The plot's name (e.g. ``"membership_pcc"``).
+    save
+        ``True``, a suffix, or a path.
+
+    Returns
+    -------
+    pathlib.Path
+        The file to write.
 
     Examples
     --------
@@ -67,6 +92,7 @@ def figure_path(writekey: str, save: str | Path | bool) -> Path:
     return Path(sc.settings.figdir) / f"{writekey}{sc.settings.plot_suffix}.{ext}"
 
 
+@doc_params()
 def finish(fig, show: bool | None, save: str | Path | bool | None, writekey: str, result):
     """Save and/or show ``fig`` the Scanpy way; ``result``, or ``None`` once shown.
 
@@ -75,6 +101,21 @@ def finish(fig, show: bool | None, save: str | Path | bool | None, writekey: str
     ``scanpy.settings.autoshow`` on interactive backends (never on Agg). As in
     ``sc.pl``, a figure saved by scanpy's rules is closed afterwards, and a shown
     figure returns ``None``.
+
+    Parameters
+    ----------
+    fig
+        The figure.
+    {show_save}
+    writekey
+        The plot's name, for :func:`figure_path`.
+    result
+        What the plot function returns when the figure is not shown.
+
+    Returns
+    -------
+    object
+        ``result``, or ``None`` once the figure is shown.
     """
     import scanpy as sc
     from scanpy import logging as logg
@@ -110,7 +151,20 @@ def _palette(n: int) -> list[str]:
 
 
 def category_colors(adata: AnnData, column: str) -> dict[str, str]:
-    """Category -> colour, from ``.uns[f"{column}_colors"]`` when Scanpy stored one."""
+    """Category -> colour, from ``.uns[f"{column}_colors"]`` when Scanpy stored one.
+
+    Parameters
+    ----------
+    adata
+        Annotated data.
+    column
+        An ``.obs`` column.
+
+    Returns
+    -------
+    dict
+        Colour (hex) by category name.
+    """
     values = adata.obs[column]
     cats = (
         list(values.cat.categories)
@@ -126,7 +180,24 @@ def category_colors(adata: AnnData, column: str) -> dict[str, str]:
 
 
 def column_colors(adata: AnnData, column: str, order: np.ndarray) -> tuple[np.ndarray, Any]:
-    """RGBA colours of ``.obs[column]`` for the items in ``order``, and a legend handle list."""
+    """RGBA colours of ``.obs[column]`` for the items in ``order``, and a legend handle list.
+
+    Parameters
+    ----------
+    adata
+        Annotated data.
+    column
+        An ``.obs`` column, categorical (category colours) or numeric (viridis).
+    order
+        The items, in drawing order.
+
+    Returns
+    -------
+    rgba : numpy.ndarray
+        ``(len(order), 4)`` colours.
+    handles : list or None
+        Legend patches of the categories; ``None`` for a numeric column.
+    """
     from matplotlib.colors import to_rgba
     from matplotlib.patches import Patch
 

@@ -15,8 +15,21 @@ from ..core.coassociation import sample_pairs
 from ._anndata import get_ensemble, get_rep, sanitize_uns, warn_overwrite
 
 
+@doc_params()
 def resolve_mode(mode: str, n_items: int) -> str:
-    """``"dense"`` or ``"sparse"``: ``mode="auto"`` decides by ``settings.dense_auto_max_items``."""
+    """``"dense"`` or ``"sparse"``: ``mode="auto"`` decides by ``settings.dense_auto_max_items``.
+
+    Parameters
+    ----------
+    {mode}
+    n_items
+        Number of items.
+
+    Returns
+    -------
+    str
+        ``"dense"`` or ``"sparse"``.
+    """
     check_choice(mode, ("auto", "dense", "sparse"), "mode")
     if mode == "auto":
         mode = "dense" if n_items <= settings.dense_auto_max_items else "sparse"

@@ -21,6 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.metrics.pairwise import euclidean_distances
 
+from ..._docs import doc_params
 from ..._validation import RandomState, check_rng
 
 __all__ = ["nystrom_features", "rbf_bandwidth", "rbf_kernel"]
@@ -114,6 +115,7 @@ def rbf_kernel(
     return d2
 
 
+@doc_params()
 def nystrom_features(
     X: np.ndarray,
     n_components: int,
@@ -139,8 +141,8 @@ def nystrom_features(
         Number of landmarks ``m`` (the rank is at most ``m``).
     sigma2, s
         Bandwidth (eq. 8) and its scale (eq. 9).
-    random_state
-        Seed of the landmark draw.
+    {random_state}
+        Here it seeds the landmark draw.
     rcond
         Relative eigenvalue cut-off of the landmark kernel's pseudo-inverse.
     """

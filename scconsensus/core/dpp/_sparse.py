@@ -31,12 +31,14 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from ..._docs import doc_params
 from ..._validation import RandomState
 from ..coassociation import coassociation, sample_pairs
 
 __all__ = ["sparse_consensus"]
 
 
+@doc_params()
 def sparse_consensus(
     run_labels: np.ndarray,
     X: np.ndarray,
@@ -55,10 +57,9 @@ def sparse_consensus(
         ``(n, R)`` Voronoi labels of the runs (every item labelled in every run).
     X
         ``(n, p)`` data, for the nearest-neighbour pairs.
-    n_neighbors, n_random
-        Pairs per item, see :func:`scconsensus.core.coassociation.sample_pairs`.
-    random_state
-        Seed of the random pairs.
+    {n_neighbors_n_random}
+    {random_state}
+        Here it seeds the pair draw.
 
     Examples
     --------

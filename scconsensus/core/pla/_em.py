@@ -117,7 +117,20 @@ def _em_dense(Z: np.ndarray, P: np.ndarray, W: np.ndarray, A: np.ndarray, B: np.
 
 
 def check_coassociation(Z, name: str = "Z") -> np.ndarray | sp.csr_matrix:
-    """A square, finite, non-negative co-association (dense float64 or sorted CSR)."""
+    """A square, finite, non-negative co-association (dense float64 or sorted CSR).
+
+    Parameters
+    ----------
+    Z
+        The co-association, dense or sparse.
+    name
+        Its name in error messages.
+
+    Returns
+    -------
+    numpy.ndarray or scipy.sparse.csr_matrix
+        ``Z`` as float64, a sparse one with sorted indices and no duplicates.
+    """
     if sp.issparse(Z):
         Z = sp.csr_matrix(Z, dtype=np.float64)
         Z.sum_duplicates()

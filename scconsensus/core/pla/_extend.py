@@ -133,6 +133,16 @@ def align_members(a: Members, b: Members) -> tuple[Members, Members]:
     Hard label matrices built separately (fitted items, new items) can see different
     numbers of clusters per partition; label ``c`` of partition ``l`` must map to the
     same column on both sides.
+
+    Parameters
+    ----------
+    a, b
+        The two ensembles' memberships over the same partitions.
+
+    Returns
+    -------
+    tuple of Members
+        ``a`` and ``b`` with matching columns.
     """
     wa = np.bincount(a.part, minlength=a.n_partitions)
     wb = np.bincount(b.part, minlength=b.n_partitions)
