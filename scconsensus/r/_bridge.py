@@ -1,11 +1,27 @@
 """Old name of :mod:`scconsensus.r_bridge`, for R packages installed before the rename.
 
 An ``scconsensusR`` installed from a checkout before the rename imports
-``scconsensus.r._bridge``; this keeps it working against a newer Python package.
+``scconsensus.r._bridge``; the functions it calls are the same objects here.
 """
 
-import sys
+from ..r_bridge import (
+    camel_case,
+    convert_kwargs,
+    decode_matrix,
+    encode,
+    make_adata,
+    run,
+    snake_case,
+    uses_ensemble,
+)
 
-from .. import r_bridge
-
-sys.modules[__name__] = r_bridge
+__all__ = [
+    "camel_case",
+    "convert_kwargs",
+    "decode_matrix",
+    "encode",
+    "make_adata",
+    "run",
+    "snake_case",
+    "uses_ensemble",
+]
