@@ -80,7 +80,7 @@ def results_table(adata: AnnData, keys: Sequence[str], truth: str | None) -> pd.
 
     Returns
     -------
-    Columns ``result``, ``clusters``, ``sizes`` (decreasing label order of the
+    Columns ``result``, ``clusters``, ``sizes`` (cluster sizes in the order of the
     categories), ``mean confidence`` (when ``.obs[f"{key}_confidence"]`` exists) and
     ``ARI vs {truth}``, ``NMI vs {truth}``, ``H vs {truth}``; empty without results.
     """
