@@ -219,9 +219,9 @@ neighbors_key, obsp
     of its own features instead). ``.uns[key_added]["params"]["graph"]`` says which.""",
     "ensemble_run": """\
 random_state
-    Seed: a non-negative int, a :class:`numpy.random.Generator` or ``None``. Every
-    partition gets its own child stream, so the ensemble does not depend on
-    ``n_jobs`` or ``client``.
+    Seed: a non-negative int, a :class:`numpy.random.Generator` or ``None`` (fresh
+    entropy). The same seed gives the same result. Every partition gets its own child
+    stream, so the ensemble does not depend on ``n_jobs`` or ``client``.
 n_jobs
     Parallel workers (joblib; run inside ``joblib.parallel_config(backend="dask")``
     to use a Dask cluster). Ignored when ``client`` is given.
