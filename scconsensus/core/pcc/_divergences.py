@@ -24,6 +24,7 @@ from collections.abc import Callable
 
 import numba
 import numpy as np
+from numba.core.dispatcher import Dispatcher
 
 KIND_L2 = 0
 KIND_KL = 1
@@ -172,21 +173,50 @@ def _custom_scalars(phi, grad, hess):
     return div, deriv
 
 
-def respecialize(module: types.ModuleType, names: list[str], div, deriv) -> dict[str, Callable]:
-    """Re-jit the kernels ``names`` of ``module`` with ``_div``/``_deriv`` replaced.
+def _reaches_scalars(fn, memo: dict) -> bool:
+    """Whether the numba kernel ``fn`` calls ``_div`` or ``_deriv``, directly or through others."""
+    if fn in memo:
+        return memo[fn]
+    memo[fn] = False  # a kernel on the current path (recursion) adds nothing new
+    py = fn.py_func
+    for name in py.__code__.co_names:
+        val = py.__globals__.get(name)
+        if val is _div or val is _deriv:
+            memo[fn] = True
+        elif isinstance(val, Dispatcher) and _reaches_scalars(val, memo):
+            memo[fn] = True
+    return memo[fn]
+
+
+def respecialize(kernels, div, deriv, done: dict) -> None:
+    """Re-jit every kernel of ``kernels`` that reaches ``_div``/``_deriv``, with those replaced.
 
     The kernels are compiled from the very same source as the cached built-in
-    ones, so a custom divergence runs exactly the paper's algorithm.
+    ones, so a custom divergence runs exactly the paper's algorithm. Which
+    kernels need it is read from their code (every kernel that calls the
+    scalar divergence, directly or through another kernel), so no list is kept
+    by hand. ``done`` maps each original kernel to its re-jitted copy; kernels
+    shared between modules (the line search) are compiled once per divergence.
     """
-    scope = dict(module.__dict__)
-    scope["_div"] = div
-    scope["_deriv"] = deriv
-    out = {}
-    for name in names:
-        py = getattr(module, name).py_func
-        fn = types.FunctionType(py.__code__, scope, name, py.__defaults__, py.__closure__)
-        scope[name] = out[name] = numba.njit(fn, error_model="numpy")
-    return out
+    memo: dict = {}
+    todo = [fn for fn in kernels if _reaches_scalars(fn, memo)]
+    todo += [fn for fn, hit in memo.items() if hit and fn not in todo]
+    scopes = []
+    for fn in todo:
+        if fn in done:
+            continue
+        py = fn.py_func
+        scope = dict(py.__globals__)
+        copy = types.FunctionType(py.__code__, scope, py.__name__, py.__defaults__, py.__closure__)
+        options = {k: v for k, v in fn.targetoptions.items() if k != "cache"}
+        done[fn] = numba.jit(copy, **options)
+        scopes.append(scope)
+    # numba resolves globals at the first call, so the scopes can be patched after creation
+    swap = {_div: div, _deriv: deriv, **done}
+    for scope in scopes:
+        for name, val in scope.items():
+            if isinstance(val, Dispatcher) and val in swap:
+                scope[name] = swap[val]
 
 
 class Bregman:
@@ -255,6 +285,7 @@ class Bregman:
         self._scalar_div = div
         self._scalar_deriv = deriv
         self._kernel_cache: dict[str, dict[str, Callable]] = {}
+        self._respecialized: dict = {}
         if check:
             self.check_double_convex()
 
@@ -267,6 +298,7 @@ class Bregman:
         self._scalar_div = None
         self._scalar_deriv = None
         self._kernel_cache = {}
+        self._respecialized = {}
         return self
 
     @classmethod
@@ -344,17 +376,16 @@ class Bregman:
         import importlib
 
         module = importlib.import_module(f"scconsensus.core.pcc.{module_name}")
-        names = list(module.KERNELS)
+        found = {name: val for name, val in vars(module).items() if isinstance(val, Dispatcher)}
         if self.kind != KIND_CUSTOM:
-            return {name: getattr(module, name) for name in names}
+            return found
         if module_name not in self._kernel_cache:
-            self._kernel_cache[module_name] = respecialize(
-                module, names, self._scalar_div, self._scalar_deriv
-            )
+            respecialize(found.values(), self._scalar_div, self._scalar_deriv, self._respecialized)
+            self._kernel_cache[module_name] = {
+                name: self._respecialized.get(fn, fn) for name, fn in found.items()
+            }
         return self._kernel_cache[module_name]
 
-
-KERNELS = ("_div_array", "_deriv_array")
 
 DIVERGENCES = ("kl", "l2")
 

@@ -22,128 +22,105 @@ from ..._validation import RandomState, check_labels, check_rng
 from .._ensemble_pairs import cluster_partners
 from ..coassociation import _count_pairs
 from ._divergences import Bregman, _deriv, check_divergence
+from ._greedy import _scan_item
+from ._linesearch import _line_search, _move
 
 
 @numba.njit(cache=True, error_model="numpy")
-def _rho(cval, nval, q, dlt, lo_t, hi_t, kind, par, eps):
-    r = 0.0
+def _start(cval, partner, Yfit, lo_t, hi_t, smooth, y):
+    """Partners' memberships weighted by how often they co-clustered with the item, smoothed."""
+    K = y.shape[0]
+    wsum = 0.0
+    for k in range(K):
+        y[k] = 0.0
     for t in range(lo_t, hi_t):
-        d = dlt[t - lo_t]
+        w = cval[t]
+        if w > 0.0:
+            wsum += w
+            for k in range(K):
+                y[k] += w * Yfit[partner[t], k]
+    for k in range(K):
+        y[k] = (1.0 - smooth) * (y[k] / wsum if wsum > 0.0 else 1.0 / K) + smooth / K
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _gradient(cval, nval, partner, Yfit, q, lo_t, hi_t, kind, par, g):
+    """Gradient of the item's objective in ``y`` given ``q[t] = y . y_partner``."""
+    for k in range(g.shape[0]):
+        g[k] = 0.0
+    for t in range(lo_t, hi_t):
+        w = nval[t] * _deriv(kind, par, cval[t] / nval[t], q[t - lo_t])
+        if w != 0.0:
+            for k in range(g.shape[0]):
+                g[k] += w * Yfit[partner[t], k]
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _gather_partners(cval, nval, partner, Yfit, q, lo_t, hi_t, u, v, dall, p, w, qa, dlt):
+    """Every partner's ``delta`` into ``dall``; the pairs it changes into the search buffers."""
+    m = 0
+    for t in range(lo_t, hi_t):
+        d = Yfit[partner[t], u] - Yfit[partner[t], v]
+        dall[t - lo_t] = d
         if d != 0.0:
-            r += nval[t] * d * _deriv(kind, par, cval[t] / nval[t], q[t - lo_t] + eps * d)
-    return r
+            p[m] = cval[t] / nval[t]
+            w[m] = nval[t]
+            qa[m] = q[t - lo_t]
+            dlt[m] = d
+            m += 1
+    return m
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _extend_one(cval, nval, partner, Yfit, lo_t, hi_t, y, kind, par, tol, max_steps, buf):
+    """Greedy moves on one item's problem from the start ``y`` (in place); returns the moves.
+
+    ``buf`` is scratch space of at least ``hi_t - lo_t`` columns and one row per buffer.
+    """
+    m = hi_t - lo_t
+    q, dall, p, w, qa, dlt = buf[0], buf[1], buf[2], buf[3], buf[4], buf[5]
+    g = buf[6, : y.shape[0]]
+    weight = 0.0
+    for t in range(lo_t, hi_t):
+        s = 0.0
+        for k in range(y.shape[0]):
+            s += y[k] * Yfit[partner[t], k]
+        q[t - lo_t] = s
+        weight += nval[t]
+    for step in range(max_steps):
+        _gradient(cval, nval, partner, Yfit, q, lo_t, hi_t, kind, par, g)
+        u, v, gap = _scan_item(g.reshape(1, -1), y.reshape(1, -1), 0)
+        if not gap > tol * weight:
+            return step
+        emax = y[v]
+        na = _gather_partners(cval, nval, partner, Yfit, q, lo_t, hi_t, u, v, dall, p, w, qa, dlt)
+        eps = _line_search(p, w, qa, dlt, na, kind, par, g[u] - g[v], emax, 1e-10)
+        if not eps > 0.0:
+            return step
+        _move(y, u, v, eps, emax)
+        for t in range(m):
+            q[t] += eps * dall[t]
+    return max_steps
 
 
 @numba.njit(cache=True, error_model="numpy")
 def _extend_items(indptr, partner, cval, nval, Yfit, Yout, kind, par, tol, max_steps, smooth):
     """Solve each item's problem in place on ``Yout``; returns the number of moves."""
-    n_out = Yout.shape[0]
-    K = Yfit.shape[1]
-    g = np.empty(K)
+    deg = max(Yout.shape[1], np.max(np.diff(indptr)))
+    buf = np.empty((7, deg))
     total = 0
-    for x in range(n_out):
+    for x in range(Yout.shape[0]):
         lo_t = indptr[x]
         hi_t = indptr[x + 1]
-        m = hi_t - lo_t
         y = Yout[x]
-        if m == 0:
-            for k in range(K):
-                y[k] = 1.0 / K
+        if hi_t == lo_t:
+            y[:] = 1.0 / y.shape[0]
             continue
-        # start: partners' memberships weighted by how often they co-clustered with x
-        wsum = 0.0
-        for k in range(K):
-            y[k] = 0.0
-        for t in range(lo_t, hi_t):
-            w = cval[t]
-            if w > 0.0:
-                wsum += w
-                for k in range(K):
-                    y[k] += w * Yfit[partner[t], k]
-        for k in range(K):
-            y[k] = (1.0 - smooth) * (y[k] / wsum if wsum > 0.0 else 1.0 / K) + smooth / K
-        q = np.empty(m)
-        dlt = np.empty(m)
-        weight = 0.0
-        for t in range(lo_t, hi_t):
-            s = 0.0
-            for k in range(K):
-                s += y[k] * Yfit[partner[t], k]
-            q[t - lo_t] = s
-            weight += nval[t]
-        for _ in range(max_steps):
-            for k in range(K):
-                g[k] = 0.0
-            for t in range(lo_t, hi_t):
-                w = nval[t] * _deriv(kind, par, cval[t] / nval[t], q[t - lo_t])
-                if w != 0.0:
-                    for k in range(K):
-                        g[k] += w * Yfit[partner[t], k]
-            u = 0
-            v = -1
-            for k in range(K):
-                if g[k] < g[u]:
-                    u = k
-                if y[k] > 0.0 and (v < 0 or g[k] > g[v]):
-                    v = k
-            if v < 0 or v == u or not (g[v] - g[u] > tol * weight):
-                break
-            emax = y[v]
-            for t in range(lo_t, hi_t):
-                dlt[t - lo_t] = Yfit[partner[t], u] - Yfit[partner[t], v]
-            rho0 = g[u] - g[v]
-            r_hi = _rho(cval, nval, q, dlt, lo_t, hi_t, kind, par, emax)
-            if r_hi <= 0.0:
-                eps = emax
-            else:
-                # Illinois false position on the convex 1-D problem, keeping the left end
-                # of the bracket so the objective never rises
-                lo = 0.0
-                hi = emax
-                r_lo = rho0
-                if np.isnan(r_hi) or np.isinf(r_hi):
-                    r_hi = np.inf
-                side = 0
-                for _ in range(100):
-                    if hi - lo <= 1e-10 * emax or -r_lo <= 1e-10 * -rho0:
-                        break
-                    if np.isinf(r_hi) or r_hi > 100.0 * -r_lo or -r_lo > 100.0 * r_hi:
-                        e = 0.5 * (lo + hi)
-                    else:
-                        e = (lo * r_hi - hi * r_lo) / (r_hi - r_lo)
-                        if not (lo < e < hi):
-                            e = 0.5 * (lo + hi)
-                    r = _rho(cval, nval, q, dlt, lo_t, hi_t, kind, par, e)
-                    if np.isnan(r) or r > 0.0:
-                        hi = e
-                        r_hi = np.inf if np.isnan(r) else r
-                        if side == 1 and not np.isinf(r_lo):
-                            r_lo *= 0.5
-                        side = 1
-                    elif r < 0.0:
-                        lo = e
-                        r_lo = r
-                        if side == -1 and not np.isinf(r_hi):
-                            r_hi *= 0.5
-                        side = -1
-                    else:
-                        lo = e
-                        break
-                eps = lo
-            if not eps > 0.0:
-                break
-            y[u] += eps
-            if eps >= emax:
-                y[v] = 0.0
-            else:
-                y[v] -= eps
-            for t in range(m):
-                q[t] += eps * dlt[t]
-            total += 1
+        _start(cval, partner, Yfit, lo_t, hi_t, smooth, y)
+        total += _extend_one(
+            cval, nval, partner, Yfit, lo_t, hi_t, y, kind, par, tol, max_steps, buf
+        )
     return total
-
-
-KERNELS = ("_rho", "_extend_items")
 
 
 def extension_pairs(

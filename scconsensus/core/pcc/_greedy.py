@@ -15,7 +15,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ._divergences import KIND_CUSTOM, KIND_L2, _deriv, _deriv2, _div
+from ._divergences import _deriv, _div
+from ._linesearch import _delta_objective, _line_search, _move
 
 STATUS_MAX_ITER = 0
 STATUS_CONVERGED = 1
@@ -107,110 +108,69 @@ def _refresh_dense(C, N, Y, G, kind, par):
 
 
 @numba.njit(cache=True, error_model="numpy")
-def _rho_dense(C, N, arow, J, act, dlt, m, kind, par, eps):
-    """Directional derivative ``rho(eps)`` of the objective along the move (Sect. 5.2)."""
-    r = 0.0
-    for t in range(m):
-        i = act[t]
-        nij = N[J, i]
-        r += nij * dlt[t] * _deriv(kind, par, C[J, i] / nij, arow[i] + eps * dlt[t])
-    return r
+def _scan_all(G, Y, U, V, gap):
+    """:func:`_scan_item` for every item."""
+    for i in range(Y.shape[0]):
+        U[i], V[i], gap[i] = _scan_item(G, Y, i)
 
 
 @numba.njit(cache=True, error_model="numpy")
-def _rho2_dense(C, N, arow, J, act, dlt, m, kind, par, eps):
-    """``rho(eps)`` and its derivative, for the safeguarded Newton step."""
-    r = 0.0
-    dr = 0.0
-    for t in range(m):
-        i = act[t]
+def _kkt_gap(G, Y):
+    """``max_i (g_iV - g_iU)`` (eq. 6), the solvers' stopping quantity."""
+    best = 0.0
+    for i in range(Y.shape[0]):
+        g = _scan_item(G, Y, i)[2]
+        if g > best:
+            best = g
+    return best
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _gather_dense(C, N, Y, arow, J, u, v, p, w, q, dlt):
+    """The pairs ``(J, i)`` a move from ``v`` to ``u`` changes, into the search buffers."""
+    m = 0
+    for i in range(Y.shape[0]):
+        if i == J or N[J, i] <= 0:
+            continue
+        d = Y[i, u] - Y[i, v]
+        if d != 0.0:
+            nij = N[J, i]
+            p[m] = C[J, i] / nij
+            w[m] = nij
+            q[m] = arow[i]
+            dlt[m] = d
+            m += 1
+    return m
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _update_dense(C, N, Y, G, arow, J, u, v, eps, yold, kind, par, U, V, gap):
+    """Patch the gradients (PEACE eqs. 9-10), ``arow`` and the scans of ``J``'s partners."""
+    n, K = Y.shape
+    du = Y[J, u] - yold[u]
+    dv = Y[J, v] - yold[v]
+    for i in range(n):
+        if i == J:
+            continue
         nij = N[J, i]
+        if nij <= 0:
+            continue
+        d = Y[i, u] - Y[i, v]
         p = C[J, i] / nij
-        q = arow[i] + eps * dlt[t]
-        r += nij * dlt[t] * _deriv(kind, par, p, q)
-        dr += nij * dlt[t] * dlt[t] * _deriv2(kind, par, p, q)
-    return r, dr
-
-
-@numba.njit(cache=True, error_model="numpy")
-def _step_dense(C, N, arow, J, act, dlt, m, kind, par, rho0, emax, step_rtol):
-    """Optimal step in ``[0, emax]``; returns a point where the objective has not increased."""
-    if kind == KIND_L2:
-        # f(Z_eps) is quadratic: rho(eps) = rho0 + 2 eps sum N delta^2
-        s = 0.0
-        for t in range(m):
-            s += N[J, act[t]] * dlt[t] * dlt[t]
-        if s <= 0.0:
-            return emax
-        eps = -rho0 / (2.0 * s)
-        return min(eps, emax)
-    r_hi = _rho_dense(C, N, arow, J, act, dlt, m, kind, par, emax)
-    if r_hi <= 0.0:
-        return emax
-    if kind != KIND_CUSTOM:
-        # safeguarded Newton on rho inside the bracket [lo, hi] (rho(lo) < 0 < rho(hi)):
-        # a few passes instead of the ~35 halvings of the paper's bisection (eq. 10)
-        lo = 0.0
-        hi = emax
-        x = 0.0
-        r = rho0
-        dr = _rho2_dense(C, N, arow, J, act, dlt, m, kind, par, 0.0)[1]
-        for _ in range(100):
-            xn = x - r / dr if dr > 0.0 else -1.0
-            if not (lo < xn < hi):
-                xn = 0.5 * (lo + hi)
-            x = xn
-            r, dr = _rho2_dense(C, N, arow, J, act, dlt, m, kind, par, x)
-            if np.isnan(r) or r > 0.0:
-                hi = x
-            elif r < 0.0:
-                lo = x
-            else:
-                return x
-            if abs(r) <= 1e-12 * -rho0:
-                # at the root up to rounding: f(Z_x) <= f(Y) even when rho(x) is a hair > 0
-                return x
-            if hi - lo <= step_rtol * emax:
-                break
-        return lo
-    # bracket [lo, hi] with rho(lo) < 0 < rho(hi) (NaN = beyond the domain, counts as > 0);
-    # Illinois false position converges much faster than the paper's bisection (eq. 10)
-    # while keeping the bracket, and we return its left end so the objective never rises
-    lo = 0.0
-    hi = emax
-    r_lo = rho0
-    if np.isnan(r_hi) or np.isinf(r_hi):
-        r_hi = np.inf
-    side = 0
-    for _ in range(200):
-        if hi - lo <= step_rtol * emax:
-            break
-        if np.isinf(r_hi) or r_hi > 100.0 * -r_lo or -r_lo > 100.0 * r_hi:
-            # very lopsided bracket (e.g. a domain border at hi): false position would
-            # crawl, so bisect as in eq. (10)
-            x = 0.5 * (lo + hi)
+        aold = arow[i]
+        wold = nij * _deriv(kind, par, p, aold)
+        if d == 0.0:
+            # y_i . y_J unchanged: only entries u, v of g_i move
+            if wold != 0.0:
+                G[i, u] += wold * du
+                G[i, v] += wold * dv
         else:
-            x = (lo * r_hi - hi * r_lo) / (r_hi - r_lo)
-            if not (lo < x < hi):
-                x = 0.5 * (lo + hi)
-        r = _rho_dense(C, N, arow, J, act, dlt, m, kind, par, x)
-        if np.isnan(r) or r > 0.0:
-            hi = x
-            r_hi = np.inf if np.isnan(r) else r
-            if side == 1 and not np.isinf(r_lo):
-                r_lo *= 0.5
-            side = 1
-        elif r < 0.0:
-            lo = x
-            r_lo = r
-            if side == -1 and not np.isinf(r_hi):
-                r_hi *= 0.5
-            side = -1
-        else:
-            return x
-        if -r_lo <= 1e-12 * -rho0:
-            break
-    return lo
+            anew = aold + eps * d
+            arow[i] = anew
+            wnew = nij * _deriv(kind, par, p, anew)
+            for k in range(K):
+                G[i, k] += wnew * Y[J, k] - wold * yold[k]
+        U[i], V[i], gap[i] = _scan_item(G, Y, i)
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -230,117 +190,42 @@ def _greedy_dense(C, N, Y, G, kind, par, max_iter, tol_abs, step_rtol, trace, st
     U = np.empty(n, np.int64)
     V = np.empty(n, np.int64)
     gap = np.empty(n)
-    for i in range(n):
-        U[i], V[i], gap[i] = _scan_item(G, Y, i)
-    act = np.empty(n, np.int64)
-    dlt = np.empty(n)
-    arow = np.empty(n)
+    _scan_all(G, Y, U, V, gap)
+    p, w, q, dlt, arow = np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n)
     yold = np.empty(K)
-    row = np.empty(K)
     it = 0
     status = STATUS_MAX_ITER
     refreshed_at = -(n + 1)
     while True:
-        J = 0
-        best = gap[0]
-        for i in range(1, n):
-            if gap[i] > best:
-                best = gap[i]
-                J = i
-        if best <= tol_abs:
+        J = np.argmax(gap)
+        if gap[J] <= tol_abs:
             if it - refreshed_at > n // 4:
                 # incremental gradients drift: confirm convergence on exact ones
                 _refresh_dense(C, N, Y, G, kind, par)
-                for i in range(n):
-                    U[i], V[i], gap[i] = _scan_item(G, Y, i)
+                _scan_all(G, Y, U, V, gap)
                 refreshed_at = it
                 continue
             status = STATUS_CONVERGED
             break
         if it >= max_iter:
             break
-        u = U[J]
-        v = V[J]
-        emax = Y[J, v]
+        u, v, emax = U[J], V[J], Y[J, V[J]]
         _a_row(Y, J, arow)
-        m = 0
-        for i in range(n):
-            if i == J or N[J, i] <= 0:
-                continue
-            d = Y[i, u] - Y[i, v]
-            if d != 0.0:
-                act[m] = i
-                dlt[m] = d
-                m += 1
-        rho0 = G[J, u] - G[J, v]
-        eps = _step_dense(C, N, arow, J, act, dlt, m, kind, par, rho0, emax, step_rtol)
+        m = _gather_dense(C, N, Y, arow, J, u, v, p, w, q, dlt)
+        eps = _line_search(p, w, q, dlt, m, kind, par, G[J, u] - G[J, v], emax, step_rtol)
         if not eps > 0.0:
             status = STATUS_STALLED
             break
-        df = 0.0
-        for t in range(m):
-            i = act[t]
-            nij = N[J, i]
-            p = C[J, i] / nij
-            a = arow[i]
-            df += nij * (_div(kind, par, p, a + eps * dlt[t]) - _div(kind, par, p, a))
-        trace[it // stride] += df
-        for k in range(K):
-            yold[k] = Y[J, k]
-        Y[J, u] += eps
-        if eps >= emax:
-            Y[J, v] = 0.0
-        else:
-            Y[J, v] -= eps
-        du = Y[J, u] - yold[u]
-        dv = Y[J, v] - yold[v]
-        for i in range(n):
-            if i == J:
-                continue
-            nij = N[J, i]
-            if nij <= 0:
-                continue
-            d = Y[i, u] - Y[i, v]
-            p = C[J, i] / nij
-            aold = arow[i]
-            wold = nij * _deriv(kind, par, p, aold)
-            if d == 0.0:
-                # y_i . y_J unchanged: only entries u, v of g_i move
-                if wold != 0.0:
-                    G[i, u] += wold * du
-                    G[i, v] += wold * dv
-            else:
-                anew = aold + eps * d
-                arow[i] = anew
-                wnew = nij * _deriv(kind, par, p, anew)
-                for k in range(K):
-                    G[i, k] += wnew * Y[J, k] - wold * yold[k]
-            U[i], V[i], gap[i] = _scan_item(G, Y, i)
-        _grad_row_dense(C, N, Y, arow, kind, par, J, row)
-        for k in range(K):
-            G[J, k] = row[k]
+        trace[it // stride] += _delta_objective(p, w, q, dlt, m, kind, par, eps)
+        yold[:] = Y[J]
+        _move(Y[J], u, v, eps, emax)
+        _update_dense(C, N, Y, G, arow, J, u, v, eps, yold, kind, par, U, V, gap)
+        _grad_row_dense(C, N, Y, arow, kind, par, J, G[J])
         U[J], V[J], gap[J] = _scan_item(G, Y, J)
         it += 1
     # exact gradients for the reported KKT gap
     _refresh_dense(C, N, Y, G, kind, par)
-    final = 0.0
-    for i in range(n):
-        _, _, g = _scan_item(G, Y, i)
-        if g > final:
-            final = g
-    return it, status, final
-
-
-KERNELS = (
-    "_objective_dense",
-    "_a_row",
-    "_grad_row_dense",
-    "_refresh_dense",
-    "_rho_dense",
-    "_rho2_dense",
-    "_step_dense",
-    "_greedy_dense",
-)
+    return it, status, _kkt_gap(G, Y)
 
 
 def trace_stride(max_iter: int, nK: int, trace_every: int | None = None) -> int:

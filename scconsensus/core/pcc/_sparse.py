@@ -16,14 +16,17 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ._divergences import KIND_CUSTOM, KIND_L2, _deriv, _deriv2, _div
+from ._divergences import _deriv, _div
 from ._greedy import (
     STATUS_CONVERGED,
     STATUS_MAX_ITER,
     STATUS_STALLED,
+    _kkt_gap,
+    _scan_all,
     _scan_item,
     trace_stride,
 )
+from ._linesearch import _delta_objective, _line_search, _move
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -133,103 +136,54 @@ def _tree_update(tree, gap, i, size):
 
 
 @numba.njit(cache=True, error_model="numpy")
-def _rho_sparse(cval, nval, A, lo_t, act, dlt, m, kind, par, eps):
-    r = 0.0
-    for s in range(m):
-        t = lo_t + act[s]
-        nij = nval[t]
-        r += nij * dlt[s] * _deriv(kind, par, cval[t] / nij, A[t] + eps * dlt[s])
-    return r
+def _gather_sparse(indptr, indices, cval, nval, A, Y, J, u, v, p, w, q, dlt):
+    """The stored pairs ``(J, i)`` a move from ``v`` to ``u`` changes, into the search buffers."""
+    m = 0
+    for t in range(indptr[J], indptr[J + 1]):
+        i = indices[t]
+        d = Y[i, u] - Y[i, v]
+        if d != 0.0:
+            p[m] = cval[t] / nval[t]
+            w[m] = nval[t]
+            q[m] = A[t]
+            dlt[m] = d
+            m += 1
+    return m
 
 
 @numba.njit(cache=True, error_model="numpy")
-def _rho2_sparse(cval, nval, A, lo_t, act, dlt, m, kind, par, eps):
-    r = 0.0
-    dr = 0.0
-    for s in range(m):
-        t = lo_t + act[s]
+def _update_sparse(indptr, indices, cval, nval, mirror, Y, A, G, J, u, v, eps, yold, kind, par):
+    """Patch ``A`` and the gradients of ``J``'s stored partners after ``y_J`` moved."""
+    K = Y.shape[1]
+    du = Y[J, u] - yold[u]
+    dv = Y[J, v] - yold[v]
+    for t in range(indptr[J], indptr[J + 1]):
+        i = indices[t]
         nij = nval[t]
+        d = Y[i, u] - Y[i, v]
         p = cval[t] / nij
-        q = A[t] + eps * dlt[s]
-        r += nij * dlt[s] * _deriv(kind, par, p, q)
-        dr += nij * dlt[s] * dlt[s] * _deriv2(kind, par, p, q)
-    return r, dr
+        aold = A[t]
+        wold = nij * _deriv(kind, par, p, aold)
+        if d == 0.0:
+            if wold != 0.0:
+                G[i, u] += wold * du
+                G[i, v] += wold * dv
+        else:
+            anew = aold + eps * d
+            A[t] = anew
+            A[mirror[t]] = anew
+            wnew = nij * _deriv(kind, par, p, anew)
+            for k in range(K):
+                G[i, k] += wnew * Y[J, k] - wold * yold[k]
 
 
 @numba.njit(cache=True, error_model="numpy")
-def _step_sparse(cval, nval, A, lo_t, act, dlt, m, kind, par, rho0, emax, step_rtol):
-    if kind == KIND_L2:
-        s = 0.0
-        for r in range(m):
-            s += nval[lo_t + act[r]] * dlt[r] * dlt[r]
-        if s <= 0.0:
-            return emax
-        eps = -rho0 / (2.0 * s)
-        return min(eps, emax)
-    r_hi = _rho_sparse(cval, nval, A, lo_t, act, dlt, m, kind, par, emax)
-    if r_hi <= 0.0:
-        return emax
-    if kind != KIND_CUSTOM:
-        # safeguarded Newton on rho inside the bracket [lo, hi] (rho(lo) < 0 < rho(hi)):
-        # a few passes instead of the ~35 halvings of the paper's bisection (eq. 10)
-        lo = 0.0
-        hi = emax
-        x = 0.0
-        r = rho0
-        dr = _rho2_sparse(cval, nval, A, lo_t, act, dlt, m, kind, par, 0.0)[1]
-        for _ in range(100):
-            xn = x - r / dr if dr > 0.0 else -1.0
-            if not (lo < xn < hi):
-                xn = 0.5 * (lo + hi)
-            x = xn
-            r, dr = _rho2_sparse(cval, nval, A, lo_t, act, dlt, m, kind, par, x)
-            if np.isnan(r) or r > 0.0:
-                hi = x
-            elif r < 0.0:
-                lo = x
-            else:
-                return x
-            if abs(r) <= 1e-12 * -rho0:
-                # at the root up to rounding: f(Z_x) <= f(Y) even when rho(x) is a hair > 0
-                return x
-            if hi - lo <= step_rtol * emax:
-                break
-        return lo
-    lo = 0.0
-    hi = emax
-    r_lo = rho0
-    if np.isnan(r_hi) or np.isinf(r_hi):
-        r_hi = np.inf
-    side = 0
-    for _ in range(200):
-        if hi - lo <= step_rtol * emax:
-            break
-        if np.isinf(r_hi) or r_hi > 100.0 * -r_lo or -r_lo > 100.0 * r_hi:
-            # very lopsided bracket (e.g. a domain border at hi): false position would
-            # crawl, so bisect as in eq. (10)
-            x = 0.5 * (lo + hi)
-        else:
-            x = (lo * r_hi - hi * r_lo) / (r_hi - r_lo)
-            if not (lo < x < hi):
-                x = 0.5 * (lo + hi)
-        r = _rho_sparse(cval, nval, A, lo_t, act, dlt, m, kind, par, x)
-        if np.isnan(r) or r > 0.0:
-            hi = x
-            r_hi = np.inf if np.isnan(r) else r
-            if side == 1 and not np.isinf(r_lo):
-                r_lo *= 0.5
-            side = 1
-        elif r < 0.0:
-            lo = x
-            r_lo = r
-            if side == -1 and not np.isinf(r_hi):
-                r_hi *= 0.5
-            side = -1
-        else:
-            return x
-        if -r_lo <= 1e-12 * -rho0:
-            break
-    return lo
+def _rescan_sparse(indptr, indices, G, Y, U, V, gap, tree, size, J):
+    """New scans of ``J``'s partners and their matches in the tournament tree."""
+    for t in range(indptr[J], indptr[J + 1]):
+        i = indices[t]
+        U[i], V[i], gap[i] = _scan_item(G, Y, i)
+        _tree_update(tree, gap, i, size)
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -250,35 +204,30 @@ def _greedy_sparse(
     trace,
     stride,
 ):
+    """Algorithm 1 on the stored pairs, in place on ``Y``, ``A`` (exact on entry) and ``G``.
+
+    Returns ``(n_iter, status, final_gap)`` as :func:`._greedy._greedy_dense` does.
+    """
     n, K = Y.shape
-    U = np.empty(n, np.int64)
-    V = np.empty(n, np.int64)
-    gap = np.empty(n)
-    for i in range(n):
-        U[i], V[i], gap[i] = _scan_item(G, Y, i)
+    U, V, gap = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n)
+    _scan_all(G, Y, U, V, gap)
     size = 1
     while size < n:
         size *= 2
     tree = np.empty((2 * size, 2))
     _tree_build(tree, gap, n, size)
-    max_deg = 0
-    for i in range(n):
-        max_deg = max(max_deg, indptr[i + 1] - indptr[i])
-    act = np.empty(max_deg, np.int64)
-    dlt = np.empty(max_deg)
+    deg = max(1, np.max(np.diff(indptr)))
+    p, w, q, dlt = np.empty(deg), np.empty(deg), np.empty(deg), np.empty(deg)
     yold = np.empty(K)
-    row = np.empty(K)
     it = 0
     status = STATUS_MAX_ITER
     refreshed_at = -(n + 1)
     while True:
         J = int(tree[1, 1])
-        best = gap[J]
-        if best <= tol_abs:
+        if gap[J] <= tol_abs:
             if it - refreshed_at > n // 4:
                 _refresh_sparse(indptr, indices, cval, nval, Y, A, G, kind, par)
-                for i in range(n):
-                    U[i], V[i], gap[i] = _scan_item(G, Y, i)
+                _scan_all(G, Y, U, V, gap)
                 _tree_build(tree, gap, n, size)
                 refreshed_at = it
                 continue
@@ -286,84 +235,24 @@ def _greedy_sparse(
             break
         if it >= max_iter:
             break
-        u = U[J]
-        v = V[J]
-        emax = Y[J, v]
-        lo_t = indptr[J]
-        hi_t = indptr[J + 1]
-        m = 0
-        for t in range(lo_t, hi_t):
-            i = indices[t]
-            d = Y[i, u] - Y[i, v]
-            if d != 0.0:
-                act[m] = t - lo_t
-                dlt[m] = d
-                m += 1
-        rho0 = G[J, u] - G[J, v]
-        eps = _step_sparse(cval, nval, A, lo_t, act, dlt, m, kind, par, rho0, emax, step_rtol)
+        u, v, emax = U[J], V[J], Y[J, V[J]]
+        m = _gather_sparse(indptr, indices, cval, nval, A, Y, J, u, v, p, w, q, dlt)
+        eps = _line_search(p, w, q, dlt, m, kind, par, G[J, u] - G[J, v], emax, step_rtol)
         if not eps > 0.0:
             status = STATUS_STALLED
             break
-        df = 0.0
-        for s in range(m):
-            t = lo_t + act[s]
-            p = cval[t] / nval[t]
-            a = A[t]
-            df += nval[t] * (_div(kind, par, p, a + eps * dlt[s]) - _div(kind, par, p, a))
-        trace[it // stride] += df
-        for k in range(K):
-            yold[k] = Y[J, k]
-        Y[J, u] += eps
-        if eps >= emax:
-            Y[J, v] = 0.0
-        else:
-            Y[J, v] -= eps
-        du = Y[J, u] - yold[u]
-        dv = Y[J, v] - yold[v]
-        for t in range(lo_t, hi_t):
-            i = indices[t]
-            nij = nval[t]
-            d = Y[i, u] - Y[i, v]
-            p = cval[t] / nij
-            aold = A[t]
-            wold = nij * _deriv(kind, par, p, aold)
-            if d == 0.0:
-                if wold != 0.0:
-                    G[i, u] += wold * du
-                    G[i, v] += wold * dv
-            else:
-                anew = aold + eps * d
-                A[t] = anew
-                A[mirror[t]] = anew
-                wnew = nij * _deriv(kind, par, p, anew)
-                for k in range(K):
-                    G[i, k] += wnew * Y[J, k] - wold * yold[k]
-            U[i], V[i], gap[i] = _scan_item(G, Y, i)
-            _tree_update(tree, gap, i, size)
-        _grad_row_sparse(indptr, indices, cval, nval, Y, A, kind, par, J, row)
-        for k in range(K):
-            G[J, k] = row[k]
+        trace[it // stride] += _delta_objective(p, w, q, dlt, m, kind, par, eps)
+        yold[:] = Y[J]
+        _move(Y[J], u, v, eps, emax)
+        _update_sparse(indptr, indices, cval, nval, mirror, Y, A, G, J, u, v, eps, yold, kind, par)
+        _rescan_sparse(indptr, indices, G, Y, U, V, gap, tree, size, J)
+        _grad_row_sparse(indptr, indices, cval, nval, Y, A, kind, par, J, G[J])
         U[J], V[J], gap[J] = _scan_item(G, Y, J)
         _tree_update(tree, gap, J, size)
         it += 1
     _refresh_sparse(indptr, indices, cval, nval, Y, A, G, kind, par)
-    final = 0.0
-    for i in range(n):
-        _, _, g = _scan_item(G, Y, i)
-        if g > final:
-            final = g
-    return it, status, final
+    return it, status, _kkt_gap(G, Y)
 
-
-KERNELS = (
-    "_objective_sparse",
-    "_grad_row_sparse",
-    "_refresh_sparse",
-    "_rho_sparse",
-    "_rho2_sparse",
-    "_step_sparse",
-    "_greedy_sparse",
-)
 
 __all__ = ["STATUS_CONVERGED", "STATUS_MAX_ITER", "STATUS_STALLED"]
 
