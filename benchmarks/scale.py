@@ -104,8 +104,8 @@ def run_scconsensus(
 ) -> dict:
     """The end-to-end run on ``n`` cells (in this process)."""
     import scconsensus as scc
+    from scconsensus.core.pcc import _consensus as pcc_module
     from scconsensus.metrics import adjusted_rand_index
-    from scconsensus.tl import _pcc as pcc_module
 
     times: dict[str, float] = {}
     t = time.perf_counter()
@@ -113,13 +113,13 @@ def run_scconsensus(
     adata = _adata(X, truth)
     del X
     times["data"] = time.perf_counter() - t
-    # stage timers inside tl.pcc: pairs (kNN + random), counting, solver
+    # stage timers inside tl.pcc (core.pcc.pcc_consensus): pairs (kNN + random), counting, solver
     pcc_module.sample_pairs = _Timer(times, "pairs", pcc_module.sample_pairs)
     pcc_module.coassociation = _Timer(times, "count", pcc_module.coassociation)
     pcc_module._ensemble_and_random_pairs = _Timer(
         times, "ensemble_pairs", pcc_module._ensemble_and_random_pairs
     )
-    pcc_module._pcc = _Timer(times, "solver", pcc_module._pcc)
+    pcc_module.pcc = _Timer(times, "solver", pcc_module.pcc)
     pcc_module.pcc_extend = _Timer(times, "extend", pcc_module.pcc_extend)
     extra = dict(extra or {})
 

@@ -102,7 +102,9 @@ def check_int(value: Any, name: str, minimum: int | None = None) -> int:
         raise ValueError(f"{name} must be an integer, got {value!r}.")
     value = int(value)
     if minimum is not None and value < minimum:
-        least = "a positive integer" if minimum == 1 else f"at least {minimum}"
+        least = {0: "a non-negative integer", 1: "a positive integer"}.get(
+            minimum, f"at least {minimum}"
+        )
         raise ValueError(f"{name} must be {least}, got {value}.")
     return value
 

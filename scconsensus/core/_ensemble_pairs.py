@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import RandomState, check_labels, check_rng
+from .._validation import RandomState, check_int, check_labels, check_rng
 from ._pairs import check_pairs
 
 __all__ = ["ensemble_pairs"]
@@ -103,9 +103,8 @@ def ensemble_pairs(
     """
     labels = check_labels(labels)
     n = labels.shape[0]
-    if isinstance(n_per_item, bool) or int(n_per_item) != n_per_item or n_per_item < 1:
-        raise ValueError(f"n_per_item must be a positive integer, got {n_per_item!r}.")
+    n_per_item = check_int(n_per_item, "n_per_item", 1)
     items = np.arange(n, dtype=np.int64)
-    first, second = cluster_partners(labels, items, items, int(n_per_item), check_rng(random_state))
+    first, second = cluster_partners(labels, items, items, n_per_item, check_rng(random_state))
     rows, cols = check_pairs(np.column_stack([first, second]), n)
     return np.column_stack([rows, cols])

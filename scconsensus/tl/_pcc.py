@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-import numpy as np
 from anndata import AnnData
 from scanpy import logging as logg
 
-from .._progress import check_progress, progress_bar
-from .._settings import settings
-from .._validation import RandomState, check_choice, check_key, check_min_mass, check_rng
-from ..core._ensemble_pairs import ensemble_pairs
-from ..core._membership import drop_empty_clusters, hard_labels
-from ..core._plan import ConsensusPlan, plan_consensus
-from ..core.coassociation import _check_pairs, coassociation, sample_pairs
-from ..core.pcc import Bregman, cluster_relationships, pcc_extend
-from ..core.pcc import pcc as _pcc
+from .._progress import check_progress
+from .._validation import RandomState, check_key, check_min_mass
+from ..core.pcc import Bregman, PCCConsensus, cluster_relationships, pcc_consensus
 from ._anndata import get_ensemble, get_rep, store_consensus
+from ._selection import log_plan, selection_uns
 
 __all__ = ["pcc"]
 
@@ -160,148 +154,51 @@ def pcc(
     >>> adata.obsm["pcc_membership"].shape[0]
     150
     """
-    check_choice(mode, ("auto", "dense", "sparse"), "mode")
-    check_choice(solver, ("auto", "batch", "greedy"), "solver")
-    check_choice(pairs, ("auto", "knn", "ensemble"), "pairs")
     key_added = check_key(key_added)
     progress = check_progress(progress)
-    all_labels = get_ensemble(adata, ensemble_key)
-    n_all = all_labels.shape[0]
-    min_mass = check_min_mass(min_mass, n_all)
-    plan = plan_consensus(
-        all_labels, n_clusters, partitions=partitions, init=init, random_state=random_state
-    )
-    log_plan(plan)
-    all_labels = all_labels[:, plan.columns]
-    fit_idx = _fit_subset(n_all, fit_size, fit_fraction, random_state)
-    labels = all_labels if fit_idx is None else all_labels[fit_idx]
-    n = labels.shape[0]
-    route = mode
-    if mode == "auto":
-        route = "dense" if n <= settings.dense_auto_max_items else "sparse"
+    labels = get_ensemble(adata, ensemble_key)
+    min_mass = check_min_mass(min_mass, labels.shape[0])
+    has_rep = use_rep is not None or "X_pca" in adata.obsm
     start = logg.info(
         f"running PCC ({divergence if isinstance(divergence, str) else divergence.name})"
     )
-    n_pairs = None
-    pair_source = None
-    if fit_idx is not None:
-        logg.info(f"    fitting on {n} of {n_all} items, extending to the rest")
-    if route == "dense":
-        logg.info(f"    {route} co-association of {n} items (mode={mode!r})")
-        C, N = coassociation(labels, "dense")
-    else:
-        has_rep = use_rep is not None or "X_pca" in adata.obsm
-        pair_source = pairs
-        if pairs == "auto":
-            pair_source = "ensemble" if n > 100_000 or not has_rep else "knn"
-        if pair_source == "knn":
-            if not has_rep:
-                raise ValueError(
-                    "pairs='knn' needs a representation: compute adata.obsm['X_pca'] "
-                    "(sc.pp.pca) or pass use_rep=, or use pairs='ensemble'."
-                )
-            X = get_rep(adata, use_rep)
-            if fit_idx is not None:
-                X = X[fit_idx]
-            P = sample_pairs(
-                n, X, n_neighbors=n_neighbors, n_random=n_random, random_state=random_state
-            )
-        else:
-            P = _ensemble_and_random_pairs(labels, n_neighbors, n_random, random_state)
-        C, N = coassociation(labels, "sparse", pairs=P)
-        del P
-        n_pairs = int(N.nnz // 2)
-        logg.info(
-            f"    sparse co-association on {n_pairs} sampled pairs "
-            f"({2 * n_pairs / n:.1f} per item; {pair_source} + random, pairs={pairs!r}) "
-            f"of {n} items (mode={mode!r})"
-        )
-    bar = progress_bar(total=3, desc="pcc", unit="step", progress=progress)
-    bar.update()  # co-association
-    Y0 = plan.start
-    if Y0 is not None and fit_idx is not None:
-        Y0 = Y0[fit_idx]
-    res = _pcc(
-        C,
-        N,
-        plan.n_clusters,
+    out = pcc_consensus(
+        labels,
+        n_clusters,
         divergence,
+        mode=mode,
         solver=solver,
         n_init=n_init,
         tol=tol,
         max_iter=max_iter,
-        random_state=random_state,
         min_mass=min_mass,
-        init=Y0,
+        X=(lambda: get_rep(adata, use_rep)) if has_rep else None,
+        n_neighbors=n_neighbors,
+        n_random=n_random,
+        pairs=pairs,
+        init=init,
+        partitions=partitions,
+        fit_size=fit_size,
+        fit_fraction=fit_fraction,
+        random_state=random_state,
+        progress=progress,
     )
-    del C, N
-    bar.update()  # fit
-    membership, hard = res.membership, res.labels
-    if fit_idx is not None:
-        membership = pcc_extend(
-            all_labels,
-            fit_idx,
-            res.membership,
-            res.divergence if isinstance(divergence, str) else divergence,
-            n_per_item=max(1, n_neighbors),
-            n_random=max(1, n_random // 3),
-            random_state=random_state,
-        )
-        hard = hard_labels(membership)
-    bar.update()  # extension
-    bar.close()
-    membership, hard, _ = drop_empty_clusters(membership, hard)
+    _log_run(out, mode, pairs, fit_size, labels.shape[0])
     adata = adata.copy() if copy else adata
-    params = {
-        "n_clusters": n_clusters,
-        "divergence": res.divergence,
-        "ensemble_key": ensemble_key,
-        "mode": mode,
-        "solver": solver,
-        "n_init": n_init,
-        "tol": tol,
-        "max_iter": max_iter,
-        "min_mass": min_mass,
-        "use_rep": use_rep,
-        "n_neighbors": n_neighbors,
-        "n_random": n_random,
-        "pairs": pairs,
-        "init": init,
-        "partitions": partitions,
-        "fit_size": fit_size,
-        "fit_fraction": fit_fraction,
-        "relationship_threshold": relationship_threshold,
-        "random_state": random_state if isinstance(random_state, int | None) else "custom",
-    }
-    uns = {
-        "route": route,
-        "solver": res.solver,
-        "objective": res.objective,
-        "objective_trace": res.objective_trace,
-        "restart_objectives": res.restart_objectives,
-        "n_iter": res.n_iter,
-        "converged": bool(res.converged),
-        "kkt_gap": res.kkt_gap,
-        "n_isolated": res.n_isolated,
-        "cluster_mass": membership.sum(axis=0),
-        "cluster_relationships": cluster_relationships(membership, relationship_threshold),
-        "fit_size": n,
-        "partitions_used": plan.columns,
-        **selection_uns(plan),
-    }
-    if n_pairs is not None:
-        uns["n_pairs"] = n_pairs
-        uns["pair_source"] = pair_source
-    if fit_idx is not None:
-        uns["fit_indices"] = fit_idx
-    store_consensus(adata, key_added, membership, params=params, labels=hard, uns=uns)
+    params = {name: value for name, value in locals().items() if name in PARAMS}
+    params["divergence"] = out.fit.divergence
+    if not isinstance(random_state, int | None):
+        params["random_state"] = "custom"
+    uns = _uns(out, relationship_threshold)
+    store_consensus(adata, key_added, out.membership, params=params, labels=out.labels, uns=uns)
+    res = out.fit
     if not res.converged:
         logg.warning(
             f"PCC stopped at max_iter={res.n_iter} before the KKT tolerance "
             f"(relative gap {res.kkt_gap:.2g} > tol={tol}); raise max_iter for a finer optimum."
         )
     logg.info(
-        f"    finished: {membership.shape[1]} clusters, objective {res.objective:.6g}, "
+        f"    finished: {out.membership.shape[1]} clusters, objective {res.objective:.6g}, "
         f"{res.n_iter} iterations",
         time=start,
         deep=(
@@ -313,66 +210,72 @@ def pcc(
     return adata if copy else None
 
 
-def log_plan(plan: ConsensusPlan) -> None:
-    """Say which K was chosen and why, and which partitions are fitted."""
-    if plan.selection is not None:
-        logg.info(f"    n_clusters='auto': {plan.selection.reason}")
-    logg.info(f"    fitting {plan.columns.size} partitions ({plan.n_clusters} clusters)")
-    if plan.note:
-        logg.warning(plan.note)
+#: The arguments of :func:`pcc` recorded in ``.uns[key_added]["params"]``, in this order.
+PARAMS = (
+    "n_clusters",
+    "divergence",
+    "ensemble_key",
+    "mode",
+    "solver",
+    "n_init",
+    "tol",
+    "max_iter",
+    "min_mass",
+    "use_rep",
+    "n_neighbors",
+    "n_random",
+    "pairs",
+    "init",
+    "partitions",
+    "fit_size",
+    "fit_fraction",
+    "relationship_threshold",
+    "random_state",
+)
 
 
-def selection_uns(plan: ConsensusPlan) -> dict:
-    """``.uns`` entries for the choice of K: ``n_clusters_chosen`` and the evidence table."""
-    out = {"n_clusters_chosen": plan.n_clusters}
-    if plan.selection is not None:
-        out["k_selection"] = plan.selection.table
-        out["k_selection_reason"] = plan.selection.reason
-        out["k_selection_threshold"] = plan.selection.threshold
-    return out
-
-
-def _fit_subset(
-    n: int, fit_size: int | str | None, fit_fraction: float | None, random_state: RandomState
-) -> np.ndarray | None:
-    """Sorted indices of the items to fit on, or ``None`` to fit all."""
-    if isinstance(fit_size, str):
-        check_choice(fit_size, ("auto",), "fit_size")
-        if fit_fraction is not None or n <= settings.auto_fit_above:
-            fit_size = None
-        else:
-            fit_size = settings.auto_fit_size
+def _log_run(out: PCCConsensus, mode: str, pairs: str, fit_size, n_all: int) -> None:
+    """What :func:`pcc_consensus` decided: K and partitions, the subset, the route."""
+    log_plan(out.plan)
+    n = n_all if out.fit_indices is None else out.fit_indices.size
+    if out.fit_indices is not None:
+        if fit_size == "auto":
             logg.info(
-                f"    fit_size='auto': fitting {fit_size} of {n} items and extending to the rest"
+                f"    fit_size='auto': fitting {n} of {n_all} items and extending to the rest"
             )
-    if fit_size is not None and fit_fraction is not None:
-        raise ValueError("Give fit_size or fit_fraction, not both.")
-    if fit_size is None and fit_fraction is None:
-        return None
-    if fit_size is not None:
-        if isinstance(fit_size, bool) or int(fit_size) != fit_size or fit_size < 3:
-            raise ValueError(f"fit_size must be an integer >= 3, got {fit_size!r}.")
-        r = int(fit_size)
+        logg.info(f"    fitting on {n} of {n_all} items, extending to the rest")
+    if out.route == "dense":
+        logg.info(f"    dense co-association of {n} items (mode={mode!r})")
     else:
-        if not (0 < float(fit_fraction) <= 1):
-            raise ValueError(f"fit_fraction must be in (0, 1], got {fit_fraction!r}.")
-        r = max(3, round(float(fit_fraction) * n))
-    if r >= n:
-        return None
-    # a generator of its own, so the subset does not shift the solver's random stream
-    rng = check_rng(random_state if isinstance(random_state, int | None) else 0)
-    return np.sort(rng.choice(n, size=r, replace=False)).astype(np.int64)
+        logg.info(
+            f"    sparse co-association on {out.n_pairs} sampled pairs "
+            f"({2 * out.n_pairs / n:.1f} per item; {out.pair_source} + random, pairs={pairs!r}) "
+            f"of {n} items (mode={mode!r})"
+        )
 
 
-def _ensemble_and_random_pairs(labels, n_per_item, n_random, random_state) -> np.ndarray:
-    """Within-cluster pairs drawn from the ensemble plus uniformly random pairs."""
-    n = labels.shape[0]
-    parts = []
-    if n_per_item > 0:
-        parts.append(ensemble_pairs(labels, n_per_item, random_state=random_state))
-    if n_random > 0:
-        parts.append(sample_pairs(n, None, n_random=n_random, random_state=random_state))
-    if not parts:
-        raise ValueError("Give n_neighbors > 0 or n_random > 0 pairs per item.")
-    rows, cols = _check_pairs(np.concatenate(parts), n)
-    return np.column_stack([rows, cols])
+def _uns(out: PCCConsensus, relationship_threshold: float) -> dict:
+    """``.uns[key_added]`` apart from ``params``."""
+    res = out.fit
+    uns = {
+        "route": out.route,
+        "solver": res.solver,
+        "objective": res.objective,
+        "objective_trace": res.objective_trace,
+        "restart_objectives": res.restart_objectives,
+        "n_iter": res.n_iter,
+        "converged": bool(res.converged),
+        "kkt_gap": res.kkt_gap,
+        "n_isolated": res.n_isolated,
+        "cluster_mass": out.membership.sum(axis=0),
+        "cluster_relationships": cluster_relationships(out.membership, relationship_threshold),
+        "fit_size": res.membership.shape[0],
+        "partitions_used": out.plan.columns,
+        **selection_uns(out.plan),
+    }
+    if out.n_pairs is not None:
+        uns["n_pairs"] = out.n_pairs
+        uns["pair_source"] = out.pair_source
+    if out.fit_indices is not None:
+        uns["fit_indices"] = out.fit_indices
+    return uns

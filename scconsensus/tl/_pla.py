@@ -14,7 +14,7 @@ from ..core._plan import plan_consensus
 from ..core.pla import LAMBDA_GRID, pla_extend, predict_ensemble_labels
 from ..core.pla import pla as _pla
 from ._anndata import get_ensemble, get_rep, store_consensus
-from ._pcc import log_plan, selection_uns
+from ._selection import log_plan, selection_uns
 
 __all__ = ["pla", "pla_transfer"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..._validation import check_n_clusters, check_restarts, seed_sequence
+from ..._validation import check_int, check_n_clusters, check_restarts, seed_sequence
 from .._membership import hard_labels, order_clusters
 from . import _batch, _greedy, _sparse
 from ._divergences import Bregman, check_divergence
@@ -238,9 +238,7 @@ def pcc(
         raise ValueError(f"tol must be a positive number, got {tol}.")
     if max_iter is None:
         max_iter = 50 * n * K
-    if isinstance(max_iter, bool) or int(max_iter) != max_iter or int(max_iter) < 0:
-        raise ValueError(f"max_iter must be a non-negative integer, got {max_iter!r}.")
-    max_iter = int(max_iter)
+    max_iter = check_int(max_iter, "max_iter", 0)
     _greedy.trace_stride(max_iter, n * K, trace_every)  # checks trace_every for every solver
     scale = weight / n
     tol_abs = tol * scale

@@ -18,9 +18,9 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ..._validation import RandomState, check_labels, check_rng
+from ..._validation import RandomState, check_int, check_labels, check_rng
 from .._ensemble_pairs import cluster_partners
-from ..coassociation import _count_pairs
+from .._pairs import count_pairs
 from ._divergences import Bregman, _deriv, check_divergence
 from ._greedy import _scan_item
 from ._linesearch import _line_search, _move
@@ -225,9 +225,8 @@ def pcc_extend(
         )
     if not np.all(np.isfinite(Y)) or (Y < 0).any() or not np.allclose(Y.sum(1), 1.0):
         raise ValueError("membership rows must be finite, non-negative and sum to 1.")
-    for name, val in (("n_per_item", n_per_item), ("n_random", n_random)):
-        if isinstance(val, bool) or int(val) != val or val < 0:
-            raise ValueError(f"{name} must be a non-negative integer, got {val!r}.")
+    n_per_item = check_int(n_per_item, "n_per_item", 0)
+    n_random = check_int(n_random, "n_random", 0)
     if n_per_item + n_random < 1:
         raise ValueError("Give n_per_item > 0 or n_random > 0 partners per item.")
     out = np.ones(n, dtype=bool)
@@ -247,7 +246,7 @@ def pcc_extend(
     )
     cval = np.empty(rows.size)
     nval = np.empty(rows.size)
-    _count_pairs(labels, items[rows], fitted[cols], cval, nval)
+    count_pairs(labels, items[rows], fitted[cols], cval, nval)
     keep = nval > 0
     rows, cols, cval, nval = rows[keep], cols[keep], cval[keep], nval[keep]
     indptr = np.zeros(items.size + 1, dtype=np.int64)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from ..._validation import check_int
 from ._divergences import _deriv, _div
 from ._linesearch import _delta_objective, _line_search, _move
 
@@ -237,9 +238,7 @@ def trace_stride(max_iter: int, nK: int, trace_every: int | None = None) -> int:
     recorded trace is still the exact objective at the block ends).
     """
     if trace_every is not None:
-        if isinstance(trace_every, bool) or int(trace_every) != trace_every or trace_every < 1:
-            raise ValueError(f"trace_every must be a positive integer, got {trace_every!r}.")
-        return int(trace_every)
+        return check_int(trace_every, "trace_every", 1)
     return max(1, nK // 1000, -(-int(max_iter) // 10_000))
 
 

@@ -1,6 +1,6 @@
 """PLA and weighted PLA on an ensemble, with cross-validated λ and fit-on-a-subset.
 
-Weighted PLA (003_ Sect. 3.2) alternates EM on ``Z_α = Σ_l α_l Z_l`` with the
+Weighted PLA (Lange & Buhmann 2005, Sect. 3.2) alternates EM on ``Z_α = Σ_l α_l Z_l`` with the
 closed-form weights of eq. 21, ``α_l ∝ exp(-c_l / λ)``. Both half-steps decrease
 ``F(θ, α) = Σ_l α_l c_l − λ H(α)``, recorded in ``objective_trace``.
 
@@ -29,7 +29,6 @@ from ..._validation import (
     RandomState,
     check_choice,
     check_dense_memory,
-    check_fraction,
     check_int,
     check_matrix,
     check_n_clusters,
@@ -37,6 +36,7 @@ from ..._validation import (
     check_restarts,
     seed_sequence,
 )
+from .._subset import fit_subset
 from ..coassociation import sample_pairs
 from ._em import _TINY, PLAFit, pla_em
 from ._extend import _extend
@@ -45,7 +45,7 @@ from ._problem import Problem, pattern_logq
 
 __all__ = ["LAMBDA_GRID", "PLAResult", "pla"]
 
-#: λ values tried by cross-validation (the grid of 003_ Sect. 4).
+#: λ values tried by cross-validation (the grid of Lange & Buhmann 2005, Sect. 4).
 LAMBDA_GRID = (0.1, 0.5, 1.0, 10.0, 20.0, 50.0, 100.0, 500.0)
 
 _CV_COLUMNS = {
@@ -287,27 +287,6 @@ def _cross_validate(
     )
 
 
-def _fit_items(n: int, fit_size, fit_fraction, n_clusters: int, seed) -> np.ndarray:
-    if fit_size is not None and fit_fraction is not None:
-        raise ValueError("Pass either fit_size or fit_fraction, not both.")
-    if fit_size is None and fit_fraction is None:
-        return np.arange(n)
-    if fit_fraction is not None:
-        r = int(np.ceil(check_fraction(fit_fraction, "fit_fraction") * n))
-    else:
-        if isinstance(fit_size, bool) or not isinstance(fit_size, int | np.integer):
-            raise ValueError(f"fit_size must be an integer number of items, got {fit_size!r}.")
-        r = int(fit_size)
-    if r <= n_clusters or r > n:
-        raise ValueError(
-            f"fit_size/fit_fraction gives {r} fitted items; it must be more than "
-            f"n_clusters={n_clusters} and at most the {n} items."
-        )
-    if r == n:
-        return np.arange(n)
-    return np.sort(np.random.default_rng(seed).choice(n, size=r, replace=False))
-
-
 def _sparse_pattern(
     members: Members,
     fit_index: np.ndarray,
@@ -430,7 +409,7 @@ def pla(
     n_neighbors: int = 10,
     n_random: int = 30,
     diagonal: bool = True,
-    fit_size: int | None = None,
+    fit_size: int | str | None = None,
     fit_fraction: float | None = None,
     n_restarts: int = 3,
     max_iter: int = 300,
@@ -493,7 +472,10 @@ def pla(
     diagonal
         Include ``z_ii`` (``Z = Σ Y_l Y_lᵀ`` has it; the paper keeps it).
     fit_size, fit_fraction
-        Fit on ``r`` randomly chosen items (or a fraction) and extend to the rest.
+        Fit on ``r`` randomly chosen items (or ``ceil(fit_fraction n)``), more
+        than ``n_clusters``, and extend to the rest; ``r >= n`` fits all.
+        ``fit_size="auto"``: all items up to ``settings.auto_fit_above``, above
+        that ``settings.auto_fit_size`` (the rule of :func:`scconsensus.tl.pcc`).
     n_restarts
         EM restarts (the best log-likelihood is kept).
     max_iter, tol
@@ -558,7 +540,8 @@ def pla(
                 f"init must be finite, non-negative ({n}, {K}) posteriors, got shape {init.shape}."
             )
     s_em, s_fit, s_pairs, s_cv = seed_sequence(random_state).spawn(4)
-    fit_index = _fit_items(n, fit_size, fit_fraction, K, s_fit)
+    fit_index = fit_subset(n, fit_size, fit_fraction, K, np.random.default_rng(s_fit))
+    fit_index = np.arange(n) if fit_index is None else fit_index
     r = fit_index.size
     fit_members = members.subset(fit_index)
     if mode == "auto":

@@ -1,0 +1,218 @@
+"""PCC from an ensemble's labels: plan, route, fit on a subset, extend.
+
+:func:`~scconsensus.core.pcc.pcc` fits a given co-association;
+:func:`pcc_consensus` is the whole method as :func:`scconsensus.tl.pcc` runs
+it, for callers of the array core: choose ``K``, the partitions and the start
+(:func:`~scconsensus.core.plan_consensus`), count the co-association on all
+pairs or on sampled ones (Sect. 5.4 of Lourenço et al. 2015), fit on all items
+or a random subset of them, and extend that fit to the other items
+(:func:`~scconsensus.core.pcc.pcc_extend`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..._progress import progress_bar
+from ..._settings import settings
+from ..._validation import (
+    RandomState,
+    check_choice,
+    check_labels,
+    check_matrix,
+    check_min_mass,
+    check_rng,
+)
+from .._ensemble_pairs import ensemble_pairs
+from .._membership import drop_empty_clusters, hard_labels
+from .._pairs import check_pairs
+from .._plan import ConsensusPlan, plan_consensus
+from .._subset import fit_subset
+from ..coassociation import coassociation, sample_pairs
+from ._core import SOLVERS, pcc
+from ._divergences import Bregman
+from ._extend import pcc_extend
+from ._result import PCCResult
+
+__all__ = ["PCCConsensus", "pcc_consensus"]
+
+MODES = ("auto", "dense", "sparse")
+PAIRS = ("auto", "knn", "ensemble")
+#: Above this many fitted items, ``pairs="auto"`` draws within-cluster partners from
+#: the ensemble instead of a kNN graph.
+ENSEMBLE_PAIRS_ABOVE = 100_000
+
+
+@dataclass
+class PCCConsensus:
+    """A PCC consensus of an ensemble (:func:`pcc_consensus`).
+
+    Attributes
+    ----------
+    membership
+        ``(n_items, k)`` memberships of all items, clusters without members dropped.
+    labels
+        Hard labels (largest membership).
+    fit
+        The solver's result on the fitted items.
+    plan
+        ``K``, the partitions fitted and the start.
+    route
+        ``"dense"`` (all pairs) or ``"sparse"`` (sampled pairs).
+    fit_indices
+        Items fitted when a subset was, else ``None``.
+    n_pairs
+        Sampled pairs on the sparse route, else ``None``.
+    pair_source
+        ``"knn"`` or ``"ensemble"`` on the sparse route, else ``None``.
+    """
+
+    membership: np.ndarray
+    labels: np.ndarray
+    fit: PCCResult
+    plan: ConsensusPlan
+    route: str
+    fit_indices: np.ndarray | None
+    n_pairs: int | None = None
+    pair_source: str | None = None
+
+
+def pcc_consensus(
+    labels: np.ndarray,
+    n_clusters: int | str = "auto",
+    divergence: str | Bregman = "kl",
+    *,
+    mode: str = "auto",
+    solver: str = "auto",
+    n_init: int = 1,
+    tol: float = 1e-4,
+    max_iter: int | None = None,
+    min_mass: float = 0.5,
+    X: np.ndarray | Callable[[], np.ndarray] | None = None,
+    n_neighbors: int = 10,
+    n_random: int = 30,
+    pairs: str = "auto",
+    init: str = "spectral",
+    partitions: str = "matched",
+    fit_size: int | str | None = "auto",
+    fit_fraction: float | None = None,
+    random_state: RandomState = 0,
+    progress: bool | None = None,
+) -> PCCConsensus:
+    """Probabilistic consensus clustering of an ensemble (Lourenço et al. 2015).
+
+    The arguments are those of :func:`scconsensus.tl.pcc`, which documents
+    them, with ``labels`` the ``(n_items, n_partitions)`` ensemble (``-1`` where
+    unsampled) instead of an AnnData and ``X`` instead of ``use_rep``: the
+    ``(n_items, n_features)`` representation whose kNN pairs the sparse route
+    samples, or a function returning it (called only when kNN pairs are drawn),
+    or ``None`` (within-cluster partners drawn from the ensemble).
+
+    Returns
+    -------
+    :class:`PCCConsensus`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scconsensus.core.pcc import pcc_consensus
+    >>> labels = np.repeat([[0, 0, 1], [1, 1, 0], [2, 2, 2]], 20, axis=0)
+    >>> res = pcc_consensus(labels, 3)
+    >>> res.route, res.membership.shape
+    ('dense', (60, 3))
+    """
+    check_choice(mode, MODES, "mode")
+    check_choice(solver, SOLVERS, "solver")
+    check_choice(pairs, PAIRS, "pairs")
+    labels = check_labels(labels)
+    min_mass = check_min_mass(min_mass, labels.shape[0])
+    plan = plan_consensus(
+        labels, n_clusters, partitions=partitions, init=init, random_state=random_state
+    )
+    labels = labels[:, plan.columns]
+    # a generator of its own, so the subset does not shift the solver's random stream
+    rng = check_rng(random_state if isinstance(random_state, int | None) else 0)
+    fit_idx = fit_subset(labels.shape[0], fit_size, fit_fraction, plan.n_clusters, rng)
+    fitted = labels if fit_idx is None else labels[fit_idx]
+    dense = fitted.shape[0] <= settings.dense_auto_max_items
+    route = mode if mode != "auto" else ("dense" if dense else "sparse")
+    bar = progress_bar(total=3, desc="pcc", unit="step", progress=progress)
+    sampling = (X, labels.shape[0], fit_idx, pairs, n_neighbors, n_random, random_state)
+    C, N, out = _co_association(fitted, route, *sampling)
+    bar.update()  # co-association
+    fit_kw = {"solver": solver, "n_init": n_init, "tol": tol, "max_iter": max_iter}
+    fit_kw.update(random_state=random_state, min_mass=min_mass)
+    start = plan.start if plan.start is None or fit_idx is None else plan.start[fit_idx]
+    res = pcc(C, N, plan.n_clusters, divergence, init=start, **fit_kw)
+    del C, N
+    bar.update()  # fit
+    membership, hard = res.membership, res.labels
+    if fit_idx is not None:
+        membership = _extend(labels, fit_idx, res, divergence, n_neighbors, n_random, random_state)
+        hard = hard_labels(membership)
+    bar.update()  # extension
+    bar.close()
+    membership, hard, _ = drop_empty_clusters(membership, hard)
+    return PCCConsensus(membership, hard, res, plan, route, fit_idx, **out)
+
+
+def _extend(labels, fit_idx, res, divergence, n_neighbors, n_random, random_state):
+    """Memberships of all items from the fit on ``fit_idx`` (:func:`pcc_extend`)."""
+    return pcc_extend(
+        labels,
+        fit_idx,
+        res.membership,
+        res.divergence if isinstance(divergence, str) else divergence,
+        n_per_item=max(1, n_neighbors),
+        n_random=max(1, n_random // 3),
+        random_state=random_state,
+    )
+
+
+def _co_association(fitted, route, X, n_all, fit_idx, pairs, n_neighbors, n_random, random_state):
+    """``(C, N, record)`` on all pairs of the fitted items, or on sampled ones (Sect. 5.4)."""
+    if route == "dense":
+        C, N = coassociation(fitted, "dense")
+        return C, N, {}
+    source = _pair_source(pairs, fitted.shape[0], X is not None)
+    if source == "ensemble":
+        P = _ensemble_and_random_pairs(fitted, n_neighbors, n_random, random_state)
+    else:
+        X = check_matrix(X() if callable(X) else X, "X")
+        if X.shape[0] != n_all:
+            raise ValueError(f"X has {X.shape[0]} rows but the ensemble has {n_all} items.")
+        X = X if fit_idx is None else X[fit_idx]
+        kw = {"n_neighbors": n_neighbors, "n_random": n_random, "random_state": random_state}
+        P = sample_pairs(fitted.shape[0], X, **kw)
+    C, N = coassociation(fitted, "sparse", pairs=P)
+    return C, N, {"n_pairs": int(N.nnz // 2), "pair_source": source}
+
+
+def _pair_source(pairs: str, n: int, has_rep: bool) -> str:
+    """``"knn"`` or ``"ensemble"`` within-cluster partners for ``n`` fitted items."""
+    if pairs == "auto":
+        return "ensemble" if n > ENSEMBLE_PAIRS_ABOVE or not has_rep else "knn"
+    if pairs == "knn" and not has_rep:
+        raise ValueError(
+            "pairs='knn' needs a representation: compute adata.obsm['X_pca'] "
+            "(sc.pp.pca) or pass use_rep= (X= in scconsensus.core.pcc.pcc_consensus), "
+            "or use pairs='ensemble'."
+        )
+    return pairs
+
+
+def _ensemble_and_random_pairs(labels, n_per_item, n_random, random_state) -> np.ndarray:
+    """Within-cluster pairs drawn from the ensemble plus uniformly random pairs."""
+    n = labels.shape[0]
+    parts = []
+    if n_per_item > 0:
+        parts.append(ensemble_pairs(labels, n_per_item, random_state=random_state))
+    if n_random > 0:
+        parts.append(sample_pairs(n, None, n_random=n_random, random_state=random_state))
+    if not parts:
+        raise ValueError("Give n_neighbors > 0 or n_random > 0 pairs per item.")
+    rows, cols = check_pairs(np.concatenate(parts), n)
+    return np.column_stack([rows, cols])
