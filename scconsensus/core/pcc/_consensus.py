@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..._docs import doc_params
 from ..._progress import progress_bar
 from ..._settings import settings
 from ..._validation import (
@@ -34,6 +35,7 @@ from .._subset import fit_subset
 from ..coassociation import coassociation, sample_pairs
 from ._core import SOLVERS, pcc
 from ._divergences import Bregman
+from ._doc import PCC_PARAMS
 from ._extend import pcc_extend
 from ._result import PCCResult
 
@@ -80,6 +82,7 @@ class PCCConsensus:
     pair_source: str | None = None
 
 
+@doc_params(**PCC_PARAMS)
 def pcc_consensus(
     labels: np.ndarray,
     n_clusters: int | str = "auto",
@@ -102,14 +105,24 @@ def pcc_consensus(
     random_state: RandomState = 0,
     progress: bool | None = None,
 ) -> PCCConsensus:
-    """Probabilistic consensus clustering of an ensemble (Lourenço et al. 2015).
+    """Probabilistic consensus clustering of an ensemble (Lourenço et al. 2015), as ``tl.pcc``.
 
-    The arguments are those of :func:`scconsensus.tl.pcc`, which documents
-    them, with ``labels`` the ``(n_items, n_partitions)`` ensemble (``-1`` where
-    unsampled) instead of an AnnData and ``X`` instead of ``use_rep``: the
-    ``(n_items, n_features)`` representation whose kNN pairs the sparse route
-    samples, or a function returning it (called only when kNN pairs are drawn),
-    or ``None`` (within-cluster partners drawn from the ensemble).
+    Parameters
+    ----------
+    {labels}
+    {n_clusters}
+    {pcc_divergence}
+    {pcc_route}
+    X
+        ``(n_items, n_features)`` representation for the kNN pairs, or a function
+        returning it (called only when they are drawn); ``None``: ensemble pairs.
+    {pcc_solver}
+    {pcc_n_init}
+    {pcc_stop}
+    {pcc_plan}
+    {pcc_fit_subset}
+    {random_state}
+    {progress}
 
     Returns
     -------
@@ -124,24 +137,17 @@ def pcc_consensus(
     >>> res.route, res.membership.shape
     ('dense', (60, 3))
     """
-    check_choice(mode, MODES, "mode")
-    check_choice(solver, SOLVERS, "solver")
+    for value, choices, name in ((mode, MODES, "mode"), (solver, SOLVERS, "solver")):
+        check_choice(value, choices, name)
     check_choice(pairs, PAIRS, "pairs")
     labels = check_labels(labels)
     min_mass = check_min_mass(min_mass, labels.shape[0])
-    plan = plan_consensus(
-        labels, n_clusters, partitions=partitions, init=init, random_state=random_state
+    plan, labels, fitted, fit_idx = _plan(
+        labels, n_clusters, partitions, init, random_state, fit_size, fit_fraction
     )
-    labels = labels[:, plan.columns]
-    # a generator of its own, so the subset does not shift the solver's random stream
-    rng = check_rng(random_state if isinstance(random_state, int | None) else 0)
-    fit_idx = fit_subset(labels.shape[0], fit_size, fit_fraction, plan.n_clusters, rng)
-    fitted = labels if fit_idx is None else labels[fit_idx]
-    dense = fitted.shape[0] <= settings.dense_auto_max_items
-    route = mode if mode != "auto" else ("dense" if dense else "sparse")
     bar = progress_bar(total=3, desc="pcc", unit="step", progress=progress)
     sampling = (X, labels.shape[0], fit_idx, pairs, n_neighbors, n_random, random_state)
-    C, N, out = _co_association(fitted, route, *sampling)
+    C, N, out = _co_association(fitted, mode, *sampling)
     bar.update()  # co-association
     fit_kw = {"solver": solver, "n_init": n_init, "tol": tol, "max_iter": max_iter}
     fit_kw.update(random_state=random_state, min_mass=min_mass)
@@ -156,7 +162,7 @@ def pcc_consensus(
     bar.update()  # extension
     bar.close()
     membership, hard, _ = drop_empty_clusters(membership, hard)
-    return PCCConsensus(membership, hard, res, plan, route, fit_idx, **out)
+    return PCCConsensus(membership, hard, res, plan, fit_indices=fit_idx, **out)
 
 
 def _extend(labels, fit_idx, res, divergence, n_neighbors, n_random, random_state):
@@ -172,11 +178,27 @@ def _extend(labels, fit_idx, res, divergence, n_neighbors, n_random, random_stat
     )
 
 
-def _co_association(fitted, route, X, n_all, fit_idx, pairs, n_neighbors, n_random, random_state):
-    """``(C, N, record)`` on all pairs of the fitted items, or on sampled ones (Sect. 5.4)."""
-    if route == "dense":
+def _plan(labels, n_clusters, partitions, init, random_state, fit_size, fit_fraction):
+    """``(plan, labels of its partitions, those of the fitted items, fitted subset or None)``."""
+    plan = plan_consensus(
+        labels, n_clusters, partitions=partitions, init=init, random_state=random_state
+    )
+    # a generator of its own, so the subset does not shift the solver's random stream
+    rng = check_rng(random_state if isinstance(random_state, int | None) else 0)
+    fit_idx = fit_subset(labels.shape[0], fit_size, fit_fraction, plan.n_clusters, rng)
+    labels = labels[:, plan.columns]
+    return plan, labels, labels if fit_idx is None else labels[fit_idx], fit_idx
+
+
+def _co_association(fitted, mode, X, n_all, fit_idx, pairs, n_neighbors, n_random, random_state):
+    """``(C, N, record)`` on all pairs of the fitted items, or on sampled ones (Sect. 5.4).
+
+    ``record`` holds the ``route`` and, on the sparse one, ``n_pairs`` and ``pair_source``.
+    """
+    dense = fitted.shape[0] <= settings.dense_auto_max_items
+    if mode == "dense" or (mode == "auto" and dense):
         C, N = coassociation(fitted, "dense")
-        return C, N, {}
+        return C, N, {"route": "dense"}
     source = _pair_source(pairs, fitted.shape[0], X is not None)
     if source == "ensemble":
         P = _ensemble_and_random_pairs(fitted, n_neighbors, n_random, random_state)
@@ -188,7 +210,7 @@ def _co_association(fitted, route, X, n_all, fit_idx, pairs, n_neighbors, n_rand
         kw = {"n_neighbors": n_neighbors, "n_random": n_random, "random_state": random_state}
         P = sample_pairs(fitted.shape[0], X, **kw)
     C, N = coassociation(fitted, "sparse", pairs=P)
-    return C, N, {"n_pairs": int(N.nnz // 2), "pair_source": source}
+    return C, N, {"route": "sparse", "n_pairs": int(N.nnz // 2), "pair_source": source}
 
 
 def _pair_source(pairs: str, n: int, has_rep: bool) -> str:

@@ -5,10 +5,12 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from ..._docs import doc_params
 from ..._validation import check_int, check_n_clusters, check_restarts, seed_sequence
 from .._membership import hard_labels, order_clusters
 from . import _batch, _greedy, _sparse
 from ._divergences import Bregman, check_divergence
+from ._doc import PCC_PARAMS
 from ._result import PCCResult, thin_trace
 
 SOLVERS = ("auto", "batch", "greedy")
@@ -116,6 +118,7 @@ def _random_start(n: int, K: int, seq: np.random.SeedSequence) -> np.ndarray:
     return np.ascontiguousarray(rng.dirichlet(np.ones(K), size=n))
 
 
+@doc_params(**PCC_PARAMS)
 def pcc(
     C,
     N,
@@ -141,53 +144,13 @@ def pcc(
 
     Parameters
     ----------
-    C
-        Co-clustering counts ``c_ij``: a dense ``(n, n)`` array, or a symmetric
-        :class:`scipy.sparse.csr_matrix` holding only sampled pairs (then ``N``
-        must be sparse with the same pattern). The diagonal is ignored.
-    N
-        Co-sampling counts ``N_ij >= c_ij``; pairs with ``N_ij = 0`` carry no
-        information (incomplete partitions).
-    n_clusters
-        Maximum number of clusters ``K``; clusters left without mass are dropped.
-    divergence
-        ``"kl"`` (binomial likelihood, PCC-KL / PEACE), ``"l2"`` (eq. 4) or a
-        :class:`Bregman` divergence.
-    solver
-        ``"batch"``: all memberships move at once per iteration, one
-        BLAS-bound gradient each (exponentiated-gradient steps, then
-        projected diagonal-Newton steps made conjugate, with an exact search
-        along the segment; the objective never increases), finishing with the
-        greedy solver if the batch steps stall above ``tol``. ``"greedy"``: the
-        paper's line search, one item per iteration, the reference. Both are
-        dense or sparse by the type of ``C`` and stop on the same KKT gap.
-        ``"auto"`` (default): ``"batch"`` for dense input, ``"greedy"`` for
-        sparse input, where the batch steps still converge slowly on flat
-        optima (measured in ``benchmarks/pcc.py``).
-    n_init
-        Starts: ``init`` (when given) and random points of the simplex; the one
-        with the lowest objective is returned. Default 3, or 1 with ``init``.
-    tol
-        Relative KKT tolerance: stop when ``max_j (g_JV - g_JU)`` is below
-        ``tol`` times the mean co-sampled weight per item.
-    max_iter
-        Iteration cap per restart; ``None`` gives ``50 n K`` (the paper's rule
-        of thumb is that ``~nK`` iterations are needed). For ``"batch"`` it
-        caps batch steps (at most 10,000) plus greedy polish iterations.
-    random_state
-        Seed for the random starting points.
-    min_mass
-        Clusters whose expected size (total membership) is at most this many
-        items are treated as empty: dropped, and each item's membership is
-        renormalised over the rest. The solver stops at a tolerance, so a
-        cluster the optimum empties can keep a residue of a few hundredths.
-    init
-        Optional ``(n, K)`` starting memberships (rows on the simplex); it
-        counts as the first of the ``n_init`` starts, the others are random.
-    trace_every
-        Record the objective once every this many iterations (``1``: every
-        iteration). ``None`` picks about ``n K / 1000`` and at most ~10,000
-        points, so long runs keep a small trace.
+    {pcc_counts}
+    {pcc_divergence}
+    {pcc_solver}
+    {pcc_starts}
+    {pcc_stop}
+    {random_state}
+    {pcc_trace_every}
 
     Returns
     -------
@@ -197,123 +160,29 @@ def pcc(
     Examples
     --------
     >>> import numpy as np
-    >>> from scconsensus.core import pcc
-    >>> truth = np.repeat([0, 1, 2], 20)
-    >>> rng = np.random.default_rng(0)
-    >>> labels = np.stack([np.where(rng.random(60) < 0.1, rng.integers(0, 3, 60), truth)
-    ...                    for _ in range(30)], axis=1)
-    >>> C = sum((l[:, None] == l[None, :]).astype(np.int32) for l in labels.T)
-    >>> N = np.full_like(C, 30)
-    >>> res = pcc(C, N, n_clusters=5, random_state=0)
+    >>> from scconsensus.core import coassociation, pcc
+    >>> labels = np.repeat([[0, 0, 1], [1, 1, 0], [2, 2, 2]], 20, axis=0)
+    >>> res = pcc(*coassociation(labels), n_clusters=5, random_state=0)
     >>> res.n_clusters
     3
     """
     bregman = check_divergence(divergence)
     if solver not in SOLVERS:
         raise ValueError(f"solver={solver!r} is not supported; choose one of {list(SOLVERS)}.")
-    sparse_input = sp.issparse(C) or sp.issparse(N)
+    data, sparse_input, weight, has_pair = _check_input(C, N)
+    n = has_pair.size
     if solver == "auto":
         solver = "greedy" if sparse_input else "batch"
-    if sparse_input:
-        indptr, indices, cval, nval, mirror, n = _check_sparse(C, N)
-        weight = float(nval.sum())
-        has_pair = np.diff(indptr) > 0
-    else:
-        C, N, n, weight = _check_dense(C, N)
-        # N >= 0, so an item has a co-sampled partner iff its off-diagonal row sum is > 0
-        has_pair = (N.sum(axis=1, dtype=np.float64) - np.diag(N)) > 0
-    if n < 3:
-        raise ValueError(f"PCC needs at least 3 items, got {n}.")
     K = check_n_clusters(n_clusters, n)
-    if weight <= 0:
-        raise ValueError(
-            "No pair of items was ever co-sampled (all N_ij = 0 off the diagonal); "
-            "the ensemble carries no co-association evidence."
-        )
-    if n_init is None:
-        n_init = 1 if init is not None else 3
-    n_init = check_restarts(n_init, "n_init")
-    tol = float(tol)
-    if not (tol > 0 and np.isfinite(tol)):
-        raise ValueError(f"tol must be a positive number, got {tol}.")
-    if max_iter is None:
-        max_iter = 50 * n * K
-    max_iter = check_int(max_iter, "max_iter", 0)
-    _greedy.trace_stride(max_iter, n * K, trace_every)  # checks trace_every for every solver
+    n_init, tol, max_iter = _check_run(n_init, init, tol, max_iter, n * K, trace_every)
     scale = weight / n
-    tol_abs = tol * scale
-
-    if init is not None:
-        Y0 = np.array(init, dtype=np.float64)
-        if Y0.shape != (n, K):
-            raise ValueError(
-                f"init must have shape (n_items, n_clusters) = {(n, K)}, got {Y0.shape}."
-            )
-        if not np.all(np.isfinite(Y0)) or (Y0 < 0).any() or not np.allclose(Y0.sum(1), 1.0):
-            raise ValueError("init rows must be finite, non-negative and sum to 1.")
-        starts = [np.ascontiguousarray(Y0)]
-    else:
-        starts = []
-    # random restarts compete with the given start on the objective
-    seqs = seed_sequence(random_state).spawn(n_init - len(starts))
-    starts += [_random_start(n, K, s) for s in seqs]
-
-    best = None
-    objectives = []
-    for Y in starts:
-        n_polish = 0
-        if solver == "batch":
-            data = (indptr, indices, cval, nval, mirror) if sparse_input else (C, N)
-            trace, n_iter, status, gap, n_polish = _batch.solve_batch(
-                data,
-                Y,
-                bregman,
-                sparse=sparse_input,
-                max_iter=max_iter,
-                tol_abs=tol_abs,
-                trace_every=trace_every,
-            )
-            if sparse_input:
-                obj = _sparse.objective_sparse(indptr, indices, cval, nval, Y, bregman)
-            else:
-                obj = _greedy.objective_dense(C, N, Y, bregman)
-        elif sparse_input:
-            trace, n_iter, status, gap = _sparse.solve_sparse(
-                indptr,
-                indices,
-                cval,
-                nval,
-                mirror,
-                Y,
-                bregman,
-                max_iter=max_iter,
-                tol_abs=tol_abs,
-                trace_every=trace_every,
-            )
-            obj = _sparse.objective_sparse(indptr, indices, cval, nval, Y, bregman)
-        else:
-            trace, n_iter, status, gap = _greedy.solve_dense(
-                C, N, Y, bregman, max_iter=max_iter, tol_abs=tol_abs, trace_every=trace_every
-            )
-            obj = _greedy.objective_dense(C, N, Y, bregman)
-        if not np.all(np.isfinite(Y)):  # pragma: no cover - a solver bug, never user input
-            raise RuntimeError("PCC produced non-finite memberships; please report this.")
-        trace[-1] = obj
-        objectives.append(obj)
-        if best is None or obj < best[0]:
-            best = (obj, Y, trace, n_iter, status, gap, n_polish)
-
-    obj, Y, trace, n_iter, status, gap, n_polish = best
-    Y = np.clip(Y, 0.0, None)
-    order = order_clusters(Y, min_mass=min_mass)
-    membership = Y[:, order]
-    rowsum = membership.sum(axis=1, keepdims=True)
-    membership = np.divide(membership, rowsum, out=np.zeros_like(membership), where=rowsum > 0)
-    lost = rowsum[:, 0] <= 0
-    isolated = ~has_pair
-    uniform = isolated | lost
-    if uniform.any():
-        membership[uniform] = 1.0 / membership.shape[1]
+    run = {"max_iter": max_iter, "tol_abs": tol * scale, "trace_every": trace_every}
+    runs = []
+    for Y in _starts(init, n, K, n_init, random_state):
+        runs.append((*_solve(data, sparse_input, Y, bregman, solver, run), Y))
+    best = min(range(len(runs)), key=lambda r: runs[r][0])  # the first of equal objectives
+    obj, trace, n_iter, status, gap, n_polish, Y = runs[best]
+    membership, order = _memberships(Y, min_mass, has_pair)
     return PCCResult(
         membership=membership,
         labels=hard_labels(membership),
@@ -324,8 +193,102 @@ def pcc(
         kkt_gap=float(gap / scale),
         divergence=bregman.name,
         solver=solver + ("-sparse" if sparse_input else ""),
-        restart_objectives=np.asarray(objectives),
+        restart_objectives=np.asarray([r[0] for r in runs]),
         cluster_order=order.astype(np.int64),
-        n_isolated=int(isolated.sum()),
+        n_isolated=int((~has_pair).sum()),
         n_polish=int(n_polish),
     )
+
+
+def _check_input(C, N) -> tuple[tuple, bool, float, np.ndarray]:
+    """``(data, sparse, weight, has_pair)``: the checked counts in a solver's layout.
+
+    ``data`` is ``(C, N)`` dense, or ``(indptr, indices, cval, nval, mirror)`` on
+    sampled pairs; ``weight`` the total co-sampling count and ``has_pair`` whether
+    each item has a co-sampled partner.
+    """
+    if sp.issparse(C) or sp.issparse(N):
+        indptr, indices, cval, nval, mirror, n = _check_sparse(C, N)
+        data, sparse_input = (indptr, indices, cval, nval, mirror), True
+        weight = float(nval.sum())
+        has_pair = np.diff(indptr) > 0
+    else:
+        C, N, n, weight = _check_dense(C, N)
+        data, sparse_input = (C, N), False
+        # N >= 0, so an item has a co-sampled partner iff its off-diagonal row sum is > 0
+        has_pair = (N.sum(axis=1, dtype=np.float64) - np.diag(N)) > 0
+    if n < 3:
+        raise ValueError(f"PCC needs at least 3 items, got {n}.")
+    if weight <= 0:
+        raise ValueError(
+            "No pair of items was ever co-sampled (all N_ij = 0 off the diagonal); "
+            "the ensemble carries no co-association evidence."
+        )
+    return data, sparse_input, weight, has_pair
+
+
+def _check_run(n_init, init, tol, max_iter, nK: int, trace_every) -> tuple[int, float, int]:
+    """``(n_init, tol, max_iter)`` checked, with their defaults."""
+    if n_init is None:
+        n_init = 1 if init is not None else 3
+    n_init = check_restarts(n_init, "n_init")
+    tol = float(tol)
+    if not (tol > 0 and np.isfinite(tol)):
+        raise ValueError(f"tol must be a positive number, got {tol}.")
+    max_iter = check_int(50 * nK if max_iter is None else max_iter, "max_iter", 0)
+    _greedy.trace_stride(max_iter, nK, trace_every)  # checks trace_every for every solver
+    return n_init, tol, max_iter
+
+
+def _starts(init, n: int, K: int, n_init: int, random_state) -> list[np.ndarray]:
+    """``init`` (checked) when given, then random points of the simplex: ``n_init`` in all."""
+    starts = []
+    if init is not None:
+        Y0 = np.array(init, dtype=np.float64)
+        if Y0.shape != (n, K):
+            raise ValueError(
+                f"init must have shape (n_items, n_clusters) = {(n, K)}, got {Y0.shape}."
+            )
+        if not np.all(np.isfinite(Y0)) or (Y0 < 0).any() or not np.allclose(Y0.sum(1), 1.0):
+            raise ValueError("init rows must be finite, non-negative and sum to 1.")
+        starts.append(np.ascontiguousarray(Y0))
+    # random restarts compete with the given start on the objective
+    seqs = seed_sequence(random_state).spawn(n_init - len(starts))
+    return starts + [_random_start(n, K, s) for s in seqs]
+
+
+def _solve(data, sparse_input: bool, Y, bregman, solver: str, run: dict) -> tuple:
+    """One start, in place on ``Y``: ``(objective, trace, n_iter, status, gap, n_polish)``."""
+    n_polish = 0
+    if solver == "batch":
+        out = _batch.solve_batch(data, Y, bregman, sparse=sparse_input, **run)
+        trace, n_iter, status, gap, n_polish = out
+    elif sparse_input:
+        trace, n_iter, status, gap = _sparse.solve_sparse(*data, Y, bregman, **run)
+    else:
+        trace, n_iter, status, gap = _greedy.solve_dense(*data, Y, bregman, **run)
+    if sparse_input:
+        obj = _sparse.objective_sparse(*data[:4], Y, bregman)
+    else:
+        obj = _greedy.objective_dense(*data, Y, bregman)
+    if not np.all(np.isfinite(Y)):  # pragma: no cover - a solver bug, never user input
+        raise RuntimeError("PCC produced non-finite memberships; please report this.")
+    trace[-1] = obj
+    return obj, trace, n_iter, status, gap, n_polish
+
+
+def _memberships(Y, min_mass: float, has_pair) -> tuple[np.ndarray, np.ndarray]:
+    """Clusters above ``min_mass`` by decreasing mass, rows renormalised; ``(membership, order)``.
+
+    Items without a co-sampled partner, and items whose whole mass sat in dropped
+    clusters, get uniform rows.
+    """
+    Y = np.clip(Y, 0.0, None)
+    order = order_clusters(Y, min_mass=min_mass)
+    membership = Y[:, order]
+    rowsum = membership.sum(axis=1, keepdims=True)
+    membership = np.divide(membership, rowsum, out=np.zeros_like(membership), where=rowsum > 0)
+    uniform = ~has_pair | (rowsum[:, 0] <= 0)
+    if uniform.any():
+        membership[uniform] = 1.0 / membership.shape[1]
+    return membership, order

@@ -209,7 +209,32 @@ def pcc_extend(
     """
     labels = check_labels(labels)
     bregman = check_divergence(divergence)
-    n = labels.shape[0]
+    fitted, Y = _check_fit(fitted, membership, labels.shape[0])
+    n_per_item = check_int(n_per_item, "n_per_item", 0)
+    n_random = check_int(n_random, "n_random", 0)
+    if n_per_item + n_random < 1:
+        raise ValueError("Give n_per_item > 0 or n_random > 0 partners per item.")
+    out = np.ones(labels.shape[0], dtype=bool)
+    out[fitted] = False
+    items = np.flatnonzero(out)
+    result = np.empty((labels.shape[0], Y.shape[1]))
+    result[fitted] = Y
+    if items.size == 0:
+        return result
+    kw = {"n_per_item": n_per_item, "n_random": n_random, "random_state": random_state}
+    indptr, cols, cval, nval = _partner_table(labels, fitted, items, **kw)
+    Yout = np.empty((items.size, Y.shape[1]))
+    kernel = bregman.kernels("_extend")["_extend_items"]
+    args = (bregman.kind, bregman.param, float(tol), int(max_steps), 1e-3)
+    kernel(indptr, cols, cval, nval, Y, Yout, *args)
+    np.clip(Yout, 0.0, None, out=Yout)
+    Yout /= Yout.sum(axis=1, keepdims=True)
+    result[items] = Yout
+    return result
+
+
+def _check_fit(fitted, membership, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``fitted`` as distinct int64 item indices and ``membership`` as float rows on the simplex."""
     fitted = np.asarray(fitted)
     if fitted.ndim != 1 or fitted.dtype.kind not in "iu":
         raise ValueError("fitted must be a 1-D array of item indices.")
@@ -225,25 +250,12 @@ def pcc_extend(
         )
     if not np.all(np.isfinite(Y)) or (Y < 0).any() or not np.allclose(Y.sum(1), 1.0):
         raise ValueError("membership rows must be finite, non-negative and sum to 1.")
-    n_per_item = check_int(n_per_item, "n_per_item", 0)
-    n_random = check_int(n_random, "n_random", 0)
-    if n_per_item + n_random < 1:
-        raise ValueError("Give n_per_item > 0 or n_random > 0 partners per item.")
-    out = np.ones(n, dtype=bool)
-    out[fitted] = False
-    items = np.flatnonzero(out)
-    result = np.empty((n, Y.shape[1]))
-    result[fitted] = Y
-    if items.size == 0:
-        return result
-    rows, cols = extension_pairs(
-        labels,
-        fitted,
-        items,
-        n_per_item=n_per_item,
-        n_random=n_random,
-        random_state=random_state,
-    )
+    return fitted, Y
+
+
+def _partner_table(labels, fitted, items, **kw) -> tuple[np.ndarray, ...]:
+    """``(indptr, cols, cval, nval)``: each item's co-sampled partners (CSR by item) and counts."""
+    rows, cols = extension_pairs(labels, fitted, items, **kw)
     cval = np.empty(rows.size)
     nval = np.empty(rows.size)
     count_pairs(labels, items[rows], fitted[cols], cval, nval)
@@ -251,22 +263,4 @@ def pcc_extend(
     rows, cols, cval, nval = rows[keep], cols[keep], cval[keep], nval[keep]
     indptr = np.zeros(items.size + 1, dtype=np.int64)
     np.cumsum(np.bincount(rows, minlength=items.size), out=indptr[1:])
-    Yout = np.empty((items.size, Y.shape[1]))
-    kernel = bregman.kernels("_extend")["_extend_items"]
-    kernel(
-        indptr,
-        np.ascontiguousarray(cols),
-        cval,
-        nval,
-        Y,
-        Yout,
-        bregman.kind,
-        bregman.param,
-        float(tol),
-        int(max_steps),
-        1e-3,
-    )
-    np.clip(Yout, 0.0, None, out=Yout)
-    Yout /= Yout.sum(axis=1, keepdims=True)
-    result[items] = Yout
-    return result
+    return indptr, np.ascontiguousarray(cols), cval, nval

@@ -1,0 +1,117 @@
+"""Parameter text shared by :func:`scconsensus.core.pcc.pcc`, ``pcc_consensus`` and ``tl.pcc``."""
+
+PCC_PARAMS = {
+    # --- the solver on a co-association (core.pcc.pcc) ---
+    "pcc_counts": """\
+C
+    Co-clustering counts ``c_ij``: a dense ``(n, n)`` array, or a symmetric
+    :class:`scipy.sparse.csr_matrix` holding only sampled pairs (then ``N`` must be
+    sparse with the same pattern). The diagonal is ignored.
+N
+    Co-sampling counts ``N_ij >= c_ij``; pairs with ``N_ij = 0`` carry no
+    information (incomplete partitions).
+n_clusters
+    Maximum number of clusters ``K``; clusters left without mass are dropped.""",
+    "pcc_starts": """\
+n_init
+    Starts: ``init`` (when given) and random points of the simplex; the one with
+    the lowest objective is returned. Default 3, or 1 with ``init``.
+init
+    Optional ``(n, K)`` starting memberships (rows on the simplex); it counts as
+    the first of the ``n_init`` starts, the others are random.""",
+    "pcc_trace_every": """\
+trace_every
+    Record the objective once every this many iterations (``1``: every iteration).
+    ``None`` picks about ``n K / 1000`` and at most ~10,000 points, so long runs
+    keep a small trace.""",
+    # --- shared by the solver, core.pcc.pcc_consensus and tl.pcc ---
+    "pcc_divergence": """\
+divergence
+    ``"kl"`` (the binomial likelihood of the co-association: PCC-KL, PEACE),
+    ``"l2"`` (squared error, eq. 4) or a :class:`scconsensus.core.Bregman`.""",
+    "pcc_solver": """\
+solver
+    ``"greedy"``: the paper's line search, one item per iteration (the
+    reference). ``"batch"``: all memberships move at once per iteration, one
+    BLAS-bound gradient each (exponentiated-gradient steps, then projected
+    diagonal-Newton steps made conjugate, with an exact search along the
+    segment; the objective never increases), finishing with the greedy solver
+    if the batch steps stall above ``tol``. Both stop on the same KKT gap.
+    ``"auto"`` (default): ``"batch"`` on a dense co-association, ``"greedy"``
+    on sampled pairs, where the batch steps still converge slowly on flat
+    optima (measured in ``benchmarks/pcc.py``).""",
+    "pcc_stop": """\
+tol
+    Relative KKT tolerance: stop when ``max_j (g_JV - g_JU)`` is below ``tol``
+    times the mean co-sampled weight per item.
+max_iter
+    Iteration cap per start; ``None`` gives ``50 n K`` (the paper's rule of
+    thumb is that ``~nK`` iterations are needed). For ``"batch"`` it caps batch
+    steps (at most 10,000) plus greedy polish iterations.
+min_mass
+    Clusters whose expected size (total membership) is at most this many items
+    are treated as empty: dropped, and each item's membership is renormalised
+    over the rest. The solver stops at a tolerance, so a cluster the optimum
+    empties can keep a residue of a few hundredths.""",
+    # --- the method on an ensemble (core.pcc.pcc_consensus, tl.pcc) ---
+    "pcc_route": """\
+mode
+    ``"dense"``: all ``n^2`` pairs; ``"sparse"``: sampled pairs (Sect. 5.4:
+    within-cluster partners plus ``n_random`` random partners per item);
+    ``"auto"``: dense up to ``scconsensus.settings.dense_auto_max_items`` items.
+n_neighbors, n_random
+    Pairs per item on the sparse route: ``n_neighbors`` within-cluster partners
+    (kNN or ensemble draws, see ``pairs``) and ``n_random`` uniformly random ones.
+pairs
+    Within-cluster partners of the sparse route: ``"knn"`` (kNN of the
+    representation; pynndescent above 50,000 items), ``"ensemble"`` (partners
+    drawn from the item's cluster in random ensemble partitions, no kNN:
+    :func:`scconsensus.core.ensemble_pairs`) or ``"auto"`` (``"ensemble"``
+    above 100,000 items or without a representation, else ``"knn"``).""",
+    "pcc_plan": """\
+init
+    ``"spectral"`` (default): the smoothed one-hot of the spectral consensus of
+    the whole ensemble at ``K`` (:func:`scconsensus.core.spectral_consensus`;
+    deterministic for a seed, and at the measured optimum's doorstep on the
+    accuracy panel). ``"ensemble"``: of the matched partition closest to ``K``
+    (:func:`scconsensus.core.pcc.ensemble_init`). ``"random"``: ``n_init``
+    random points of the simplex.
+partitions
+    ``"matched"`` (default): fit the partitions whose number of clusters is near
+    ``K`` (``K / 1.25`` to ``1.25 K``; :func:`scconsensus.core.matched_partitions`).
+    PCC models every partition as a draw of the same ``K`` soft clusters;
+    partitions much coarser (merges) or finer (splits) than ``K`` contradict
+    that model and make PCC spread each group over several clusters.
+    ``"all"``: every partition, as in the paper.""",
+    "pcc_fit_subset": """\
+fit_size, fit_fraction
+    Fit PCC on this many (or ``ceil(fit_fraction n)``) items drawn at random,
+    more than ``K``, then give every other item the membership that best
+    explains its co-association with sampled fitted partners
+    (:func:`scconsensus.core.pcc.pcc_extend`). ``None``: fit all items.
+    ``"auto"`` (default): fit all items up to ``settings.auto_fit_above``
+    (100,000) items, above that fit ``settings.auto_fit_size`` (50,000) and
+    extend, which keeps a million cells to minutes.""",
+    "pcc_n_clusters": """\
+n_clusters
+    Number of clusters ``K``, a maximum: clusters left without mass are dropped.
+    ``"auto"``: chosen from the ensemble by :func:`scconsensus.core.select_k`, with
+    the evidence in ``.uns[key_added]["k_selection"]`` (:func:`scconsensus.pl.k_selection`).""",
+    "pcc_tl": """\
+use_rep
+    Representation for the kNN pairs (default ``X_pca`` when present).
+relationship_threshold
+    Memberships below this are ignored in the cluster-relationship matrix.""",
+    "pcc_n_init": """\
+n_init
+    Starts: the ``init`` start and ``n_init - 1`` random points of the simplex;
+    the lowest objective wins.""",
+    "pcc_uns": """\
+``.uns[key_added]`` holds ``params``, ``objective``, ``objective_trace``,
+``restart_objectives``, ``n_iter``, ``converged``, ``kkt_gap``, ``solver``,
+``route`` (``"dense"``/``"sparse"``), ``n_isolated``, ``cluster_mass``,
+``cluster_relationships`` (the matrix ``m_ij`` of Sect. 7.4), ``fit_size`` (items
+fitted), ``fit_indices`` (when a subset was fitted), ``partitions_used``, the
+choice of ``K`` (``n_clusters_chosen``, ``k_selection``...) and, on the sparse
+route, ``n_pairs`` and ``pair_source`` (``"knn"``/``"ensemble"``).""",
+}
