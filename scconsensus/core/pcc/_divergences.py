@@ -108,18 +108,23 @@ def _div(kind, par, p, q):
 
 
 @numba.njit(cache=True, error_model="numpy")
-def _div_array(kind, par, p, q):
+def _elementwise(kind, par, p, q, derivative):
+    """``d(p_t, q_t)``, or ``d/dq d(p_t, q_t)`` with ``derivative``, for each ``t``."""
     out = np.empty(p.shape[0])
     for t in range(p.shape[0]):
-        out[t] = _div(kind, par, p[t], q[t])
+        if derivative:
+            out[t] = _deriv(kind, par, p[t], q[t])
+        else:
+            out[t] = _div(kind, par, p[t], q[t])
     return out
 
 
 @numba.njit(cache=True, error_model="numpy")
-def _deriv_array(kind, par, p, q):
-    out = np.empty(p.shape[0])
-    for t in range(p.shape[0]):
-        out[t] = _deriv(kind, par, p[t], q[t])
+def _simplex_point(x):
+    """``psi(x) = (x, 1 - x)``, the point of the 2-simplex a frequency stands for."""
+    out = np.empty(2)
+    out[0] = x
+    out[1] = 1.0 - x
     return out
 
 
@@ -131,10 +136,7 @@ def _custom_scalars(phi, grad, hess):
         q = min(max(q, 0.0), 1.0)
         if q == p:
             return 0.0
-        x = np.empty(2)
-        x[0] = q
-        x[1] = 1.0 - q
-        H = hess(x)
+        H = hess(_simplex_point(q))
         curv = H[0, 0] - H[0, 1] - H[1, 0] + H[1, 1]
         out = (q - p) * curv
         # the kernels need finite derivatives (they multiply them by memberships that
@@ -150,12 +152,8 @@ def _custom_scalars(phi, grad, hess):
         q = min(max(q, 0.0), 1.0)
         if q == p:
             return 0.0
-        xp = np.empty(2)
-        xp[0] = p
-        xp[1] = 1.0 - p
-        xq = np.empty(2)
-        xq[0] = q
-        xq[1] = 1.0 - q
+        xp = _simplex_point(p)
+        xq = _simplex_point(q)
         g = grad(xq)
         fp = phi(xp)
         if np.isnan(fp):
@@ -331,21 +329,17 @@ class Bregman:
     # -- numpy evaluation -------------------------------------------------------------
     def divergence(self, p, q) -> np.ndarray:
         """``d(p, q)`` elementwise (``p`` observed frequency, ``q`` model probability)."""
-        p, q = np.broadcast_arrays(np.asarray(p, float), np.asarray(q, float))
-        fn = self.kernels("_divergences")["_div_array"]
-        out = fn(
-            self.kind, self.param, np.ascontiguousarray(p.ravel()), np.ascontiguousarray(q.ravel())
-        )
-        return out.reshape(p.shape)
+        return self._elementwise(p, q, derivative=False)
 
     def derivative(self, p, q) -> np.ndarray:
         """``d/dq d(p, q)`` elementwise."""
+        return self._elementwise(p, q, derivative=True)
+
+    def _elementwise(self, p, q, *, derivative: bool) -> np.ndarray:
         p, q = np.broadcast_arrays(np.asarray(p, float), np.asarray(q, float))
-        fn = self.kernels("_divergences")["_deriv_array"]
-        out = fn(
-            self.kind, self.param, np.ascontiguousarray(p.ravel()), np.ascontiguousarray(q.ravel())
-        )
-        return out.reshape(p.shape)
+        fn = self.kernels("_divergences")["_elementwise"]
+        flat = (np.ascontiguousarray(p.ravel()), np.ascontiguousarray(q.ravel()))
+        return fn(self.kind, self.param, *flat, derivative).reshape(p.shape)
 
     def check_double_convex(self, n_grid: int = 199, rtol: float = 1e-6) -> None:
         """Raise ``ValueError`` unless ``d(p, .)`` is convex on (0, 1) for ``p`` in {0, 1}.
