@@ -6,19 +6,23 @@ import numpy as np
 from anndata import AnnData
 from scanpy import logging as logg
 
+from .._docs import doc_params
 from .._progress import check_progress
 from .._settings import settings
-from .._validation import RandomState, check_choice, check_int, check_key, check_labels
+from .._validation import RandomState, check_choice, check_key, check_labels
 from ..core._membership import drop_empty_clusters, order_clusters
 from ..core._plan import plan_consensus
+from ..core._subset import fit_count
 from ..core.pla import LAMBDA_GRID, pla_extend, predict_ensemble_labels
 from ..core.pla import pla as _pla
+from ..core.pla._doc import PLA_PARAMS
 from ._anndata import get_ensemble, get_rep, store_consensus
 from ._selection import log_plan, selection_uns
 
 __all__ = ["pla", "pla_transfer"]
 
 
+@doc_params(**PLA_PARAMS)
 def pla(
     adata: AnnData,
     n_clusters: int | str = "auto",
@@ -34,7 +38,7 @@ def pla(
     use_rep: str | None = None,
     n_neighbors: int = 10,
     n_random: int = 30,
-    fit_size: int | None = None,
+    fit_size: int | str | None = None,
     fit_fraction: float | None = None,
     n_restarts: int = 1,
     init: str = "spectral",
@@ -53,58 +57,25 @@ def pla(
 
     Parameters
     ----------
-    adata
-        With an ensemble at ``.obsm[ensemble_key]`` (:func:`scconsensus.tl.ensemble`).
-    n_clusters
-        Consensus clusters ``K`` (clusters no item is assigned to are dropped), or
-        ``"auto"`` (default): chosen from the ensemble as for :func:`scconsensus.tl.pcc`
-        (:func:`scconsensus.core.select_k`; evidence in ``.uns[key_added]["k_selection"]``).
-    weighted
-        Learn partition weights ``α`` (wPLA, entropy-regularised, eq. 21).
-    ensemble_key
-        Where the ensemble labels are.
-    key_added
-        Prefix of the results.
-    lam, lam_grid, cv_folds, cv_score
-        λ of wPLA, or ``"cv"`` to pick it from ``lam_grid`` on held-out items.
-    mode
-        ``"dense"``, ``"sparse"`` (sampled pairs) or ``"auto"``.
-    use_rep
-        Representation whose kNN pairs are used in sparse mode (default
-        ``X_pca`` when present); random pairs carry the rest.
-    n_neighbors, n_random
-        Pairs per item in sparse mode.
-    fit_size, fit_fraction
-        Fit on a random subset of items and extend the model to the rest
-        (out-of-sample extension, Sect. 3.3).
-    n_restarts, max_iter, tol
-        EM runs (the ``init`` start, then random ones; the best log-likelihood
-        wins), most steps, relative log-likelihood tolerance.
-    init
-        ``"spectral"`` (default): start EM from the spectral consensus of the
-        ensemble at ``K`` (:func:`scconsensus.core.spectral_consensus`);
-        ``"random"``: ``n_restarts`` random starts.
-    partitions
-        ``"matched"`` (default): aggregate the partitions whose number of
-        clusters is near ``K``, which PLA's ``K``-cluster model describes;
-        ``"all"``: every partition. See :func:`scconsensus.tl.pcc`.
-    random_state
-        Seed.
-    progress
-        Show progress bars on standard error. ``None`` (default): only when
-        ``scanpy.settings.verbosity`` is ``'info'`` or higher. tqdm's ``TQDM_DISABLE``
-        environment variable is always respected.
-    copy
-        Return a modified copy instead of writing in place.
+    {adata_ensemble}
+    {pla_n_clusters}
+    {pla_weighting}
+    {ensemble_key}
+    {key_added}
+    {mode}
+    {pla_use_rep}
+    {n_neighbors_n_random}
+    {pla_fit_subset}
+    {pla_em}
+    {pla_plan}
+    {random_state}
+    {progress}
+    {copy}
 
     Returns
     -------
-    ``None`` or a copy, with the shared consensus layout: ``.obs[key_added]``
-    (labels ``"0".."k-1"``, by decreasing size), ``.obsm[f"{key_added}_membership"]``
-    (``p(v|i)``), ``.obs[f"{key_added}_confidence"]``, ``.obs[f"{key_added}_entropy"]``,
-    and ``.uns[key_added]`` with ``params``, ``log_likelihood``,
-    ``log_likelihood_trace``, ``cluster_priors``, ``weights`` (α), ``lam``,
-    ``cv_scores`` and ``fit_index`` (items the model was fitted on).
+    {returns_consensus}
+        {pla_uns}
 
     Examples
     --------
@@ -118,71 +89,69 @@ def pla(
     key_added = check_key(key_added)
     progress = check_progress(progress)
     check_choice(init, ("spectral", "random"), "init")
+    params = {name: value for name, value in locals().items() if name in PARAMS}
     labels = get_ensemble(adata, ensemble_key)
     plan = plan_consensus(
         labels, n_clusters, partitions=partitions, init=init, random_state=random_state
     )
     log_plan(plan)
+    resolved, X = _route(adata, mode, use_rep, fit_size, fit_fraction)
+    start = logg.info(f"running {'weighted ' if weighted else ''}PLA, n_clusters={plan.n_clusters}")
+    kwargs = {name: value for name, value in locals().items() if name in CORE_ARGS}
     labels = labels[:, plan.columns]
-    X = None
-    resolved = mode
-    if mode != "dense":
-        n_fit = adata.n_obs if fit_size is None else check_int(fit_size, "fit_size", 1)
-        if fit_fraction is not None:
-            n_fit = int(np.ceil(float(fit_fraction) * adata.n_obs))
-        if mode == "sparse" or n_fit > settings.dense_auto_max_items:
-            resolved = "sparse"
-            if use_rep is not None or "X_pca" in adata.obsm:
-                X = get_rep(adata, use_rep)
-    start = logg.info(
-        f"running {'weighted ' if weighted else ''}PLA with n_clusters={plan.n_clusters}"
-    )
-    res = _pla(
-        labels,
-        plan.n_clusters,
-        weighted=weighted,
-        lam=lam,
-        lam_grid=lam_grid,
-        cv_folds=cv_folds,
-        cv_score=cv_score,
-        mode=resolved,
-        X=X,
-        n_neighbors=n_neighbors,
-        n_random=n_random,
-        fit_size=fit_size,
-        fit_fraction=fit_fraction,
-        n_restarts=n_restarts,
-        max_iter=max_iter,
-        tol=tol,
-        random_state=random_state,
-        init=plan.start,
-        progress=progress,
-    )
+    res = _pla(labels, plan.n_clusters, mode=resolved, X=X, init=plan.start, **kwargs)
+    adata = adata.copy() if copy else adata
+    _store(adata, key_added, res, plan, params, start)
+    return adata if copy else None
+
+
+#: The arguments of :func:`pla` recorded in ``.uns[key_added]["params"]``, in this order.
+PARAMS = (
+    "n_clusters",
+    "weighted",
+    "ensemble_key",
+    "lam",
+    "lam_grid",
+    "cv_folds",
+    "cv_score",
+    "mode",
+    "use_rep",
+    "n_neighbors",
+    "n_random",
+    "fit_size",
+    "fit_fraction",
+    "n_restarts",
+    "init",
+    "partitions",
+    "max_iter",
+    "tol",
+    "random_state",
+)
+#: The arguments :func:`pla` passes on to :func:`scconsensus.core.pla.pla` as they are.
+CORE_ARGS = frozenset(
+    ("weighted", "lam", "lam_grid", "cv_folds", "cv_score", "n_neighbors", "n_random")
+) | {"fit_size", "fit_fraction", "n_restarts", "max_iter", "tol", "random_state", "progress"}
+
+
+def _route(adata: AnnData, mode: str, use_rep, fit_size, fit_fraction) -> tuple[str, object]:
+    """``(mode, X)``: ``"auto"`` resolved by the fitted items, ``X`` for sparse kNN pairs."""
+    if mode == "dense":
+        return mode, None
+    n_fit = fit_count(adata.n_obs, fit_size, fit_fraction)
+    if mode == "auto" and n_fit <= settings.dense_auto_max_items:
+        return mode, None
+    has_rep = use_rep is not None or "X_pca" in adata.obsm
+    return "sparse", get_rep(adata, use_rep) if has_rep else None
+
+
+def _store(adata: AnnData, key_added: str, res, plan, params: dict, start) -> None:
+    """Write the consensus layout, ``.uns[key_added]`` as :func:`pla` says, and log it."""
     keep = order_clusters(res.posteriors, min_mass=1e-8)
     membership, _, kept = drop_empty_clusters(res.posteriors[:, keep])
     keep = keep[kept]
-    adata = adata.copy() if copy else adata
-    params = {
-        "n_clusters": n_clusters,
-        "weighted": weighted,
-        "ensemble_key": ensemble_key,
-        "lam": lam,
-        "lam_grid": [float(x) for x in lam_grid],
-        "cv_folds": cv_folds,
-        "cv_score": cv_score,
-        "mode": res.mode,
-        "use_rep": use_rep,
-        "n_neighbors": n_neighbors,
-        "n_random": n_random,
-        "fit_size": fit_size,
-        "fit_fraction": fit_fraction,
-        "n_restarts": n_restarts,
-        "init": init,
-        "partitions": partitions,
-        "max_iter": max_iter,
-        "tol": tol,
-        "random_state": random_state if isinstance(random_state, int | None) else "custom",
-    }
+    params = dict(params, mode=res.mode, lam_grid=[float(x) for x in params["lam_grid"]])
+    if not isinstance(params["random_state"], int | None):
+        params["random_state"] = "custom"
     uns = {
         "log_likelihood": res.log_likelihood,
         "log_likelihood_trace": res.log_likelihood_trace,
@@ -196,7 +165,7 @@ def pla(
         "partitions_used": plan.columns,
         **selection_uns(plan),
     }
-    if weighted:
+    if params["weighted"]:
         uns["objective_trace"] = res.objective_trace
         if not res.cv_scores.empty:
             uns["cv_scores"] = res.cv_scores
@@ -210,9 +179,9 @@ def pla(
             f"    .uns[{key_added!r}], log-likelihood and weights"
         ),
     )
-    return adata if copy else None
 
 
+@doc_params(**PLA_PARAMS)
 def pla_transfer(
     adata_ref: AnnData,
     adata_new: AnnData,
@@ -247,21 +216,7 @@ def pla_transfer(
 
     Parameters
     ----------
-    adata_ref
-        Reference with a :func:`pla` result under ``key``.
-    adata_new
-        New cells; written (or copied) with the shared consensus layout.
-    key
-        ``key_added`` of the reference's :func:`pla` call.
-    use_rep
-        Representation in both objects (default ``X_pca`` when present, else ``X``).
-    n_neighbors
-        Voters of the nearest-neighbour predictor.
-    new_ensemble_key
-        ``.obsm`` key of ``adata_new`` holding its labels in the reference's partitions.
-    key_added
-        Prefix of the results in ``adata_new`` (default ``key``). Cluster ``"c"`` is
-        the reference's cluster ``"c"``.
+    {pla_transfer}
     copy
         Return a modified copy of ``adata_new`` instead of writing in place.
 
@@ -283,6 +238,32 @@ def pla_transfer(
     if not isinstance(adata_ref, AnnData) or not isinstance(adata_new, AnnData):
         raise ValueError("adata_ref and adata_new must both be AnnData objects.")
     key_added = check_key(key if key_added is None else key_added)
+    labels_ref, used, n_full, posteriors, weights, fit_index = _reference(adata_ref, key)
+    if new_ensemble_key is not None:
+        labels_new = _shared_labels(adata_new, new_ensemble_key, used, n_full)
+        how = f"shared ensemble .obsm[{new_ensemble_key!r}]"
+    else:
+        labels_new = _predicted_labels(adata_ref, adata_new, labels_ref, use_rep, n_neighbors)
+        how = f"{n_neighbors}-nearest-neighbour predictor on {use_rep or 'default rep'}"
+    start = logg.info(f"transferring PLA clusters to {adata_new.n_obs} cells ({how})")
+    membership = pla_extend(
+        posteriors[fit_index], labels_ref[fit_index], labels_new, weights=weights
+    )
+    adata_new = adata_new.copy() if copy else adata_new
+    params = {"reference_key": key, "use_rep": use_rep, "n_neighbors": n_neighbors}
+    params["new_ensemble_key"] = new_ensemble_key
+    uns = {"transferred_from": key, "weights": weights}
+    store_consensus(adata_new, key_added, membership, params=params, uns=uns, drop_empty=False)
+    logg.info("    finished", time=start)
+    return adata_new if copy else None
+
+
+def _reference(adata_ref: AnnData, key: str) -> tuple:
+    """``(labels, used, n_partitions, posteriors, weights, fit_index)`` of a :func:`pla` fit.
+
+    ``labels`` are those of the partitions ``used`` by the fit, of the ``n_partitions``
+    in the reference's ensemble.
+    """
     if key not in adata_ref.uns or f"{key}_membership" not in adata_ref.obsm:
         raise ValueError(
             f"adata_ref has no PLA result under key={key!r}: run scconsensus.tl.pla(adata_ref, "
@@ -290,62 +271,47 @@ def pla_transfer(
         )
     record = adata_ref.uns[key]
     params = record.get("params", {})
-    ensemble_key = str(params.get("ensemble_key", "scc_ensemble"))
-    labels_ref = get_ensemble(adata_ref, ensemble_key)
+    labels = get_ensemble(adata_ref, str(params.get("ensemble_key", "scc_ensemble")))
     # the fit used the partitions matched to its K: transfer through the same ones
-    used = np.asarray(record.get("partitions_used", np.arange(labels_ref.shape[1])), dtype=int)
-    n_full = labels_ref.shape[1]
-    labels_ref = labels_ref[:, used]
+    used = np.asarray(record.get("partitions_used", np.arange(labels.shape[1])), dtype=int)
+    n_full = labels.shape[1]
+    labels = labels[:, used]
     posteriors = np.asarray(adata_ref.obsm[f"{key}_membership"], dtype=np.float64)
-    weights = np.asarray(record.get("weights", np.full(labels_ref.shape[1], 1.0)), dtype=float)
+    weights = np.asarray(record.get("weights", np.full(labels.shape[1], 1.0)), dtype=float)
     fit_index = np.asarray(record.get("fit_index", np.arange(adata_ref.n_obs)), dtype=np.int64)
-    if new_ensemble_key is not None:
-        if new_ensemble_key not in adata_new.obsm:
-            raise ValueError(
-                f"new_ensemble_key={new_ensemble_key!r} is not in adata_new.obsm "
-                f"(available: {list(adata_new.obsm)})."
-            )
-        labels_new = check_labels(adata_new.obsm[new_ensemble_key], "new ensemble labels")
-        if labels_new.shape[1] == n_full:
-            labels_new = labels_new[:, used]
-        if labels_new.shape[1] != labels_ref.shape[1]:
-            raise ValueError(
-                f"adata_new.obsm[{new_ensemble_key!r}] has {labels_new.shape[1]} partitions "
-                f"but the reference ensemble has {n_full}."
-            )
-        how = f"shared ensemble .obsm[{new_ensemble_key!r}]"
-    else:
-        X_ref = get_rep(adata_ref, use_rep)
-        X_new = get_rep(adata_new, use_rep)
-        if X_ref.shape[1] != X_new.shape[1]:
-            raise ValueError(
-                f"The representation has {X_ref.shape[1]} columns in adata_ref and "
-                f"{X_new.shape[1]} in adata_new; project the new cells into the reference "
-                "space first (same genes, or sc.tl.ingest for X_pca)."
-            )
-        if hasattr(X_ref, "toarray"):
-            X_ref = X_ref.toarray()
-        if hasattr(X_new, "toarray"):
-            X_new = X_new.toarray()
-        labels_new = predict_ensemble_labels(X_ref, labels_ref, X_new, n_neighbors=n_neighbors)
-        how = f"{n_neighbors}-nearest-neighbour predictor on {use_rep or 'default rep'}"
-    start = logg.info(f"transferring PLA clusters to {adata_new.n_obs} cells ({how})")
-    membership = pla_extend(
-        posteriors[fit_index], labels_ref[fit_index], labels_new, weights=weights
-    )
-    adata_new = adata_new.copy() if copy else adata_new
-    store_consensus(
-        adata_new,
-        key_added,
-        membership,
-        params={
-            "reference_key": key,
-            "use_rep": use_rep,
-            "n_neighbors": n_neighbors,
-            "new_ensemble_key": new_ensemble_key,
-        },
-        uns={"transferred_from": key, "weights": weights},
-        drop_empty=False,
-    )
-    logg.info("    finished", time=start)
-    return adata_new if copy else None
+    return labels, used, n_full, posteriors, weights, fit_index
+
+
+def _shared_labels(adata_new: AnnData, new_ensemble_key: str, used, n_full: int) -> np.ndarray:
+    """The new cells' labels in the reference's partitions ``used``, from ``.obsm``."""
+    if new_ensemble_key not in adata_new.obsm:
+        raise ValueError(
+            f"new_ensemble_key={new_ensemble_key!r} is not in adata_new.obsm "
+            f"(available: {list(adata_new.obsm)})."
+        )
+    labels_new = check_labels(adata_new.obsm[new_ensemble_key], "new ensemble labels")
+    if labels_new.shape[1] == n_full:
+        labels_new = labels_new[:, used]
+    if labels_new.shape[1] != used.size:
+        raise ValueError(
+            f"adata_new.obsm[{new_ensemble_key!r}] has {labels_new.shape[1]} partitions "
+            f"but the reference ensemble has {n_full}."
+        )
+    return labels_new
+
+
+def _predicted_labels(adata_ref, adata_new, labels_ref, use_rep, n_neighbors) -> np.ndarray:
+    """The new cells' labels in the reference's partitions by a nearest-neighbour vote."""
+    X_ref = get_rep(adata_ref, use_rep)
+    X_new = get_rep(adata_new, use_rep)
+    if X_ref.shape[1] != X_new.shape[1]:
+        raise ValueError(
+            f"The representation has {X_ref.shape[1]} columns in adata_ref and "
+            f"{X_new.shape[1]} in adata_new; project the new cells into the reference "
+            "space first (same genes, or sc.tl.ingest for X_pca)."
+        )
+    if hasattr(X_ref, "toarray"):
+        X_ref = X_ref.toarray()
+    if hasattr(X_new, "toarray"):
+        X_new = X_new.toarray()
+    return predict_ensemble_labels(X_ref, labels_ref, X_new, n_neighbors=n_neighbors)

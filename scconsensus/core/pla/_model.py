@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from ..._docs import doc_params
 from ..._progress import progress_bar
 from ..._settings import settings
 from ..._validation import (
@@ -38,6 +39,7 @@ from ..._validation import (
 )
 from .._subset import fit_subset
 from ..coassociation import sample_pairs
+from ._doc import PLA_PARAMS
 from ._em import _TINY, PLAFit, pla_em
 from ._extend import _extend
 from ._members import Members, as_members, symmetric_pattern
@@ -370,6 +372,12 @@ def merge_duplicates(
 
 def _first_fit(problem, K, init, fit_index, n_restarts, seed, em_kw) -> PLAFit:
     """EM from ``init`` (if given) and the random restarts; the best log-likelihood wins."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return _best_start(problem, K, init, fit_index, n_restarts, seed, em_kw)
+
+
+def _best_start(problem, K, init, fit_index, n_restarts, seed, em_kw) -> PLAFit:
     L = problem.n_partitions
     Z = problem.z(np.ones(L))
     fits = []
@@ -394,6 +402,7 @@ def _first_fit(problem, K, init, fit_index, n_restarts, seed, em_kw) -> PLAFit:
     return best
 
 
+@doc_params(**PLA_PARAMS)
 def pla(
     ensemble,
     n_clusters: int = 10,
@@ -423,76 +432,18 @@ def pla(
     """Probabilistic Label Aggregation (Lange & Buhmann 2005), optionally weighted.
 
     Fits ``p(i, j) ≈ p(i) Σ_v p(v|i) p(j|v)`` to the aggregated co-association
-    ``Z = Σ_l α_l Y_l Y_lᵀ`` of the ensemble by EM (Sect. 3.1); with
-    ``weighted=True`` also the partition weights ``α`` (Sect. 3.2), λ chosen by
-    cross-validation on held-out items; items outside the fitted subset get
+    ``Z = Σ_l α_l Y_l Y_lᵀ`` by EM (Sect. 3.1); with ``weighted=True`` also the
+    partition weights ``α`` (Sect. 3.2); items outside the fitted subset get
     posteriors from the out-of-sample extension (Sect. 3.3).
 
     Parameters
     ----------
-    ensemble
-        ``(n, L)`` integer labels (``-1`` = the partition did not sample the item),
-        or a list of ``L`` soft memberships ``(n, k_l)`` (rows on the simplex, zero
-        rows for unsampled items).
-    n_clusters
-        ``K``, the number of consensus clusters.
-    weighted
-        Weighted PLA (learn ``α``).
-    lam
-        λ of the entropy regulariser (> 0), or ``"cv"`` to choose it from
-        ``lam_grid`` by ``cv_folds``-fold cross-validation over items.
-    lam_grid
-        λ values tried by cross-validation.
-    cv_folds
-        Folds of held-out items (at least 2).
-    cv_score
-        What the cross-validation minimises over the held-out items (whose
-        posteriors come from the out-of-sample extension), per unit of
-        co-association: ``"heldout"`` (default) the negative log-likelihood of
-        their observed, unweighted co-association with the training items;
-        ``"penalized"`` the negative log-likelihood of the α-weighted
-        co-association minus ``λH(α)``, eq. 27 as printed; ``"weighted"`` that
-        without the penalty. Eq. 27 is the held-out version of the objective
-        ``min_α Σ α_l c_l − λH(α)``, whose minimum falls with λ (its derivative is
-        ``−H(α) < 0``), so it selects the largest λ of the grid, i.e. near-uniform
-        weights; ``"weighted"`` rewards the partitions the fit already explains and
-        selects the smallest. ``"heldout"`` scores every λ against the same data.
-    mode
-        ``"dense"`` (all pairs, O(r²K) per EM step), ``"sparse"`` (the pairs of
-        ``pairs`` or of :func:`~scconsensus.core.coassociation.sample_pairs`,
-        O(pairs·K) per step, no ``r x r`` temporary) or ``"auto"`` (dense up to
-        ``settings.dense_auto_max_items`` fitted items).
-    X
-        ``(n, p)`` representation for kNN pairs in sparse mode (random pairs only
-        when omitted).
-    pairs
-        ``(m, 2)`` item pairs for sparse mode; overrides ``X``/``n_neighbors``/``n_random``.
-    n_neighbors, n_random
-        Pairs per item for sparse mode (see ``sample_pairs``).
-    diagonal
-        Include ``z_ii`` (``Z = Σ Y_l Y_lᵀ`` has it; the paper keeps it).
-    fit_size, fit_fraction
-        Fit on ``r`` randomly chosen items (or ``ceil(fit_fraction n)``), more
-        than ``n_clusters``, and extend to the rest; ``r >= n`` fits all.
-        ``fit_size="auto"``: all items up to ``settings.auto_fit_above``, above
-        that ``settings.auto_fit_size`` (the rule of :func:`scconsensus.tl.pcc`).
-    n_restarts
-        EM restarts (the best log-likelihood is kept).
-    max_iter, tol
-        EM stops after ``max_iter`` steps or when the relative log-likelihood
-        change is at most ``tol``.
-    max_outer, outer_tol
-        Weighted PLA alternations and their relative tolerance on ``F``.
-    random_state
-        Seed of restarts, fitted subset, sampled pairs and CV folds.
-    progress
-        Show a progress bar over the λ cross-validation (``None``: when scanpy's
-        verbosity is ``'info'`` or higher).
-    init
-        ``(n_items, n_clusters)`` starting posteriors ``p(v|i)`` (rows on the
-        simplex), e.g. :func:`scconsensus.core.plan_consensus`'s spectral start;
-        it counts as the first of the ``n_restarts`` EM runs, the others start
-        at random, and the best log-likelihood wins.
+    {pla_ensemble}
+    {pla_weighting}
+    {pla_route}
+    {pla_fit_subset}
+    {pla_em}
+    {pla_core}
 
     Returns
     -------
@@ -502,10 +453,7 @@ def pla(
     --------
     >>> import numpy as np
     >>> from scconsensus.core.pla import pla
-    >>> rng = np.random.default_rng(0)
-    >>> truth = np.repeat([0, 1, 2], 20)
-    >>> labels = np.column_stack([np.where(rng.random(60) < 0.1, rng.integers(0, 3, 60), truth)
-    ...                           for _ in range(15)])
+    >>> labels = np.repeat([[0, 0, 1], [1, 1, 0], [2, 2, 2]], 20, axis=0)
     >>> res = pla(labels, 3, random_state=0)
     >>> res.posteriors.shape, bool(np.allclose(res.posteriors.sum(1), 1))
     ((60, 3), True)
@@ -514,6 +462,77 @@ def pla(
     n = members.n_items
     K = check_n_clusters(n_clusters, n)
     check_choice(mode, ("auto", "dense", "sparse"), "mode")
+    _check_weighting(weighted, lam, lam_grid, cv_folds, cv_score, max_outer)
+    n_restarts = check_restarts(n_restarts, "n_restarts")
+    em_kw = {"max_iter": check_int(max_iter, "max_iter", 1), "tol": check_number(tol, "tol")}
+    init = _check_init(init, n, K)
+    s_em, s_fit, s_pairs, s_cv = seed_sequence(random_state).spawn(4)
+    fit_index = fit_subset(n, fit_size, fit_fraction, K, np.random.default_rng(s_fit))
+    fit_index = np.arange(n) if fit_index is None else fit_index
+    fit_members = members.subset(fit_index)
+    route = (mode, X, pairs, n_neighbors, n_random, diagonal, s_pairs)
+    problem, mode, n_stored = _problem(fit_members, fit_index, n, *route)
+    _warn_uncovered(members, fit_index)
+    fit = _first_fit(problem, K, init, fit_index, n_restarts, s_em, em_kw)
+    restarts = fit.restart_log_likelihoods
+    weights = _unweighted(members.n_partitions)
+    if weighted:
+        outer = {"max_outer": max_outer, "outer_tol": outer_tol, "em_kw": em_kw}
+        cv = {"lam_grid": lam_grid, "cv_folds": int(cv_folds), "cv_score": cv_score, "seed": s_cv}
+        cv.update(n_restarts=n_restarts, progress=progress)
+        fit = _weighting(problem, K, fit, lam, weights, cv, outer)
+    items = (members, fit_members, fit_index)
+    return _result(fit, restarts, items, weights, mode, n_stored)
+
+
+def _weighting(problem, K: int, fit, lam, weights: dict, cv: dict, outer: dict):
+    """Weighted PLA from ``fit`` with λ given or cross-validated (``cv``); fills ``weights``.
+
+    Returns the weighted fit.
+    """
+    if isinstance(lam, str):
+        table = _cross_validate(
+            problem,
+            K,
+            cv["lam_grid"],
+            cv["cv_folds"],
+            cv["seed"],
+            n_restarts=cv["n_restarts"],
+            progress=cv["progress"],
+            **outer,
+        )
+        col = _CV_COLUMNS[cv["cv_score"]]
+        lam = float(table["lam"].iloc[int(np.argmin(table[col].to_numpy()))])
+        weights["cv_scores"] = table
+    fit, alpha, trace, _ = _fit_weighted(problem, K, float(lam), fit, **outer)
+    weights.update(weights=alpha, lam=float(lam), objective_trace=np.asarray(trace))
+    return fit
+
+
+def _result(fit, restarts, items, weights: dict, mode: str, n_stored: int) -> PLAResult:
+    """The :class:`PLAResult` of all items (``items``: members, fitted members, fit index)."""
+    members, fit_members, fit_index = items
+    posteriors, likelihoods, priors = _all_items(fit, members, fit_members, fit_index, weights)
+    return PLAResult(
+        posteriors=posteriors,
+        labels=posteriors.argmax(axis=1).astype(np.int32),
+        likelihoods=likelihoods,
+        marginals=fit.marginals,
+        cluster_priors=priors,
+        fit_index=fit_index,
+        log_likelihood=fit.log_likelihood,
+        log_likelihood_trace=fit.log_likelihood_trace,
+        n_iter=fit.n_iter,
+        converged=fit.converged,
+        restart_log_likelihoods=restarts,
+        mode=mode,
+        n_stored=n_stored,
+        **weights,
+    )
+
+
+def _check_weighting(weighted, lam, lam_grid, cv_folds, cv_score, max_outer) -> None:
+    """Refuse a bad ``cv_score``, ``weighted``, λ, λ grid, fold count or ``max_outer``."""
     check_choice(cv_score, tuple(_CV_COLUMNS), "cv_score")
     if not isinstance(weighted, bool | np.bool_):
         raise ValueError(f"weighted must be True or False, got {weighted!r}.")
@@ -530,55 +549,59 @@ def pla(
     if int(max_outer) < 1:
         raise ValueError(f"max_outer must be at least 1, got {max_outer}.")
 
-    n_restarts = check_restarts(n_restarts, "n_restarts")
-    max_iter = check_int(max_iter, "max_iter", 1)
-    tol = check_number(tol, "tol")
-    if init is not None:
-        init = np.asarray(init, dtype=np.float64)
-        if init.shape != (n, K) or not np.all(np.isfinite(init)) or (init < 0).any():
-            raise ValueError(
-                f"init must be finite, non-negative ({n}, {K}) posteriors, got shape {init.shape}."
-            )
-    s_em, s_fit, s_pairs, s_cv = seed_sequence(random_state).spawn(4)
-    fit_index = fit_subset(n, fit_size, fit_fraction, K, np.random.default_rng(s_fit))
-    fit_index = np.arange(n) if fit_index is None else fit_index
+
+def _check_init(init, n: int, K: int) -> np.ndarray | None:
+    """``init`` as finite, non-negative ``(n, K)`` posteriors, or ``None``."""
+    if init is None:
+        return None
+    init = np.asarray(init, dtype=np.float64)
+    if init.shape != (n, K) or not np.all(np.isfinite(init)) or (init < 0).any():
+        raise ValueError(
+            f"init must be finite, non-negative ({n}, {K}) posteriors, got shape {init.shape}."
+        )
+    return init
+
+
+def _problem(fit_members, fit_index, n, mode, X, pairs, n_neighbors, n_random, diagonal, seed):
+    """``(problem, mode, n_stored)``: the EM problem on all pairs or on sampled ones."""
     r = fit_index.size
-    fit_members = members.subset(fit_index)
     if mode == "auto":
         mode = "dense" if r <= settings.dense_auto_max_items else "sparse"
     if mode == "dense" and not diagonal:
         raise ValueError("diagonal=False is only supported with mode='sparse'.")
     if mode == "dense":
         check_dense_memory(r, n_matrices=3, what="Dense PLA")
-        problem = Problem(fit_members)
-        n_stored = r * r
-    else:
-        pattern, z_ones = _sparse_pattern(
-            fit_members, fit_index, n, X, pairs, n_neighbors, n_random, diagonal, s_pairs
-        )
-        problem = Problem(fit_members, pattern, z_ones=z_ones)
-        n_stored = int(pattern.nnz)
+        return Problem(fit_members), mode, r * r
+    pattern, z_ones = _sparse_pattern(
+        fit_members, fit_index, n, X, pairs, n_neighbors, n_random, diagonal, seed
+    )
+    return Problem(fit_members, pattern, z_ones=z_ones), mode, int(pattern.nnz)
 
+
+def _warn_uncovered(members, fit_index) -> None:
     uncovered = members.sampled()[fit_index] == 0
     if uncovered.any():
         warnings.warn(
             f"{int(uncovered.sum())} item(s) are in no partition; they get uniform "
             "posteriors. Generate the ensemble with predict_unsampled=True or more partitions.",
             RuntimeWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
 
-    L = members.n_partitions
-    em_kw = {"max_iter": int(max_iter), "tol": float(tol)}
-    uniform = np.full(L, 1.0 / L)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        fit = _first_fit(problem, K, init, fit_index, n_restarts, s_em, em_kw)
-    restarts = fit.restart_log_likelihoods
-    alpha = uniform
-    lam_used = np.nan
-    objective = np.empty(0)
-    cv = pd.DataFrame(
+
+def _unweighted(n_partitions: int) -> dict:
+    """The :class:`PLAResult` weight fields of plain PLA: uniform ``α``, no λ, no trace or CV."""
+    return {
+        "weights": np.full(n_partitions, 1.0 / n_partitions),
+        "lam": np.nan,
+        "objective_trace": np.empty(0),
+        "cv_scores": _empty_cv(),
+    }
+
+
+def _empty_cv() -> pd.DataFrame:
+    """The cross-validation table when λ was not cross-validated."""
+    return pd.DataFrame(
         columns=[
             "lam",
             "heldout_nll",
@@ -589,41 +612,27 @@ def pla(
             "weighted_nll_sd",
         ]
     )
-    if weighted:
-        if isinstance(lam, str):
-            cv = _cross_validate(
-                problem,
-                K,
-                lam_grid,
-                int(cv_folds),
-                s_cv,
-                em_kw=em_kw,
-                n_restarts=n_restarts,
-                max_outer=max_outer,
-                outer_tol=outer_tol,
-                progress=progress,
-            )
-            col = _CV_COLUMNS[cv_score]
-            lam_used = float(cv["lam"].iloc[int(np.argmin(cv[col].to_numpy()))])
-        else:
-            lam_used = float(lam)
-        fit, alpha, trace, _ = _fit_weighted(
-            problem, K, lam_used, fit, max_outer=max_outer, outer_tol=outer_tol, em_kw=em_kw
-        )
-        objective = np.asarray(trace)
 
-    posteriors = np.empty((n, K))
+
+def _all_items(fit, members, fit_members, fit_index, weights):
+    """``(posteriors, likelihoods, priors)`` of all items, clusters by decreasing prior.
+
+    Items outside ``fit_index`` get the out-of-sample extension (Sect. 3.3); clusters
+    that duplicate one another are merged. ``fit.posteriors`` is updated to match.
+    """
+    n = members.n_items
+    posteriors = np.empty((n, fit.posteriors.shape[1]))
     posteriors[fit_index] = fit.posteriors
     rest = np.setdiff1d(np.arange(n), fit_index)
     if rest.size:
-        ext, empty = _extend(fit.posteriors, fit_members, members.subset(rest), alpha)
+        ext, empty = _extend(fit.posteriors, fit_members, members.subset(rest), weights["weights"])
         posteriors[rest] = ext
         if empty.any():
             warnings.warn(
                 f"{int(empty.sum())} extended item(s) share no cluster with a fitted item; "
                 "they get uniform posteriors.",
                 RuntimeWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
     prior = fit.marginals @ fit.posteriors
     posteriors, likelihoods = merge_duplicates(posteriors, fit.likelihoods, prior)
@@ -631,23 +640,4 @@ def pla(
     K = posteriors.shape[1]
     priors = fit.marginals @ fit.posteriors
     order = np.lexsort((np.arange(K), -priors))
-    posteriors = posteriors[:, order]
-    return PLAResult(
-        posteriors=posteriors,
-        labels=posteriors.argmax(axis=1).astype(np.int32),
-        likelihoods=likelihoods[:, order],
-        marginals=fit.marginals,
-        cluster_priors=priors[order],
-        fit_index=fit_index,
-        log_likelihood=fit.log_likelihood,
-        log_likelihood_trace=fit.log_likelihood_trace,
-        n_iter=fit.n_iter,
-        converged=fit.converged,
-        restart_log_likelihoods=restarts,
-        weights=alpha,
-        lam=lam_used,
-        objective_trace=objective,
-        cv_scores=cv,
-        mode=mode,
-        n_stored=n_stored,
-    )
+    return posteriors[:, order], likelihoods[:, order], priors[order]

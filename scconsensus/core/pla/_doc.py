@@ -1,0 +1,114 @@
+"""Parameter text shared by :func:`scconsensus.core.pla.pla` and ``tl.pla``."""
+
+PLA_PARAMS = {
+    "pla_weighting": """\
+weighted
+    Weighted PLA: learn the partition weights ``α`` (entropy-regularised, eq. 21).
+lam
+    λ of the entropy regulariser (> 0), or ``"cv"`` to choose it from ``lam_grid``
+    by ``cv_folds``-fold cross-validation over items.
+lam_grid
+    λ values tried by cross-validation.
+cv_folds
+    Folds of held-out items (at least 2).
+cv_score
+    What the cross-validation minimises over the held-out items (whose
+    posteriors come from the out-of-sample extension), per unit of
+    co-association: ``"heldout"`` (default) the negative log-likelihood of
+    their observed, unweighted co-association with the training items;
+    ``"penalized"`` the negative log-likelihood of the α-weighted
+    co-association minus ``λH(α)``, eq. 27 as printed; ``"weighted"`` that
+    without the penalty. Eq. 27 is the held-out version of the objective
+    ``min_α Σ α_l c_l − λH(α)``, whose minimum falls with λ (its derivative is
+    ``−H(α) < 0``), so it selects the largest λ of the grid, i.e. near-uniform
+    weights; ``"weighted"`` rewards the partitions the fit already explains and
+    selects the smallest. ``"heldout"`` scores every λ against the same data.""",
+    "pla_fit_subset": """\
+fit_size, fit_fraction
+    Fit on ``r`` randomly chosen items (or ``ceil(fit_fraction n)``), more than
+    ``n_clusters``, and give the rest posteriors by the out-of-sample extension
+    (Sect. 3.3); ``r >= n`` fits all. ``fit_size="auto"``: all items up to
+    ``settings.auto_fit_above``, above that ``settings.auto_fit_size`` (the rule
+    of :func:`scconsensus.tl.pcc`).""",
+    "pla_em": """\
+n_restarts
+    EM runs: the ``init`` start, then random ones; the best log-likelihood wins.
+max_iter, tol
+    EM stops after ``max_iter`` steps or when the relative log-likelihood change
+    is at most ``tol``.""",
+    # --- tl.pla only ---
+    "pla_n_clusters": """\
+n_clusters
+    Number of consensus clusters ``K`` (clusters no item is assigned to are
+    dropped), or ``"auto"``: chosen from the ensemble by
+    :func:`scconsensus.core.select_k`, the evidence in ``.uns[key_added]["k_selection"]``.""",
+    "pla_use_rep": """\
+use_rep
+    Representation whose kNN pairs are used in sparse mode (default ``X_pca``
+    when present); random pairs carry the rest.""",
+    "pla_plan": """\
+init
+    ``"spectral"`` (default): start EM from the spectral consensus of the
+    ensemble at ``K`` (:func:`scconsensus.core.spectral_consensus`);
+    ``"random"``: ``n_restarts`` random starts.
+partitions
+    ``"matched"`` (default): aggregate the partitions whose number of clusters is
+    near ``K``, which PLA's ``K``-cluster model describes; ``"all"``: every
+    partition. See :func:`scconsensus.tl.pcc`.""",
+    "pla_uns": """\
+``.uns[key_added]`` holds ``params``, ``log_likelihood``, ``log_likelihood_trace``,
+``cluster_priors``, ``weights`` (α), ``lam``, ``cv_scores`` and ``fit_index`` (items
+the model was fitted on).""",
+    "pla_transfer": """\
+adata_ref
+    Reference with a :func:`scconsensus.tl.pla` result under ``key``.
+adata_new
+    New cells; written (or copied) with the shared consensus layout.
+key
+    ``key_added`` of the reference's :func:`scconsensus.tl.pla` call.
+use_rep
+    Representation in both objects (default ``X_pca`` when present, else ``X``).
+n_neighbors
+    Voters of the nearest-neighbour predictor.
+new_ensemble_key
+    ``.obsm`` key of ``adata_new`` holding its labels in the reference's partitions.
+key_added
+    Prefix of the results in ``adata_new`` (default ``key``). Cluster ``"c"`` is the
+    reference's cluster ``"c"``.""",
+    # --- core.pla.pla only ---
+    "pla_ensemble": """\
+ensemble
+    ``(n, L)`` integer labels (``-1`` = the partition did not sample the item), or
+    a list of ``L`` soft memberships ``(n, k_l)`` (rows on the simplex, zero rows
+    for unsampled items).
+n_clusters
+    ``K``, the number of consensus clusters.""",
+    "pla_core": """\
+max_outer, outer_tol
+    Weighted PLA alternations and their relative tolerance on ``F``.
+init
+    ``(n_items, n_clusters)`` starting posteriors ``p(v|i)`` (rows on the simplex),
+    e.g. :func:`scconsensus.core.plan_consensus`'s spectral start; it counts as the
+    first of the ``n_restarts`` EM runs, the others start at random.
+random_state
+    Seed: a non-negative int, a :class:`numpy.random.Generator` or ``None``; it seeds
+    the restarts, fitted subset, sampled pairs and CV folds.
+progress
+    Show a progress bar over the λ cross-validation (``None``: when scanpy's
+    verbosity is ``'info'`` or higher).""",
+    "pla_route": """\
+mode
+    ``"dense"`` (all pairs, O(r²K) per EM step), ``"sparse"`` (the pairs of
+    ``pairs`` or of :func:`~scconsensus.core.coassociation.sample_pairs`,
+    O(pairs·K) per step, no ``r x r`` temporary) or ``"auto"`` (dense up to
+    ``settings.dense_auto_max_items`` fitted items).
+X
+    ``(n, p)`` representation for kNN pairs in sparse mode (random pairs only
+    when omitted).
+pairs
+    ``(m, 2)`` item pairs for sparse mode; overrides ``X``/``n_neighbors``/``n_random``.
+n_neighbors, n_random
+    Pairs per item for sparse mode (see ``sample_pairs``).
+diagonal
+    Include ``z_ii`` (``Z = Σ Y_l Y_lᵀ`` has it; the paper keeps it).""",
+}
