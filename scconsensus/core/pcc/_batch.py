@@ -24,6 +24,12 @@ objective allows it, so supports shrink as in the greedy solver and the KKT
 gap, which counts every positive entry, can close. Should the batch steps
 stall short of the tolerance (rounding), the paper's greedy solver finishes
 from the batch point (a "polish"), which can only lower the objective.
+
+On dense input, once each item belongs to a few clusters, KL and l2 take the
+active-pair route (:mod:`._active`): the pairs never co-clustered and with
+disjoint supports add the same constants to every weight, so objective,
+gradient, curvature and the segment rows come from ``N Y`` and the other
+pairs alone (about 15 % of all pairs on the benchmark's default case).
 """
 
 from __future__ import annotations
@@ -232,6 +238,41 @@ def _pair_weights(Y, ii, jj, cc, nn, rptr, rcol, Gt, Ht, c1, c2, kind, par, G, H
 
 
 @numba.njit(cache=True, error_model="numpy")
+def _csr_weights(indptr, indices, cval, nval, mirror, Y, W, W2, G, H, kind, par):
+    """:func:`_pair_weights` on a mirrored CSR pattern, in two passes.
+
+    The terms of each unordered pair once (``j > i``, mirrored into ``W``,
+    ``W2``), then ``G``, ``H`` row by row: every write goes to the row at hand,
+    so on randomly sampled pairs only ``y_j`` is a scattered read.
+    """
+    n, K = Y.shape
+    f = 0.0
+    for i in range(n):
+        for t in range(indptr[i], indptr[i + 1]):
+            j = indices[t]
+            if j > i:
+                q = 0.0
+                for k in range(K):
+                    q += Y[i, k] * Y[j, k]
+                nij = nval[t]
+                d, d1, d2 = _terms(kind, par, cval[t] / nij, q)
+                f += nij * d
+                W[t] = W[mirror[t]] = nij * d1
+                W2[t] = W2[mirror[t]] = nij * d2
+    for i in range(n):
+        for k in range(K):
+            G[i, k] = 0.0
+            H[i, k] = 0.0
+        for t in range(indptr[i], indptr[i + 1]):
+            j = indices[t]
+            for k in range(K):
+                y = Y[j, k]
+                G[i, k] += W[t] * y
+                H[i, k] += W2[t] * y * y
+    return f
+
+
+@numba.njit(cache=True, error_model="numpy")
 def _pair_segment(Y, D, ii, jj, cc, nn, rptr, rcol, out):
     """Rows ``(n_ij, p_ij, a, b, e)`` of ``q(t) = a + t b + t^2 e`` on the pairs that move.
 
@@ -422,6 +463,7 @@ KERNELS = (
     "_dense_weights",
     "_dense_phi",
     "_pair_weights",
+    "_csr_weights",
     "_pair_phi",
 )
 
@@ -541,31 +583,28 @@ def _pair_segment_at(ev, Y, D, sup):
 
 
 class _SparseEvaluator:
-    """The same on the sampled pairs of a CSR pattern: O(nnz s) per pass.
-
-    ``s`` is the number of clusters an item belongs to (its support), so a pass
-    costs the pairs times the supports, not times ``K``.
-    """
+    """The same on the sampled pairs of a CSR pattern: O(nnz K) per pass."""
 
     def __init__(self, indptr, indices, cval, nval, mirror, bregman):
         self.kind, self.par = bregman.kind, bregman.param
         self.k = bregman.kernels("_batch")
         n = indptr.shape[0] - 1
+        self.csr = (indptr, indices, cval, nval, mirror)
+        self.W, self.W2 = np.empty(indices.shape[0]), np.empty(indices.shape[0])
         rows = np.repeat(np.arange(n), np.diff(indptr))
         self.wrow = np.bincount(rows, weights=nval, minlength=n)
         self.wrow[self.wrow <= 0] = 1.0
-        upper = indices > rows  # each unordered pair once
+        upper = indices > rows  # the segment rows: each unordered pair once
         self.cover = (
             rows[upper],
             indices[upper].astype(np.int64),
             cval[upper].astype(np.float64),
             nval[upper].astype(np.float64),
         )
-        self.base = (0.0, 0.0)  # no pair outside the pattern
 
     def weights(self, Y, G, H, curvature=True):
-        Gt = np.zeros(Y.shape[::-1])
-        return _pair_weights_at(self, Y, _active.supports(Y), Gt, Gt, G, H)
+        args = (*self.csr, Y, self.W, self.W2, G, H, self.kind, self.par)
+        return self.k["_csr_weights"](*args)
 
     def segment(self, Y, D):
         _pair_segment_at(self, Y, D, _active.supports(np.abs(Y) + np.abs(D)))
