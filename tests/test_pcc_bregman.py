@@ -69,3 +69,21 @@ def test_weighted_l2_custom_matches_l2_solution(bregman_planted):
     assert a.objective == pytest.approx(2 * b.objective, rel=1e-6)
     # same optimum; the paths differ (bracketing vs the closed-form l2 step)
     np.testing.assert_allclose(a.membership, b.membership, atol=1e-5)
+
+
+def test_custom_divergence_recompiles_exactly_the_kernels_that_reach_it():
+    from scconsensus.core.pcc import _divergences, _greedy, _linesearch, _sparse
+
+    sq = Bregman(lambda x: x @ x, lambda x: 2.0 * x, lambda x: 2.0 * np.eye(2), check=False)
+    dense, sparse = sq.kernels("_greedy"), sq.kernels("_sparse")
+    # kernels that call the divergence, directly or through the shared line search
+    for name in ("_greedy_dense", "_objective_dense", "_refresh_dense", "_patch_partner"):
+        assert dense[name] is not getattr(_greedy, name)
+    assert sparse["_greedy_sparse"] is not _sparse._greedy_sparse
+    # ... and nothing else: the gap scan and the tournament tree stay the cached builtins
+    assert dense["_scan_item"] is _greedy._scan_item
+    assert sparse["_tree_update"] is _sparse._tree_update
+    # the line search shared by both solvers is re-jitted once per divergence
+    assert sq._respecialized[_linesearch._line_search] is not _linesearch._line_search
+    assert sq.kernels("_greedy")["_greedy_dense"] is dense["_greedy_dense"]
+    assert sq.kernels("_divergences")["_elementwise"] is not _divergences._elementwise

@@ -1,0 +1,77 @@
+"""One fit-on-a-subset rule for PCC and PLA (core/_subset.py), and PCC's core entry point."""
+
+from __future__ import annotations
+
+import anndata as ad
+import numpy as np
+import pytest
+from _helpers import planted
+
+import scconsensus as scc
+from scconsensus.core._subset import fit_count, fit_subset
+from scconsensus.core.pcc import pcc_consensus
+from scconsensus.core.pla import pla
+
+
+def test_fit_count_rounds_the_fraction_up_and_caps_at_all_items():
+    assert fit_count(10, None, 0.25) == 3
+    assert fit_count(10, None, None) == 10
+    assert fit_count(10, 4, None) == 4
+    assert fit_count(10, 40, None) == 10
+    assert fit_count(10, 4.0, None) == 4
+
+
+def test_fit_count_auto_follows_the_settings(monkeypatch):
+    assert fit_count(500, "auto", None) == 500
+    monkeypatch.setattr(scc.settings, "auto_fit_above", 100)
+    monkeypatch.setattr(scc.settings, "auto_fit_size", 60)
+    assert fit_count(500, "auto", None) == 60
+    assert fit_count(500, "auto", 0.5) == 250
+
+
+@pytest.mark.parametrize(
+    ("fit_size", "fit_fraction", "match"),
+    [
+        (10, 0.5, "either fit_size or fit_fraction, not both"),
+        (None, 1.5, "fit_fraction"),
+        ("all", None, "fit_size='all'"),
+        (2.5, None, "fit_size must be an integer"),
+        (0, None, "fit_size must be a positive integer"),
+    ],
+)
+def test_fit_count_refuses(fit_size, fit_fraction, match):
+    with pytest.raises(ValueError, match=match):
+        fit_count(10, fit_size, fit_fraction)
+
+
+def test_fit_subset_needs_more_items_than_clusters():
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match="more than n_clusters=3"):
+        fit_subset(100, 3, None, 3, rng)
+    assert fit_subset(100, 100, None, 3, rng) is None
+    idx = fit_subset(100, 10, None, 3, rng)
+    assert idx.dtype == np.int64 and idx.size == 10 and np.all(np.diff(idx) > 0)
+
+
+def test_pcc_and_pla_fit_the_same_number_of_items():
+    _, labels = planted(n_per=30, k=3, R=20, seed=1)
+    n = labels.shape[0]
+    res = pla(labels, 3, fit_fraction=0.21, random_state=0)
+    assert res.fit_index.size == int(np.ceil(0.21 * n))
+    adata = ad.AnnData(np.zeros((n, 1)))
+    adata.obsm["scc_ensemble"] = labels
+    scc.tl.pcc(adata, 3, fit_fraction=0.21, n_init=1, pairs="ensemble")
+    assert adata.uns["pcc"]["fit_size"] == int(np.ceil(0.21 * n))
+
+
+def test_pcc_consensus_is_what_tl_pcc_stores():
+    _, labels = planted(n_per=25, k=3, R=20, seed=2)
+    out = pcc_consensus(labels, "auto", fit_size=50, pairs="ensemble", random_state=3)
+    adata = ad.AnnData(np.zeros((labels.shape[0], 1)))
+    adata.obsm["scc_ensemble"] = labels
+    scc.tl.pcc(adata, "auto", fit_size=50, pairs="ensemble", random_state=3)
+    # store_consensus renormalises the rows: equal up to rounding
+    np.testing.assert_allclose(adata.obsm["pcc_membership"], out.membership, atol=1e-12)
+    np.testing.assert_array_equal(adata.uns["pcc"]["fit_indices"], out.fit_indices)
+    assert adata.uns["pcc"]["route"] == out.route == "dense"
+    assert adata.uns["pcc"]["n_clusters_chosen"] == out.plan.n_clusters
