@@ -160,7 +160,8 @@ def plan_consensus(
     if init == "spectral":
         start = smoothed_one_hot(spectral_consensus(labels, K, random_state=random_state), K)
     elif init == "ensemble":
-        from .pcc import ensemble_init
+        # the leaf module, not core.pcc, whose pcc_consensus imports this module
+        from .pcc._init import ensemble_init
 
         start = ensemble_init(labels[:, columns], K)
     return ConsensusPlan(n_clusters=K, columns=columns, start=start, selection=selection, note=note)
