@@ -21,10 +21,6 @@ from .._validation import RandomState, check_dense_memory, check_labels, check_r
 from ._distributed import count_pairs_distributed
 from ._pairs import check_pairs, count_pairs
 
-# Old private names, still imported by tl/_pcc.py and core/pcc/_extend.py; new code
-# imports check_pairs / count_pairs from core._pairs.
-_check_pairs, _count_pairs = check_pairs, count_pairs
-
 __all__ = ["coassociation", "pairs_from_sparse", "sample_pairs"]
 
 # Rows per BLAS block: bounds the float32 temporary to _BLOCK x n.

@@ -211,13 +211,14 @@ def _seeded_start(Z, d: np.ndarray, K: int, rng: np.random.Generator, row_of=Non
     return P0, W0
 
 
-def _row_sums(Z) -> np.ndarray:
+def row_sums(Z) -> np.ndarray:
+    """``(n,)`` float64 row sums of a dense or sparse co-association ``Z``."""
     return np.asarray(Z.sum(axis=1), dtype=np.float64).ravel()
 
 
 def _run(Z, P, W, max_iter: int, tol: float) -> tuple[np.ndarray, np.ndarray, list[float], bool]:
     K = P.shape[1]
-    d = _row_sums(Z)
+    d = row_sums(Z)
     empty = d <= 0
     safe_d = np.where(empty, 1.0, d)
     A = np.empty_like(P)
@@ -344,7 +345,7 @@ def pla_em(
     tol = check_number(tol, "tol")
     if not tol > 0:
         raise ValueError(f"tol must be positive, got {tol}.")
-    d = _row_sums(Z)
+    d = row_sums(Z)
     marginals = d / d.sum()
     with np.errstate(divide="ignore"):
         const = float(np.sum(d[d > 0] * np.log(marginals[d > 0])))

@@ -40,7 +40,7 @@ from ..._validation import (
 from .._subset import fit_subset
 from ..coassociation import sample_pairs
 from ._doc import PLA_PARAMS
-from ._em import _TINY, PLAFit, pla_em
+from ._em import _TINY, PLAFit, pla_em, row_sums
 from ._extend import _extend
 from ._members import Members, as_members, symmetric_pattern
 from ._problem import Problem, pattern_logq
@@ -144,10 +144,6 @@ def _full_rows(problem: Problem):
     return row_of
 
 
-def _row_sums(Z) -> np.ndarray:
-    return np.asarray(Z.sum(axis=1), dtype=np.float64).ravel()
-
-
 def _fit_weighted(
     problem: Problem,
     n_clusters: int,
@@ -171,7 +167,7 @@ def _fit_weighted(
         alpha = entropic_weights(costs, lam)
         trace.append(float(alpha @ costs - lam * _entropy(alpha)))
         Z = problem.z(alpha)
-        d = _row_sums(Z)
+        d = row_sums(Z)
         fit = pla_em(Z, n_clusters, init=(fit.posteriors, fit.likelihoods), **em_kw)
         costs = -problem.partition_loglik(fit) / scale
         new = float(alpha @ costs - lam * _entropy(alpha))
@@ -180,7 +176,7 @@ def _fit_weighted(
             break
         objective = new
     if d is None:
-        d = _row_sums(problem.z(alpha))
+        d = row_sums(problem.z(alpha))
     return fit, alpha, trace, d
 
 
