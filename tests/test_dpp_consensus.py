@@ -1,4 +1,4 @@
-"""Consensus stage of determinantal consensus clustering (004_ Sect. 4, 4.1)."""
+"""Consensus stage of determinantal consensus clustering (Vicente & Murua 2021, Sect. 4, 4.1)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from scconsensus.metrics import adjusted_rand_index
 
 
 def _merge_brute(C, labels, min_size):
-    """004_ Sect. 4 merging written directly on the dense consensus matrix."""
+    """Vicente & Murua (2021), Sect. 4 merging written directly on the dense consensus matrix."""
     lab = np.unique(labels, return_inverse=True)[1]
     while True:
         ids, sizes = np.unique(lab, return_counts=True)
@@ -136,7 +136,7 @@ def test_validity_indices_against_paper_formulas():
     cands = [truth, (truth > 0).astype(int), np.zeros(28, dtype=int)]
     res = validity_indices(cands, kernel=L)
 
-    # direct transcription of 004_ Sect. 4.1 on the kernel (cross term weight 2)
+    # direct transcription of Vicente & Murua (2021), Sect. 4.1 on the kernel (cross term weight 2)
     n = 28
     V_S = np.mean(np.sqrt(np.diag(L) - 2 * L.mean(1) + L.mean()))
 

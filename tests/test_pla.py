@@ -1,4 +1,4 @@
-"""PLA / weighted PLA array core (003_ Lange & Buhmann): invariants, extension, errors."""
+"""PLA / weighted PLA array core (Lange & Buhmann 2005): invariants, extension, errors."""
 
 from __future__ import annotations
 
@@ -395,7 +395,7 @@ def test_never_sampled_item_warns(planted_ensemble):
 
 
 def bananas(seed, sizes=(100, 200), radius=5.0):
-    """The toy data of 003_ Sect. 4 (same geometry as vignettes/pla_toy.py)."""
+    """The toy data of Lange & Buhmann (2005), Sect. 4 (same geometry as vignettes/pla_toy.py)."""
     rng = np.random.default_rng(seed)
     a = 0.125 * np.pi + rng.random(sizes[0]) * 1.25 * np.pi
     b = 0.375 * np.pi - rng.random(sizes[1]) * 1.25 * np.pi
