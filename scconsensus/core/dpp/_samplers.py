@@ -213,6 +213,16 @@ class SpectralDPP:
         Scaling ``L`` keeps its eigenvectors, hence which sets are diverse, and only moves
         the size distribution: ``E|Y| = Σ cλ_i / (1 + cλ_i)`` is increasing in ``c``. The
         factor is stored as ``scale`` on the result.
+
+        Parameters
+        ----------
+        expected_size
+            The mean number of items per draw, in ``(0, rank)``.
+
+        Returns
+        -------
+        SpectralDPP
+            The sampler of ``DPP(c L)``.
         """
         target = float(expected_size)
         rank = int(np.count_nonzero(self.eigvals > 0))
@@ -237,7 +247,18 @@ class SpectralDPP:
         return self._sq @ self.inclusion
 
     def sample(self, rng: np.random.Generator) -> np.ndarray:
-        """One draw ``Y ~ DPP(L)`` as sorted item indices (possibly empty)."""
+        """One draw ``Y ~ DPP(L)`` as sorted item indices (possibly empty).
+
+        Parameters
+        ----------
+        rng
+            The draw's generator.
+
+        Returns
+        -------
+        numpy.ndarray
+            The drawn item indices, sorted.
+        """
         pick = rng.random(self.inclusion.size) < self.inclusion
         J = np.flatnonzero(pick)
         if J.size == 0:
