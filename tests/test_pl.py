@@ -177,6 +177,7 @@ def test_report_writes_figures_and_summary(adata, tmp_path):
     assert "`absent`" in text
 
 
+@pytest.mark.slow
 def test_report_key_containing_confidence(adata, tmp_path):
     """The figure type comes from the figure's record, not from a search of its file name."""
     a = adata.copy()
