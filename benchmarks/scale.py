@@ -6,12 +6,17 @@ per-cluster scales in [0.8, 1.2], centres drawn from N(0, 0.75^2 I). The blobs
 overlap: assigning every cell to its nearest true centre gives ARI ~0.985, and a
 single k-means with k = 20 ~0.88, so the consensus has something to do.
 
-For every size a fresh subprocess runs::
+For every size a fresh subprocess runs, with ``--recipe defaults`` (the default)::
+
+    tl.ensemble(adata, n_jobs=...)   # k-means, k = "auto"
+    tl.pcc(adata)                    # K chosen from the data, fit_size="auto"
+
+and with ``--recipe fixed`` the earlier fixed recipe::
 
     tl.ensemble(adata, 50, "kmeans", k=(20, 40), subsample=0.8, n_jobs=...)
     tl.pcc(adata, n_clusters=20, n_init=1, mode="auto")  # sparse route above 5,000 cells
 
-The recipe: partitions that over-cluster (k from 20 to 40 for ~20 true clusters)
+The fixed recipe: partitions that over-cluster (k from 20 to 40 for ~20 true clusters)
 rarely merge two true clusters, so pairs within a cluster keep high co-association
 and PCC's greedy solver, started from random memberships, reaches a good optimum
 in one restart (at 10,000 cells: ARI 0.94 with k in 20..40 against 0.78 with k in
@@ -99,7 +104,7 @@ def run_scconsensus(
     n_jobs: int,
     seed: int = 0,
     max_iter: int | None = None,
-    solver: str = "greedy",
+    recipe: str = "defaults",
     extra: dict | None = None,
 ) -> dict:
     """The end-to-end run on ``n`` cells (in this process)."""
@@ -123,15 +128,19 @@ def run_scconsensus(
     pcc_module.pcc_extend = _Timer(times, "extend", pcc_module.pcc_extend)
     extra = dict(extra or {})
 
+    ens_kw, pcc_kw = (RECIPE, PCC) if recipe == "fixed" else ({}, {})
+    if max_iter is not None:
+        pcc_kw = {**pcc_kw, "max_iter": max_iter}
+    c0 = time.process_time()
     t0 = time.perf_counter()
-    scc.tl.ensemble(adata, **RECIPE, random_state=seed, n_jobs=n_jobs)
+    scc.tl.ensemble(adata, **ens_kw, random_state=seed, n_jobs=n_jobs, progress=False)
     times["ensemble"] = time.perf_counter() - t0
     t = time.perf_counter()
-    scc.tl.pcc(
-        adata, **PCC, mode="auto", random_state=seed, max_iter=max_iter, solver=solver, **extra
-    )
+    scc.tl.pcc(adata, **pcc_kw, random_state=seed, progress=False, **extra)
     times["pcc"] = time.perf_counter() - t
     times["end_to_end"] = time.perf_counter() - t0
+    # CPU of this process (all its threads); joblib workers (n_jobs > 1) are not counted
+    times["cpu"] = time.process_time() - c0
     info = adata.uns["pcc"]
     return {
         "n": n,
@@ -143,7 +152,8 @@ def run_scconsensus(
         "pcc_n_iter": int(np.sum(info.get("n_iter", -1))),
         "pcc_converged": bool(info.get("converged", False)),
         "pcc_max_iter": max_iter,
-        "solver": solver,
+        "recipe": recipe,
+        "n_clusters_chosen": int(info.get("n_clusters_chosen", -1)),
         "pcc_options": extra,
         "pair_source": str(info.get("pair_source", "")),
         "fit_size": int(info.get("fit_size", n)),
@@ -258,11 +268,10 @@ def _ccp_rscript(X: np.ndarray, seed: int) -> np.ndarray:
 
 
 def _extra(args) -> dict:
-    """tl.pcc options beyond the recipe."""
-    out = {"pairs": args.pairs, "init": args.init}
-    if args.fit_size is not None:
-        out["fit_size"] = args.fit_size
-    return out
+    """tl.pcc options given on the command line (the package's defaults otherwise)."""
+    given = {"solver": args.solver, "pairs": args.pairs, "init": args.init}
+    given["fit_size"] = args.fit_size
+    return {key: value for key, value in given.items() if value is not None}
 
 
 def main() -> None:
@@ -272,15 +281,18 @@ def main() -> None:
     parser.add_argument("--ccp-sizes", type=int, nargs="*", default=[1_000, 2_000])
     parser.add_argument("--no-ccp", action="store_true", help="skip ConsensusClusterPlus")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--solver", default="greedy", help="tl.pcc solver (greedy, batch)")
+    parser.add_argument(
+        "--recipe", choices=("defaults", "fixed"), default="defaults", help="see the docstring"
+    )
+    parser.add_argument("--solver", default=None, help="tl.pcc solver (auto, greedy, batch)")
     parser.add_argument(
         "--pcc-max-iter",
         type=int,
         default=None,
         help="cap PCC's iterations (to time the solver's rate on sizes it cannot finish)",
     )
-    parser.add_argument("--pairs", default="auto", help="tl.pcc pairs (auto, knn, ensemble)")
-    parser.add_argument("--init", default="random", help="tl.pcc init (random, ensemble)")
+    parser.add_argument("--pairs", default=None, help="tl.pcc pairs (auto, knn, ensemble)")
+    parser.add_argument("--init", default=None, help="tl.pcc init (spectral, random, ensemble)")
     parser.add_argument(
         "--fit-size", type=int, default=None, help="tl.pcc fit_size (fit a subset, extend)"
     )
@@ -291,28 +303,30 @@ def main() -> None:
         kind, n = args.child[0], int(args.child[1])
         if kind == "scc":
             result = run_scconsensus(
-                n, args.n_jobs, args.seed, args.pcc_max_iter, args.solver, _extra(args)
+                n, args.n_jobs, args.seed, args.pcc_max_iter, args.recipe, _extra(args)
             )
         else:
             result = run_ccp(n)
         print("RESULT " + json.dumps(result), flush=True)
         return
 
+    recipe = "tl.ensemble() + tl.pcc()"
+    if args.recipe == "fixed":
+        recipe = f"tl.ensemble({RECIPE}) + tl.pcc({PCC}, mode='auto')"
     print(
-        f"recipe: tl.ensemble({RECIPE}) + tl.pcc({PCC}, mode='auto'); "
-        f"solver={args.solver!r}, {_extra(args)}, n_jobs={args.n_jobs}, {os.cpu_count()} CPUs, "
+        f"recipe: {recipe}; options {_extra(args)}, n_jobs={args.n_jobs}, {os.cpu_count()} CPUs, "
         f"load average {os.getloadavg()[0]:.1f} at start"
     )
     header = (
         f"{'n':>9} {'end-to-end s':>12} {'ensemble s':>10} {'pairs s':>8} {'count s':>8} "
-        f"{'solver s':>8} {'peak GiB':>8} {'ARI':>6} {'K':>3} {'pairs/item':>10}"  # per fitted item
+        f"{'solver s':>8} {'CPU s':>7} {'peak GiB':>8} {'ARI':>6} {'K':>3} {'pairs/item':>10}"
     )
     print(header)
     for n in args.sizes:
         child = ["scc", str(n), "--n-jobs", str(args.n_jobs), "--seed", str(args.seed)]
-        child += ["--solver", args.solver, "--pairs", args.pairs, "--init", args.init]
-        if args.fit_size is not None:
-            child += ["--fit-size", str(args.fit_size)]
+        child += ["--recipe", args.recipe]
+        for flag, value in _extra(args).items():
+            child += [f"--{flag.replace('_', '-')}", str(value)]
         if args.pcc_max_iter is not None:
             child += ["--pcc-max-iter", str(args.pcc_max_iter)]
         res, peak = measure(child)
@@ -321,6 +335,7 @@ def main() -> None:
             f"{n:>9} {t['end_to_end']:>12.1f} {t['ensemble']:>10.1f} "
             f"{max(t.get('pairs', 0), t.get('ensemble_pairs', 0)):>8.1f} "
             f"{t.get('count', 0):>8.1f} {t.get('solver', 0) + t.get('extend', 0):>8.1f} "
+            f"{t['cpu']:>7.1f} "
             f"{max(peak, res['ru_maxrss_gib']):>8.2f} {res['ari']:>6.3f} {res['n_found']:>3} "
             f"{2 * res['n_pairs'] / res['fit_size'] if res['n_pairs'] > 0 else float('nan'):>10.1f}"
             + ("" if res["pcc_converged"] else f"  PCC stopped at max_iter={res['pcc_n_iter']}"),

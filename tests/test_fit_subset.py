@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import anndata as ad
 import numpy as np
 import pytest
@@ -23,10 +25,18 @@ def test_fit_count_rounds_the_fraction_up_and_caps_at_all_items():
 
 def test_fit_count_auto_follows_the_settings(monkeypatch):
     assert fit_count(500, "auto", None) == 500
-    monkeypatch.setattr(scc.settings, "auto_fit_above", 100)
     monkeypatch.setattr(scc.settings, "auto_fit_size", 60)
     assert fit_count(500, "auto", None) == 60
+    assert fit_count(60, "auto", None) == 60
+    assert fit_count(50, "auto", None) == 50
     assert fit_count(500, "auto", 0.5) == 250
+
+
+def test_fit_count_auto_has_no_cliff():
+    # the fitted count never falls as n grows: a full fit up to the setting, then constant
+    counts = [fit_count(n, "auto", None) for n in range(1, 3 * scc.settings.auto_fit_size, 997)]
+    assert all(b >= a for a, b in itertools.pairwise(counts))
+    assert max(counts) == scc.settings.auto_fit_size
 
 
 @pytest.mark.parametrize(
@@ -75,3 +85,10 @@ def test_pcc_consensus_is_what_tl_pcc_stores():
     np.testing.assert_array_equal(adata.uns["pcc"]["fit_indices"], out.fit_indices)
     assert adata.uns["pcc"]["route"] == out.route == "dense"
     assert adata.uns["pcc"]["n_clusters_chosen"] == out.plan.n_clusters
+
+
+def test_settings_refuse_unknown_and_removed_names():
+    with pytest.raises(AttributeError, match="set auto_fit_size instead"):
+        scc.settings.auto_fit_above = 10
+    with pytest.raises(AttributeError, match="the settings are max_dense_bytes"):
+        scc.settings.max_dens_bytes = 10

@@ -212,12 +212,11 @@ def test_tl_fit_size_records_subset_and_roundtrips(blobs_with_ensemble, tmp_path
 
 
 @pytest.mark.slow
-def test_tl_fit_size_auto_fits_a_subset_only_above_the_threshold(blobs_with_ensemble, monkeypatch):
+def test_tl_fit_size_auto_fits_at_most_the_setting(blobs_with_ensemble, monkeypatch):
     adata, y = blobs_with_ensemble
     small = scc.tl.pcc(adata, 5, n_init=1, copy=True)
     assert "fit_indices" not in small.uns["pcc"]
     assert small.uns["pcc"]["params"]["fit_size"] == "auto"
-    monkeypatch.setattr(scc.settings, "auto_fit_above", adata.n_obs - 1)
     monkeypatch.setattr(scc.settings, "auto_fit_size", 300)
     big = scc.tl.pcc(adata, 5, n_init=1, copy=True)
     assert big.uns["pcc"]["fit_size"] == 300

@@ -22,8 +22,8 @@ def fit_count(n_items: int, fit_size: int | str | None, fit_fraction: float | No
     n_items
         Items in the ensemble.
     fit_size
-        Items to fit; ``"auto"``: all up to ``settings.auto_fit_above`` items,
-        above that ``settings.auto_fit_size``; ``None``: all (or ``fit_fraction``).
+        Items to fit; ``"auto"``: at most ``settings.auto_fit_size``; ``None``:
+        all (or ``fit_fraction``).
     fit_fraction
         Share of the items to fit, in ``(0, 1]``.
 
@@ -38,10 +38,7 @@ def fit_count(n_items: int, fit_size: int | str | None, fit_fraction: float | No
     """
     if isinstance(fit_size, str):
         check_choice(fit_size, ("auto",), "fit_size")
-        if fit_fraction is not None or n_items <= settings.auto_fit_above:
-            fit_size = None
-        else:
-            fit_size = settings.auto_fit_size
+        fit_size = None if fit_fraction is not None else settings.auto_fit_size
     if fit_size is not None and fit_fraction is not None:
         raise ValueError("Pass either fit_size or fit_fraction, not both.")
     if fit_size is not None:

@@ -89,9 +89,9 @@ fit_size, fit_fraction
     more than ``K``, then give every other item the membership that best
     explains its co-association with sampled fitted partners
     (:func:`scconsensus.core.pcc.pcc_extend`). ``None``: fit all items.
-    ``"auto"`` (default): fit all items up to ``settings.auto_fit_above``
-    (100,000) items, above that fit ``settings.auto_fit_size`` (50,000) and
-    extend, which keeps a million cells to minutes.""",
+    ``"auto"`` (default): fit at most ``settings.auto_fit_size`` (20,000) items
+    and extend to the rest, so the cost grows smoothly with n and a million
+    cells take minutes.""",
     "pcc_n_clusters": """\
 n_clusters
     Number of clusters ``K``, a maximum: clusters left without mass are dropped.

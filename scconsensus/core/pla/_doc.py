@@ -27,9 +27,8 @@ cv_score
 fit_size, fit_fraction
     Fit on ``r`` randomly chosen items (or ``ceil(fit_fraction n)``), more than
     ``n_clusters``, and give the rest posteriors by the out-of-sample extension
-    (Sect. 3.3); ``r >= n`` fits all. ``fit_size="auto"``: all items up to
-    ``settings.auto_fit_above``, above that ``settings.auto_fit_size`` (the rule
-    of :func:`scconsensus.tl.pcc`).""",
+    (Sect. 3.3); ``r >= n`` fits all. ``fit_size="auto"``: at most
+    ``settings.auto_fit_size`` items (the rule of :func:`scconsensus.tl.pcc`).""",
     "pla_em": """\
 n_restarts
     EM runs: the ``init`` start, then random ones; the best log-likelihood wins.
