@@ -17,9 +17,24 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
+from ..._docs import doc_params
 from ..._validation import check_labels
 
 __all__ = ["Members", "as_members"]
+
+_ROWS_COLS = """\
+rows, cols
+    The ensemble's memberships on the row items and on the column items (the same
+    partitions, :func:`align_members` layout)."""
+_ALPHA = """\
+alpha
+    ``(L,)`` partition weights ``α_l``."""
+_PATTERN = """\
+pattern
+    CSR pattern of ``(row item, column item)`` pairs, sorted indices."""
+_SUMS = """\
+numpy.ndarray
+    ``(L,)`` one sum per partition."""
 
 
 @dataclass(frozen=True)
@@ -122,7 +137,19 @@ def _from_soft(memberships: Sequence[np.ndarray], min_items: int = 2) -> Members
 def as_members(ensemble, *, min_items: int = 2) -> Members:
     """Hard labels ``(n, L)`` (``-1`` = unsampled) or a list of soft ``(n, k_l)`` memberships.
 
-    ``min_items=1`` accepts a single item (new items to extend to).
+    Parameters
+    ----------
+    ensemble
+        Hard labels, a list of soft memberships (or an ``(n, k, L)`` array of them), or
+        :class:`Members` (returned as is).
+    min_items
+        Fewest items accepted; ``min_items=1`` accepts a single item (new items to
+        extend to).
+
+    Returns
+    -------
+    Members
+        The stacked memberships.
 
     Raises
     ------
@@ -145,8 +172,20 @@ def as_members(ensemble, *, min_items: int = 2) -> Members:
 # --------------------------------------------------------------------------- dense Z
 
 
+@doc_params(rows_cols=_ROWS_COLS, alpha=_ALPHA, pattern=_PATTERN, sums=_SUMS)
 def z_dense(rows: Members, cols: Members, alpha: np.ndarray) -> np.ndarray:
-    """``Z[i, j] = Σ_l α_l <y_i^l, y_j^l>`` for all items of ``rows`` x ``cols``."""
+    """``Z[i, j] = Σ_l α_l <y_i^l, y_j^l>`` for all items of ``rows`` x ``cols``.
+
+    Parameters
+    ----------
+    {rows_cols}
+    {alpha}
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n_rows, n_cols)`` co-association.
+    """
     w = rows.column_weights(alpha)
     right = cols.H.T.toarray()  # (C, n_cols): small next to the n_rows x n_cols result
     right *= w[:, None]
@@ -157,7 +196,22 @@ def z_dense(rows: Members, cols: Members, alpha: np.ndarray) -> np.ndarray:
 
 
 def symmetric_pattern(n_items: int, pairs: np.ndarray, *, diagonal: bool) -> sp.csr_matrix:
-    """Symmetric CSR pattern (data = 1) of the pairs ``(i, j)``, ``(j, i)`` and the diagonal."""
+    """Symmetric CSR pattern (data = 1) of the pairs ``(i, j)``, ``(j, i)`` and the diagonal.
+
+    Parameters
+    ----------
+    n_items
+        ``n``.
+    pairs
+        ``(m, 2)`` item pairs (order and repeats do not matter).
+    diagonal
+        Include ``(i, i)`` for every item.
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix
+        ``(n, n)`` pattern with sorted indices.
+    """
     pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
     rows = [pairs[:, 0], pairs[:, 1]]
     cols = [pairs[:, 1], pairs[:, 0]]
@@ -238,10 +292,23 @@ def _csr_parts(m: sp.csr_matrix):
     )
 
 
+@doc_params(rows_cols=_ROWS_COLS, alpha=_ALPHA, pattern=_PATTERN, sums=_SUMS)
 def z_on_pattern(
     rows: Members, cols: Members, alpha: np.ndarray, pattern: sp.csr_matrix
 ) -> np.ndarray:
-    """Values of ``Z`` on every stored entry of ``pattern`` (rows x cols items)."""
+    """Values of ``Z`` on every stored entry of ``pattern`` (rows x cols items).
+
+    Parameters
+    ----------
+    {rows_cols}
+    {alpha}
+    {pattern}
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(pattern.nnz,)`` values, in the pattern's storage order.
+    """
     out = np.zeros(pattern.nnz, dtype=np.float64)
     ptr, idx, _ = _csr_parts(pattern)
     _pattern_values(
@@ -250,10 +317,23 @@ def z_on_pattern(
     return out
 
 
+@doc_params(rows_cols=_ROWS_COLS, alpha=_ALPHA, pattern=_PATTERN, sums=_SUMS)
 def partition_sums_on_pattern(
     rows: Members, cols: Members, pattern: sp.csr_matrix, weight: np.ndarray
 ) -> np.ndarray:
-    """``(L,)`` sums ``Σ_e weight_e · z^(l)_e`` over the stored entries ``e`` of ``pattern``."""
+    """``(L,)`` sums ``Σ_e weight_e · z^(l)_e`` over the stored entries ``e`` of ``pattern``.
+
+    Parameters
+    ----------
+    {rows_cols}
+    {pattern}
+    weight
+        ``(pattern.nnz,)`` weight of each stored entry.
+
+    Returns
+    -------
+    {sums}
+    """
     out = np.zeros(rows.n_partitions, dtype=np.float64)
     ptr, idx, _ = _csr_parts(pattern)
     _pattern_partition_sums(
@@ -268,10 +348,24 @@ def partition_sums_on_pattern(
     return out
 
 
+@doc_params(rows_cols=_ROWS_COLS, alpha=_ALPHA, pattern=_PATTERN, sums=_SUMS)
 def partition_sums_dense(
     rows: Members, cols: Members, weight: np.ndarray, *, block: int = 1024
 ) -> np.ndarray:
-    """``(L,)`` sums ``Σ_ij weight_ij · z^(l)_ij`` for a dense ``weight`` (rows x cols)."""
+    """``(L,)`` sums ``Σ_ij weight_ij · z^(l)_ij`` for a dense ``weight`` (rows x cols).
+
+    Parameters
+    ----------
+    {rows_cols}
+    weight
+        ``(n_rows, n_cols)`` weights.
+    block
+        Row items per step (bounds the temporary).
+
+    Returns
+    -------
+    {sums}
+    """
     Hc = cols.H
     per_col = np.zeros(rows.H.shape[1], dtype=np.float64)
     for s in range(0, rows.n_items, block):

@@ -37,7 +37,22 @@ def _pattern_logq(indptr, indices, P, W, logp, out):  # pragma: no cover - compi
 def pattern_logq(
     pattern: sp.csr_matrix, P: np.ndarray, W: np.ndarray, logp: np.ndarray
 ) -> np.ndarray:
-    """``log(p(i) Σ_v P_iv W_jv)`` on every stored entry ``(i, j)`` of ``pattern``."""
+    """``log(p(i) Σ_v P_iv W_jv)`` on every stored entry ``(i, j)`` of ``pattern``.
+
+    Parameters
+    ----------
+    pattern
+        CSR pattern of item pairs.
+    P, W
+        ``(n, K)`` posteriors ``p(v|i)`` and likelihoods ``p(j|v)``.
+    logp
+        ``(n,)`` log marginals ``log p(i)``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(pattern.nnz,)`` values, in the pattern's storage order.
+    """
     out = np.empty(pattern.nnz)
     _pattern_logq(
         pattern.indptr.astype(np.int64),
@@ -142,7 +157,20 @@ class Problem:
     def block(
         self, rows: np.ndarray, cols: np.ndarray, alpha: np.ndarray
     ) -> np.ndarray | sp.csr_matrix:
-        """``Z_α`` between the items ``rows`` and ``cols`` (for held-out scoring)."""
+        """``Z_α`` between the items ``rows`` and ``cols`` (for held-out scoring).
+
+        Parameters
+        ----------
+        rows, cols
+            Item indices.
+        alpha
+            ``(L,)`` partition weights ``α_l``.
+
+        Returns
+        -------
+        numpy.ndarray or scipy.sparse.csr_matrix
+            Dense, or on the problem's pattern when it has one.
+        """
         a = self.members.subset(rows)
         b = self.members.subset(cols)
         if self.pattern is None:
