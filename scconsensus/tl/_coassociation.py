@@ -7,7 +7,7 @@ import scipy.sparse as sp
 from anndata import AnnData
 from scanpy import logging as logg
 
-from .._docs import doc_params
+from .._docs import PARAMS, doc_params
 from .._settings import settings
 from .._validation import RandomState, check_choice, check_key
 from ..core.coassociation import coassociation as _coassociation
@@ -43,8 +43,20 @@ use_rep
     (default ``"X_pca"`` when present, else ``X``; random pairs only when neither
     can be used, or it is sparse)."""
 
+#: The inputs both functions share, written once.
+_PAIR_INPUTS = "\n".join(
+    [
+        PARAMS["adata_ensemble"],
+        PARAMS["ensemble_key"],
+        PARAMS["mode"],
+        _USE_REP_PAIRS,
+        PARAMS["n_neighbors_n_random"],
+        PARAMS["random_state"] + "\n    Here it seeds the pair draw.",
+    ]
+)
 
-@doc_params(use_rep_pairs=_USE_REP_PAIRS)
+
+@doc_params(pair_inputs=_PAIR_INPUTS)
 def ensemble_coassociation(
     adata: AnnData,
     ensemble_key: str = "scc_ensemble",
@@ -63,13 +75,7 @@ def ensemble_coassociation(
 
     Parameters
     ----------
-    {adata_ensemble}
-    {ensemble_key}
-    {mode}
-    {use_rep_pairs}
-    {n_neighbors_n_random}
-    {random_state}
-        Here it seeds the pair draw.
+    {pair_inputs}
     {client}
 
     Returns
@@ -96,7 +102,7 @@ def ensemble_coassociation(
     return _coassociation(labels, "sparse", pairs=pairs, client=client)
 
 
-@doc_params(use_rep_pairs=_USE_REP_PAIRS)
+@doc_params(pair_inputs=_PAIR_INPUTS)
 def coassociation(
     adata: AnnData,
     ensemble_key: str = "scc_ensemble",
@@ -114,13 +120,7 @@ def coassociation(
 
     Parameters
     ----------
-    {adata_ensemble}
-    {ensemble_key}
-    {mode}
-    {use_rep_pairs}
-    {n_neighbors_n_random}
-    {random_state}
-        Here it seeds the pair draw.
+    {pair_inputs}
     {client}
         Here it counts the sparse mode's pairs (the same counts as locally).
     key_added
