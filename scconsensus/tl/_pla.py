@@ -1,4 +1,4 @@
-"""``tl.pla`` / ``tl.pla_transfer``: Probabilistic Label Aggregation on an AnnData."""
+"""``tl.pla`` and the reference-first transfer behind ``tl.pla_transfer``."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from ..core.pla._doc import PLA_PARAMS
 from ._anndata import get_ensemble, get_rep, store_consensus
 from ._selection import log_plan, selection_uns
 
-__all__ = ["pla", "pla_transfer"]
+__all__ = ["pla", "transfer"]
 
 
 @doc_params(**PLA_PARAMS)
@@ -181,8 +181,7 @@ def _store(adata: AnnData, key_added: str, res, plan, params: dict, start) -> No
     )
 
 
-@doc_params(**PLA_PARAMS)
-def pla_transfer(
+def transfer(
     adata_ref: AnnData,
     adata_new: AnnData,
     key: str = "pla",
@@ -193,47 +192,12 @@ def pla_transfer(
     key_added: str | None = None,
     copy: bool = False,
 ) -> AnnData | None:
-    """Assign new cells to a reference's PLA clusters (out-of-sample extension, eqs. 22–26).
+    """:func:`scconsensus.tl.pla_transfer` with the reference first (its arguments).
 
-    Every partition of the reference ensemble labels each new cell — by default
-    with a nearest-neighbour vote among the reference cells it sampled (the
-    paper's predictor for single linkage, and a generic one for any method) —
-    which gives the new cell's co-association with the fitted reference cells;
-    its posterior is then ``p(v|x) = Σ_i p(i|x) p(v|i)``.
-
-    What the reference must hold: the ensemble at
-    ``.obsm[params["ensemble_key"]]``, the fit from :func:`pla` at
-    ``.obsm[f"{key}_membership"]`` and ``.uns[key]`` (weights α, fitted items), and
-    a representation ``use_rep`` shared with ``adata_new`` (same genes in ``X``, or
-    an embedding such as ``X_pca`` projected onto the reference's PCs, e.g. with
-    ``sc.tl.ingest``). Alternatively pass ``new_ensemble_key``: labels of the new
-    cells under the *same* partitions (a shared ensemble), then no representation
-    is needed.
-
-    The extension averages the posteriors of the reference cells a new cell is
-    co-clustered with, so it is smoother than the in-sample fit, and partitions
-    that merge two consensus clusters pull it toward the larger one.
-
-    Parameters
-    ----------
-    {pla_transfer}
-    copy
-        Return a modified copy of ``adata_new`` instead of writing in place.
-
-    Returns
-    -------
-    ``None`` or a copy of ``adata_new``.
-
-    Examples
-    --------
-    >>> import scconsensus as scc
-    >>> adata = scc.datasets.iris()
-    >>> ref, new = adata[:120].copy(), adata[120:].copy()
-    >>> scc.tl.ensemble(ref, n_partitions=20, k=(2, 6), use_rep="X", random_state=0)
-    >>> scc.tl.pla(ref, n_clusters=3)
-    >>> scc.tl.pla_transfer(ref, new, use_rep="X")
-    >>> new.obs["pla"].cat.categories.tolist() == ref.obs["pla"].cat.categories.tolist()
-    True
+    Lange & Buhmann (2005), eqs. 22–26: every partition of the reference ensemble
+    labels each new cell, which gives its co-association with the fitted reference
+    cells; its posterior is ``p(v|x) = Σ_i p(i|x) p(v|i)``. The public function
+    (``tl/_transfer.py``) documents the parameters and takes Scanpy's order.
     """
     if not isinstance(adata_ref, AnnData) or not isinstance(adata_new, AnnData):
         raise ValueError("adata_ref and adata_new must both be AnnData objects.")

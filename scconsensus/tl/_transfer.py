@@ -8,7 +8,7 @@ from anndata import AnnData
 
 from .._docs import doc_params
 from .._validation import renamed_args
-from ._pla import pla_transfer as _transfer
+from ._pla import transfer as _transfer
 
 __all__ = ["pla_transfer"]
 

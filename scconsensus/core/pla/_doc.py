@@ -58,22 +58,6 @@ partitions
 ``.uns[key_added]`` holds ``params``, ``log_likelihood``, ``log_likelihood_trace``,
 ``cluster_priors``, ``weights`` (α), ``lam``, ``cv_scores`` and ``fit_index`` (items
 the model was fitted on).""",
-    "pla_transfer": """\
-adata_ref
-    Reference with a :func:`scconsensus.tl.pla` result under ``key``.
-adata_new
-    New cells; written (or copied) with the shared consensus layout.
-key
-    ``key_added`` of the reference's :func:`scconsensus.tl.pla` call.
-use_rep
-    Representation in both objects (default ``X_pca`` when present, else ``X``).
-n_neighbors
-    Voters of the nearest-neighbour predictor.
-new_ensemble_key
-    ``.obsm`` key of ``adata_new`` holding its labels in the reference's partitions.
-key_added
-    Prefix of the results in ``adata_new`` (default ``key``). Cluster ``"c"`` is the
-    reference's cluster ``"c"``.""",
     # --- core.pla.pla only ---
     "pla_ensemble": """\
 ensemble
