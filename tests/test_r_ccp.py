@@ -196,7 +196,7 @@ def test_sparse_input_and_key_added():
         ({"cluster_alg": "dbscan"}, "cluster_alg='dbscan' is not supported"),
         ({"distance": "cosine"}, "distance='cosine' is not supported"),
         ({"inner_linkage": "ward"}, "inner_linkage='ward' is not supported"),
-        ({"seed": -1}, "seed must be at least 0"),
+        ({"seed": -1}, "seed must be a non-negative integer"),
         ({"seed": 2**31}, "below 2\\*\\*31"),
         ({"max_k": 7, "p_item": 0.15}, "too few to cut"),
         ({"use_rep": "X_umap"}, "not in adata.obsm"),
