@@ -63,6 +63,7 @@ def test_fit_subset_needs_more_items_than_clusters():
     assert idx.dtype == np.int64 and idx.size == 10 and np.all(np.diff(idx) > 0)
 
 
+@pytest.mark.slow
 def test_pcc_and_pla_fit_the_same_number_of_items():
     _, labels = planted(n_per=30, k=3, R=20, seed=1)
     n = labels.shape[0]

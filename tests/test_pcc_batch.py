@@ -70,6 +70,7 @@ def test_batch_rows_on_simplex_and_kkt(divergence):
     assert len(np.unique(res.labels)) == 3
 
 
+@pytest.mark.slow
 def test_batch_dense_equals_sparse_on_all_pairs():
     _, labels = planted(n_per=12, noise=0.3, missing=0.3, seed=5)
     C, N = coassociation(labels)
