@@ -142,6 +142,18 @@ def pairs_from_sparse(
 
     ``c`` is read on the pattern of ``N``, so pairs co-sampled but never co-clustered
     keep ``c = 0`` even if ``C`` lost its explicit zeros.
+
+    Parameters
+    ----------
+    C
+        ``(n, n)`` sparse co-clustering counts.
+    N
+        ``(n, n)`` sparse co-sampling counts; its pattern defines the pairs.
+
+    Returns
+    -------
+    ``rows``, ``cols`` (int64, ``rows < cols``) and the counts ``c``, ``N`` (float64)
+    of every pair sampled together at least once.
     """
     N = sp.csr_matrix(N)
     C = sp.csr_matrix(C)

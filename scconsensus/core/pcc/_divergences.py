@@ -328,11 +328,35 @@ class Bregman:
 
     # -- numpy evaluation -------------------------------------------------------------
     def divergence(self, p, q) -> np.ndarray:
-        """``d(p, q)`` elementwise (``p`` observed frequency, ``q`` model probability)."""
+        """``d(p, q)`` elementwise (``p`` observed frequency, ``q`` model probability).
+
+        Parameters
+        ----------
+        p
+            Observed co-clustering frequencies ``c_ij / N_ij`` in ``[0, 1]``.
+        q
+            Model probabilities ``y_i . y_j`` in ``[0, 1]``, broadcast against ``p``.
+
+        Returns
+        -------
+        Array of the broadcast shape.
+        """
         return self._elementwise(p, q, derivative=False)
 
     def derivative(self, p, q) -> np.ndarray:
-        """``d/dq d(p, q)`` elementwise."""
+        """``d/dq d(p, q)`` elementwise.
+
+        Parameters
+        ----------
+        p
+            Observed co-clustering frequencies in ``[0, 1]``.
+        q
+            Model probabilities in ``[0, 1]``, broadcast against ``p``.
+
+        Returns
+        -------
+        Array of the broadcast shape.
+        """
         return self._elementwise(p, q, derivative=True)
 
     def _elementwise(self, p, q, *, derivative: bool) -> np.ndarray:
@@ -347,6 +371,19 @@ class Bregman:
         Convexity in ``q`` is linear in ``p``, so the two ends of ``[0, 1]``
         suffice; the second derivative is taken by central differences of
         :meth:`derivative` on an interior grid.
+
+        Parameters
+        ----------
+        n_grid
+            Interior points of ``(0, 1)`` checked.
+        rtol
+            Tolerance on a negative second derivative, relative to the derivative's
+            magnitude (finite-difference noise).
+
+        Raises
+        ------
+        ValueError
+            Naming the first ``p`` and ``q`` where the divergence is not convex.
         """
         q = np.linspace(0.0, 1.0, n_grid + 2)[1:-1]
         h = 1e-5
