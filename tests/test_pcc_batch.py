@@ -250,3 +250,20 @@ def test_active_pair_route_equals_all_pairs(divergence):
         out[route] = (f, G, H, np.array([ev.phi(t) for t in (0.0, 0.3, 1.0)]))
     for a, b in zip(out["blas"], out["active"], strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-9)
+
+
+@pytest.mark.parametrize("divergence", ["kl", "l2"])
+def test_batch_same_result_for_any_blas_thread_count(divergence):
+    """Identical results whatever the BLAS thread setting (the solver pins one thread)."""
+    from threadpoolctl import threadpool_limits
+
+    labels = blob_ensemble(n=400, centers=6, R=20, seed=1)
+    C, N = coassociation(labels)
+    out = []
+    for threads in (1, 2, 4):
+        with threadpool_limits(limits=threads, user_api="blas"):
+            res = pcc(C, N, 8, divergence, solver="batch", n_init=1, random_state=0)
+        out.append((res.objective, res.n_iter, res.membership))
+    for objective, n_iter, membership in out[1:]:
+        assert objective == out[0][0] and n_iter == out[0][1]
+        np.testing.assert_array_equal(membership, out[0][2])

@@ -37,6 +37,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 from scipy.linalg.blas import dsymm, dsyr2k, dsyrk
+from threadpoolctl import threadpool_limits
 
 from . import _active, _greedy, _sparse
 from ._divergences import KIND_CUSTOM, KIND_KL, KIND_L2, _deriv, _deriv2, _div
@@ -772,9 +773,13 @@ def solve_batch(
     final_gap, n_polish)``.
     """
     ev = (_SparseEvaluator if sparse else _DenseEvaluator)(*data, bregman)
-    trace, n_batch, converged, G = _batch_phase(
-        ev, Y, max_iter=min(max_iter, 10_000), tol_abs=tol_abs
-    )
+    # OpenBLAS's syrk/symm round differently with 2 or 4 threads than with 1, and the
+    # steps amplify it (objective 6e-8 apart at n = 400, test_pcc_batch): one BLAS
+    # thread keeps the result the same for any thread setting
+    with threadpool_limits(limits=1, user_api="blas"):
+        trace, n_batch, converged, G = _batch_phase(
+            ev, Y, max_iter=min(max_iter, 10_000), tol_abs=tol_abs
+        )
     trace = np.asarray(trace, dtype=np.float64)
     gap = float(_kkt_gap(G, Y))
     left = max_iter - n_batch
