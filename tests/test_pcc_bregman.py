@@ -77,7 +77,7 @@ def test_custom_divergence_recompiles_exactly_the_kernels_that_reach_it():
     sq = Bregman(lambda x: x @ x, lambda x: 2.0 * x, lambda x: 2.0 * np.eye(2), check=False)
     dense, sparse = sq.kernels("_greedy"), sq.kernels("_sparse")
     # kernels that call the divergence, directly or through the shared line search
-    for name in ("_greedy_dense", "_objective_dense", "_refresh_dense", "_patch_partner"):
+    for name in ("_greedy_dense", "_objective_dense", "_refresh_dense", "_update_dense"):
         assert dense[name] is not getattr(_greedy, name)
     assert sparse["_greedy_sparse"] is not _sparse._greedy_sparse
     # ... and nothing else: the gap scan and the tournament tree stay the cached builtins

@@ -17,14 +17,11 @@ import numpy as np
 
 from ..._validation import check_int
 from ._divergences import _deriv, _div
-from ._linesearch import _step
+from ._linesearch import _delta_objective, _line_search, _move
 
 STATUS_MAX_ITER = 0
 STATUS_CONVERGED = 1
 STATUS_STALLED = 2
-# what the greedy loop does next, besides stopping with one of the statuses above
-_STEP = -1
-_REFRESH = -2
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -112,19 +109,6 @@ def _refresh_dense(C, N, Y, G, kind, par):
 
 
 @numba.njit(cache=True, error_model="numpy")
-def _next(best_gap, tol_abs, it, max_iter, refreshed_at, n):
-    """``_STEP``, ``_REFRESH`` (exact gradients first) or the status to stop with."""
-    if best_gap <= tol_abs:
-        # incremental gradients drift: confirm convergence on exact ones
-        if it - refreshed_at > n // 4:
-            return _REFRESH
-        return STATUS_CONVERGED
-    if it >= max_iter:
-        return STATUS_MAX_ITER
-    return _STEP
-
-
-@numba.njit(cache=True, error_model="numpy")
 def _scan_all(G, Y, U, V, gap):
     """:func:`_scan_item` for every item."""
     for i in range(Y.shape[0]):
@@ -150,36 +134,33 @@ def _gather_dense(C, N, Y, arow, J, u, v, p, w, q, dlt):
 
 
 @numba.njit(cache=True, error_model="numpy")
-def _patch_partner(G, Y, J, i, u, v, w, p, aold, eps, yold, kind, par):
-    """Update ``g_i`` after ``y_J`` moved (PEACE eqs. 9-10); returns the new ``y_i . y_J``.
-
-    ``w = N_iJ``, ``p = c_iJ / N_iJ`` and ``aold`` the old ``y_i . y_J``.
-    """
-    d = Y[i, u] - Y[i, v]
-    wold = w * _deriv(kind, par, p, aold)
-    if d == 0.0:
-        # y_i . y_J unchanged: only entries u, v of g_i move
-        if wold != 0.0:
-            G[i, u] += wold * (Y[J, u] - yold[u])
-            G[i, v] += wold * (Y[J, v] - yold[v])
-        return aold
-    anew = aold + eps * d
-    wnew = w * _deriv(kind, par, p, anew)
-    for k in range(Y.shape[1]):
-        G[i, k] += wnew * Y[J, k] - wold * yold[k]
-    return anew
-
-
-@numba.njit(cache=True, error_model="numpy")
 def _update_dense(C, N, Y, G, arow, J, u, v, eps, yold, kind, par, U, V, gap):
-    """Patch the gradients, ``arow`` and the scans of ``J``'s partners after ``y_J`` moved."""
-    for i in range(Y.shape[0]):
-        if i != J and N[J, i] > 0:
-            nij = N[J, i]
-            arow[i] = _patch_partner(
-                G, Y, J, i, u, v, nij, C[J, i] / nij, arow[i], eps, yold, kind, par
-            )
-            U[i], V[i], gap[i] = _scan_item(G, Y, i)
+    """Patch the gradients (PEACE eqs. 9-10), ``arow`` and the scans of ``J``'s partners."""
+    n, K = Y.shape
+    du = Y[J, u] - yold[u]
+    dv = Y[J, v] - yold[v]
+    for i in range(n):
+        if i == J:
+            continue
+        nij = N[J, i]
+        if nij <= 0:
+            continue
+        d = Y[i, u] - Y[i, v]
+        p = C[J, i] / nij
+        aold = arow[i]
+        wold = nij * _deriv(kind, par, p, aold)
+        if d == 0.0:
+            # y_i . y_J unchanged: only entries u, v of g_i move
+            if wold != 0.0:
+                G[i, u] += wold * du
+                G[i, v] += wold * dv
+        else:
+            anew = aold + eps * d
+            arow[i] = anew
+            wnew = nij * _deriv(kind, par, p, anew)
+            for k in range(K):
+                G[i, k] += wnew * Y[J, k] - wold * yold[k]
+        U[i], V[i], gap[i] = _scan_item(G, Y, i)
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -200,29 +181,34 @@ def _greedy_dense(C, N, Y, G, kind, par, max_iter, tol_abs, step_rtol, trace, st
     V = np.empty(n, np.int64)
     gap = np.empty(n)
     _scan_all(G, Y, U, V, gap)
-    # the line search's gathered pairs: p = c / N, w = N, q = y_J . y_i, dlt (see _linesearch)
-    buffers = (np.empty(n), np.empty(n), np.empty(n), np.empty(n))
-    arow = np.empty(n)
+    p, w, q, dlt, arow = np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n)
     yold = np.empty(K)
     it = 0
+    status = STATUS_MAX_ITER
     refreshed_at = -(n + 1)
     while True:
         J = np.argmax(gap)
-        status = _next(gap[J], tol_abs, it, max_iter, refreshed_at, n)
-        if status == _REFRESH:
-            _refresh_dense(C, N, Y, G, kind, par)
-            _scan_all(G, Y, U, V, gap)
-            refreshed_at = it
-            continue
-        if status != _STEP:
+        if gap[J] <= tol_abs:
+            if it - refreshed_at > n // 4:
+                # incremental gradients drift: confirm convergence on exact ones
+                _refresh_dense(C, N, Y, G, kind, par)
+                _scan_all(G, Y, U, V, gap)
+                refreshed_at = it
+                continue
+            status = STATUS_CONVERGED
             break
-        u, v = U[J], V[J]
+        if it >= max_iter:
+            break
+        u, v, emax = U[J], V[J], Y[J, V[J]]
         _a_row(Y, J, arow)
-        m = _gather_dense(C, N, Y, arow, J, u, v, *buffers)
-        eps = _step(Y, G, J, u, v, buffers, m, kind, par, step_rtol, yold, trace, it // stride)
+        m = _gather_dense(C, N, Y, arow, J, u, v, p, w, q, dlt)
+        eps = _line_search(p, w, q, dlt, m, kind, par, G[J, u] - G[J, v], emax, step_rtol)
         if not eps > 0.0:
             status = STATUS_STALLED
             break
+        trace[it // stride] += _delta_objective(p, w, q, dlt, m, kind, par, eps)
+        yold[:] = Y[J]
+        _move(Y[J], u, v, eps, emax)
         _update_dense(C, N, Y, G, arow, J, u, v, eps, yold, kind, par, U, V, gap)
         _grad_row_dense(C, N, Y, arow, kind, par, J, G[J])
         U[J], V[J], gap[J] = _scan_item(G, Y, J)

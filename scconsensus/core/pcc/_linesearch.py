@@ -156,23 +156,6 @@ def _line_search(p, w, q, dlt, m, kind, par, rho0, emax, step_rtol):
 
 
 @numba.njit(cache=True, error_model="numpy")
-def _step(Y, G, J, u, v, buffers, m, kind, par, step_rtol, yold, trace, slot):
-    """Search along the move of ``y_J`` from ``v`` to ``u`` and take it (old row in ``yold``).
-
-    ``buffers`` are ``(p, w, q, dlt)``; the change of the objective is added to
-    ``trace[slot]``. Returns the step, not > 0 when no step lowers the objective.
-    """
-    p, w, q, dlt = buffers
-    emax = Y[J, v]
-    eps = _line_search(p, w, q, dlt, m, kind, par, G[J, u] - G[J, v], emax, step_rtol)
-    if eps > 0.0:
-        trace[slot] += _delta_objective(p, w, q, dlt, m, kind, par, eps)
-        yold[:] = Y[J]
-        _move(Y[J], u, v, eps, emax)
-    return eps
-
-
-@numba.njit(cache=True, error_model="numpy")
 def _move(y, u, v, eps, emax):
     """Shift mass ``eps`` of the row ``y`` from ``v`` to ``u`` (``y_v`` exactly 0 at ``emax``)."""
     y[u] += eps

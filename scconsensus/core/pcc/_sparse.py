@@ -18,18 +18,14 @@ import numpy as np
 
 from ._divergences import _deriv, _div
 from ._greedy import (
-    _REFRESH,
-    _STEP,
     STATUS_CONVERGED,
     STATUS_MAX_ITER,
     STATUS_STALLED,
-    _next,
-    _patch_partner,
     _scan_all,
     _scan_item,
     trace_stride,
 )
-from ._linesearch import _step
+from ._linesearch import _delta_objective, _line_search, _move
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -157,13 +153,27 @@ def _gather_sparse(indptr, indices, cval, nval, A, Y, J, u, v, p, w, q, dlt):
 @numba.njit(cache=True, error_model="numpy")
 def _update_sparse(indptr, indices, cval, nval, mirror, Y, A, G, J, u, v, eps, yold, kind, par):
     """Patch ``A`` and the gradients of ``J``'s stored partners after ``y_J`` moved."""
+    K = Y.shape[1]
+    du = Y[J, u] - yold[u]
+    dv = Y[J, v] - yold[v]
     for t in range(indptr[J], indptr[J + 1]):
         i = indices[t]
-        p = cval[t] / nval[t]
-        anew = _patch_partner(G, Y, J, i, u, v, nval[t], p, A[t], eps, yold, kind, par)
-        if anew != A[t]:
+        nij = nval[t]
+        d = Y[i, u] - Y[i, v]
+        p = cval[t] / nij
+        aold = A[t]
+        wold = nij * _deriv(kind, par, p, aold)
+        if d == 0.0:
+            if wold != 0.0:
+                G[i, u] += wold * du
+                G[i, v] += wold * dv
+        else:
+            anew = aold + eps * d
             A[t] = anew
             A[mirror[t]] = anew
+            wnew = nij * _deriv(kind, par, p, anew)
+            for k in range(K):
+                G[i, k] += wnew * Y[J, k] - wold * yold[k]
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -206,27 +216,33 @@ def _greedy_sparse(
     tree = np.empty((2 * size, 2))
     _tree_build(tree, gap, n, size)
     deg = max(1, np.max(np.diff(indptr)))
-    buffers = (np.empty(deg), np.empty(deg), np.empty(deg), np.empty(deg))
+    p, w, q, dlt = np.empty(deg), np.empty(deg), np.empty(deg), np.empty(deg)
     yold = np.empty(K)
     it = 0
+    status = STATUS_MAX_ITER
     refreshed_at = -(n + 1)
     while True:
         J = int(tree[1, 1])
-        status = _next(gap[J], tol_abs, it, max_iter, refreshed_at, n)
-        if status == _REFRESH:
-            _refresh_sparse(indptr, indices, cval, nval, Y, A, G, kind, par)
-            _scan_all(G, Y, U, V, gap)
-            _tree_build(tree, gap, n, size)
-            refreshed_at = it
-            continue
-        if status != _STEP:
+        if gap[J] <= tol_abs:
+            if it - refreshed_at > n // 4:
+                _refresh_sparse(indptr, indices, cval, nval, Y, A, G, kind, par)
+                _scan_all(G, Y, U, V, gap)
+                _tree_build(tree, gap, n, size)
+                refreshed_at = it
+                continue
+            status = STATUS_CONVERGED
             break
-        u, v = U[J], V[J]
-        m = _gather_sparse(indptr, indices, cval, nval, A, Y, J, u, v, *buffers)
-        eps = _step(Y, G, J, u, v, buffers, m, kind, par, step_rtol, yold, trace, it // stride)
+        if it >= max_iter:
+            break
+        u, v, emax = U[J], V[J], Y[J, V[J]]
+        m = _gather_sparse(indptr, indices, cval, nval, A, Y, J, u, v, p, w, q, dlt)
+        eps = _line_search(p, w, q, dlt, m, kind, par, G[J, u] - G[J, v], emax, step_rtol)
         if not eps > 0.0:
             status = STATUS_STALLED
             break
+        trace[it // stride] += _delta_objective(p, w, q, dlt, m, kind, par, eps)
+        yold[:] = Y[J]
+        _move(Y[J], u, v, eps, emax)
         _update_sparse(indptr, indices, cval, nval, mirror, Y, A, G, J, u, v, eps, yold, kind, par)
         _rescan_sparse(indptr, indices, G, Y, U, V, gap, tree, size, J)
         _grad_row_sparse(indptr, indices, cval, nval, Y, A, kind, par, J, G[J])
