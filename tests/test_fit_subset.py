@@ -10,8 +10,8 @@ import pytest
 from _helpers import planted
 
 import scconsensus as scc
+from scconsensus.core import pcc_consensus
 from scconsensus.core._subset import fit_count, fit_subset
-from scconsensus.core.pcc import pcc_consensus
 from scconsensus.core.pla import pla
 
 

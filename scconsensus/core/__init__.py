@@ -5,6 +5,7 @@ power users call directly.
 """
 
 from ._ensemble_pairs import ensemble_pairs
+from ._pcc_consensus import PCCConsensus, pcc_consensus
 from ._plan import ConsensusPlan, plan_consensus
 from ._resolution import KSelection, matched_partitions, select_k
 from ._spectral import incidence_spectrum, partition_sizes, spectral_consensus
@@ -22,6 +23,7 @@ __all__ = [
     "DPPConsensus",
     "Ensemble",
     "KSelection",
+    "PCCConsensus",
     "PCCResult",
     "PLAResult",
     "SpectralDPP",
@@ -35,6 +37,7 @@ __all__ = [
     "pairs_from_sparse",
     "partition_sizes",
     "pcc",
+    "pcc_consensus",
     "pla",
     "pla_em",
     "pla_extend",

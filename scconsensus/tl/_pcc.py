@@ -10,7 +10,8 @@ from scanpy import logging as logg
 from .._docs import doc_params
 from .._progress import check_progress
 from .._validation import RandomState, check_key, check_min_mass
-from ..core.pcc import Bregman, PCCConsensus, cluster_relationships, pcc_consensus
+from ..core._pcc_consensus import PCCConsensus, pcc_consensus
+from ..core.pcc import Bregman, cluster_relationships
 from ..core.pcc._doc import PCC_PARAMS
 from ._anndata import get_ensemble, get_rep, store_consensus
 from ._selection import log_plan, selection_uns
@@ -50,7 +51,7 @@ def pcc(
     Fits soft memberships ``y_i`` so that ``y_i . y_j`` matches the observed
     co-clustering frequency ``c_ij / N_ij`` of the ensemble under a Bregman
     divergence, with the paper's greedy primal line search; the steps are
-    :func:`scconsensus.core.pcc.pcc_consensus`'s (solver: :func:`scconsensus.core.pcc`).
+    :func:`scconsensus.core.pcc_consensus`'s (solver: :func:`scconsensus.core.pcc`).
 
     Parameters
     ----------
@@ -123,7 +124,7 @@ PARAMS = (
     "relationship_threshold",
     "random_state",
 )
-#: The arguments :func:`pcc` passes on to :func:`~scconsensus.core.pcc.pcc_consensus`.
+#: The arguments :func:`pcc` passes on to :func:`~scconsensus.core.pcc_consensus`.
 CORE_ARGS = frozenset(inspect.signature(pcc_consensus).parameters) - {"labels", "X"}
 
 

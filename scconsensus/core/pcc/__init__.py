@@ -2,11 +2,11 @@
 
 Array-level solvers: :func:`pcc` on a dense or sparse co-association, the
 :class:`Bregman` divergence type, and :func:`cluster_relationships` (Sect. 7.4);
-:func:`pcc_consensus` runs the whole method on an ensemble's labels (plan, route,
-fit on a subset, :func:`pcc_extend` to the other items), as ``tl.pcc`` does.
+:func:`scconsensus.core.pcc_consensus` runs the whole method on an ensemble's
+labels (plan, route, fit on a subset, :func:`pcc_extend` to the other items), as
+``tl.pcc`` does.
 """
 
-from ._consensus import PCCConsensus, pcc_consensus
 from ._core import pcc
 from ._divergences import Bregman
 from ._extend import pcc_extend
@@ -15,11 +15,9 @@ from ._result import PCCResult, cluster_relationships
 
 __all__ = [
     "Bregman",
-    "PCCConsensus",
     "PCCResult",
     "cluster_relationships",
     "ensemble_init",
     "pcc",
-    "pcc_consensus",
     "pcc_extend",
 ]

@@ -24,7 +24,7 @@ trace_every
     Record the objective once every this many iterations (``1``: every iteration).
     ``None`` picks about ``n K / 1000`` and at most ~10,000 points, so long runs
     keep a small trace.""",
-    # --- shared by the solver, core.pcc.pcc_consensus and tl.pcc ---
+    # --- shared by the solver, core.pcc_consensus and tl.pcc ---
     "pcc_divergence": """\
 divergence
     ``"kl"`` (the binomial likelihood of the co-association: PCC-KL, PEACE),
@@ -53,7 +53,7 @@ min_mass
     are treated as empty: dropped, and each item's membership is renormalised
     over the rest. The solver stops at a tolerance, so a cluster the optimum
     empties can keep a residue of a few hundredths.""",
-    # --- the method on an ensemble (core.pcc.pcc_consensus, tl.pcc) ---
+    # --- the method on an ensemble (core.pcc_consensus, tl.pcc) ---
     "pcc_route": """\
 mode
     ``"dense"``: all ``n^2`` pairs; ``"sparse"``: sampled pairs (Sect. 5.4:

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..._docs import doc_params
-from ..._progress import progress_bar
-from ..._settings import settings
-from ..._validation import (
+from .._docs import doc_params
+from .._progress import progress_bar
+from .._settings import settings
+from .._validation import (
     RandomState,
     check_choice,
     check_labels,
@@ -27,17 +27,15 @@ from ..._validation import (
     check_min_mass,
     check_rng,
 )
-from .._ensemble_pairs import ensemble_pairs
-from .._membership import drop_empty_clusters, hard_labels
-from .._pairs import check_pairs
-from .._plan import ConsensusPlan, plan_consensus
-from .._subset import fit_subset
-from ..coassociation import coassociation, sample_pairs
-from ._core import SOLVERS, pcc
-from ._divergences import Bregman
-from ._doc import PCC_PARAMS
-from ._extend import pcc_extend
-from ._result import PCCResult
+from ._ensemble_pairs import ensemble_pairs
+from ._membership import drop_empty_clusters, hard_labels
+from ._pairs import check_pairs
+from ._plan import ConsensusPlan, plan_consensus
+from ._subset import fit_subset
+from .coassociation import coassociation, sample_pairs
+from .pcc import Bregman, PCCResult, pcc, pcc_extend
+from .pcc._core import SOLVERS
+from .pcc._doc import PCC_PARAMS
 
 __all__ = ["PCCConsensus", "pcc_consensus"]
 
@@ -131,7 +129,7 @@ def pcc_consensus(
     Examples
     --------
     >>> import numpy as np
-    >>> from scconsensus.core.pcc import pcc_consensus
+    >>> from scconsensus.core import pcc_consensus
     >>> labels = np.repeat([[0, 0, 1], [1, 1, 0], [2, 2, 2]], 20, axis=0)
     >>> res = pcc_consensus(labels, 3)
     >>> res.route, res.membership.shape
@@ -220,7 +218,7 @@ def _pair_source(pairs: str, n: int, has_rep: bool) -> str:
     if pairs == "knn" and not has_rep:
         raise ValueError(
             "pairs='knn' needs a representation: compute adata.obsm['X_pca'] "
-            "(sc.pp.pca) or pass use_rep= (X= in scconsensus.core.pcc.pcc_consensus), "
+            "(sc.pp.pca) or pass use_rep= (X= in scconsensus.core.pcc_consensus), "
             "or use pairs='ensemble'."
         )
     return pairs
