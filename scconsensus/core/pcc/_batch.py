@@ -454,21 +454,6 @@ def _kkt_gap(G, Y):
     return best
 
 
-# helpers first: a custom divergence re-specialises them before the kernels that call them
-KERNELS = (
-    "_safe_curv",
-    "_safe_deriv",
-    "_d1_d2",
-    "_terms",
-    "_phi_terms",
-    "_dense_weights",
-    "_dense_phi",
-    "_pair_weights",
-    "_csr_weights",
-    "_pair_phi",
-)
-
-
 def _compact_counts(C, N):
     """``C``, ``N`` in the narrowest unsigned type holding them (integer counts only)."""
     if N.dtype.kind in "iu" and C.dtype.kind in "iu":
