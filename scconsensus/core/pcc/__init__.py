@@ -1,7 +1,8 @@
 """Probabilistic consensus clustering (PCC; Lourenço et al., Machine Learning 2015).
 
 Array-level solvers: :func:`pcc` on a dense or sparse co-association, the
-:class:`Bregman` divergence type, and :func:`cluster_relationships` (Sect. 7.4);
+:class:`Bregman` divergence type, :func:`pcc_lowrank` (squared l2 on all pairs of an
+ensemble without the n x n matrix) and :func:`cluster_relationships` (Sect. 7.4);
 :func:`scconsensus.core.pcc_consensus` runs the whole method on an ensemble's
 labels (plan, route, fit on a subset, :func:`pcc_extend` to the other items), as
 ``tl.pcc`` does.
@@ -11,6 +12,7 @@ from ._core import pcc
 from ._divergences import Bregman
 from ._extend import pcc_extend
 from ._init import ensemble_init
+from ._lowrank import l2_constant, pcc_lowrank
 from ._result import PCCResult, cluster_relationships
 
 __all__ = [
@@ -18,6 +20,8 @@ __all__ = [
     "PCCResult",
     "cluster_relationships",
     "ensemble_init",
+    "l2_constant",
     "pcc",
     "pcc_extend",
+    "pcc_lowrank",
 ]
