@@ -59,100 +59,27 @@ __all__ = ["LowRankL2", "l2_constant", "pcc_lowrank"]
 
 @numba.njit(cache=True)
 def _exceptions(lab, direct):
-    """Per item, the partitions it is an exception of (CSR ``eptr``, ``eidx``).
+    """Each partition's exception items (CSR ``pptr``, ``pidx``; ascending).
 
     Partition ``r`` is direct when it samples at most half of the items: its
     exceptions are the items it sampled; otherwise those it did not sample.
     """
     n, R = lab.shape
-    eptr = np.zeros(n + 1, np.int64)
+    pptr = np.zeros(R + 1, np.int64)
     for i in range(n):
-        c = 0
         for r in range(R):
             if (lab[i, r] >= 0) == direct[r]:
-                c += 1
-        eptr[i + 1] = eptr[i] + c
-    eidx = np.empty(eptr[n], np.int32)
+                pptr[r + 1] += 1
+    for r in range(R):
+        pptr[r + 1] += pptr[r]
+    pidx = np.empty(pptr[R], np.int64)
+    fill = pptr[:R].copy()
     for i in range(n):
-        u = eptr[i]
         for r in range(R):
             if (lab[i, r] >= 0) == direct[r]:
-                eidx[u] = r
-                u += 1
-    return eptr, eidx
-
-
-@numba.njit(cache=True, inline="always")
-def _support(Y, i, sup):
-    """Columns of the nonzeros of row ``i`` into ``sup``; returns their number."""
-    s = 0
-    for k in range(Y.shape[1]):
-        if Y[i, k] != 0.0:
-            sup[s] = k
-            s += 1
-    return s
-
-
-@numba.njit(cache=True)
-def _grams(Y, eptr, eidx, R):
-    """``sum y_i y_i^T``, ``sum y_i o y_i`` over each partition's exceptions and over all items."""
-    n, K = Y.shape
-    Mx = np.zeros((R, K, K))
-    Mall = np.zeros((K, K))
-    Vx = np.zeros((R, K))
-    Vall = np.zeros(K)
-    sup = np.empty(K, np.int64)
-    for i in range(n):
-        s = _support(Y, i, sup)
-        for a in range(s):
-            ka = sup[a]
-            ya = Y[i, ka]
-            Vall[ka] += ya * ya
-            for b in range(s):
-                kb = sup[b]
-                Mall[ka, kb] += ya * Y[i, kb]
-        for u in range(eptr[i], eptr[i + 1]):
-            r = eidx[u]
-            for a in range(s):
-                ka = sup[a]
-                ya = Y[i, ka]
-                Vx[r, ka] += ya * ya
-                for b in range(s):
-                    kb = sup[b]
-                    Mx[r, ka, kb] += ya * Y[i, kb]
-    return Mx, Mall, Vx, Vall
-
-
-@numba.njit(cache=True)
-def _segment_grams(Y, D, eptr, eidx, R):
-    """``(Bx, Ball, Ex, Eall)``: ``sum y_i d_i^T`` and ``sum d_i d_i^T``, as :func:`_grams`."""
-    n, K = Y.shape
-    Bx = np.zeros((R, K, K))
-    Ball = np.zeros((K, K))
-    Ex = np.zeros((R, K, K))
-    Eall = np.zeros((K, K))
-    sy = np.empty(K, np.int64)
-    sd = np.empty(K, np.int64)
-    for i in range(n):
-        s = _support(Y, i, sy)
-        m = _support(D, i, sd)
-        for a in range(m):
-            ka = sd[a]
-            da = D[i, ka]
-            for b in range(s):
-                Ball[sy[b], ka] += Y[i, sy[b]] * da
-            for b in range(m):
-                Eall[ka, sd[b]] += da * D[i, sd[b]]
-        for u in range(eptr[i], eptr[i + 1]):
-            r = eidx[u]
-            for a in range(m):
-                ka = sd[a]
-                da = D[i, ka]
-                for b in range(s):
-                    Bx[r, sy[b], ka] += Y[i, sy[b]] * da
-                for b in range(m):
-                    Ex[r, ka, sd[b]] += da * D[i, sd[b]]
-    return Bx, Ball, Ex, Eall
+                pidx[fill[r]] = i
+                fill[r] += 1
+    return pptr, pidx
 
 
 @numba.njit(cache=True)
@@ -160,17 +87,13 @@ def _cluster_sums(lab, off, Y, T):
     """``T[off[l] + c] = sum of y_i over the items partition l put in cluster c``."""
     n, K = Y.shape
     T[...] = 0.0
-    sup = np.empty(K, np.int64)
     for i in range(n):
-        s = _support(Y, i, sup)
-        if s == 0:
-            continue
         for r in range(lab.shape[1]):
             c = lab[i, r]
             if c >= 0:
                 row = off[r] + c
-                for a in range(s):
-                    T[row, sup[a]] += Y[i, sup[a]]
+                for k in range(K):
+                    T[row, k] += Y[i, k]
 
 
 @numba.njit(cache=True)
@@ -188,49 +111,47 @@ def _row_terms(Y, cnt):
 
 
 @numba.njit(cache=True)
-def _gradient(Y, lab, off, T, M, Mc, V, Vc, sign, eptr, eidx, cnt, G, H, curvature):
-    """``G``, ``H`` (the gradient and diagonal curvature of the l2 objective) at ``Y``.
+def _scatter(G, H, idx, P, v, sign, curvature):
+    """``G[idx] += sign P`` and ``H[idx] += sign v`` (one partition's exceptions)."""
+    K = G.shape[1]
+    for u in range(idx.shape[0]):
+        i = idx[u]
+        for k in range(K):
+            G[i, k] += sign * P[u, k]
+        if curvature:
+            for k in range(K):
+                H[i, k] += sign * v[k]
 
-    ``Mc = sum of M_r`` over the complement partitions (every item gets it),
-    ``sign[r]`` the sign of an exception of ``r`` (+1 direct, -1 complement);
-    ``V``, ``Vc`` the same for the sums of ``y o y``.
+
+@numba.njit(cache=True)
+def _finish_gradient(Y, lab, off, T, cnt, Vc, G, H, curvature):
+    """The gradient and curvature from their partition sums, in place on ``G``, ``H``.
+
+    ``G = 2 (G + N_ii (1 - |y_i|^2) y_i - sum_l T_l[label_il])`` and
+    ``H = 2 (H + Vc - N_ii y_i o y_i)``. On entry ``G`` holds ``sum_r s_ir M_r y_i``
+    and ``H`` the exceptions' share of ``sum_r s_ir V_r`` (``Vc``: the complement
+    partitions', every item's).
     """
     n, K = Y.shape
-    sup = np.empty(K, np.int64)
-    g = np.empty(K)
-    h = np.empty(K)
     for i in range(n):
-        s = _support(Y, i, sup)
         nrm = 0.0
-        for a in range(s):
-            nrm += Y[i, sup[a]] * Y[i, sup[a]]
-        ci = cnt[i]
         for k in range(K):
-            acc = 0.0
-            for a in range(s):
-                acc += Mc[k, sup[a]] * Y[i, sup[a]]
-            g[k] = acc + ci * (1.0 - nrm) * Y[i, k]
-            h[k] = Vc[k] - ci * Y[i, k] * Y[i, k]
-        for u in range(eptr[i], eptr[i + 1]):
-            r = eidx[u]
-            sg = sign[r]
-            for k in range(K):
-                acc = 0.0
-                for a in range(s):
-                    acc += M[r, k, sup[a]] * Y[i, sup[a]]
-                g[k] += sg * acc
-                h[k] += sg * V[r, k]
+            nrm += Y[i, k] * Y[i, k]
+        ci = cnt[i]
+        w = ci * (1.0 - nrm)
+        for k in range(K):
+            G[i, k] += w * Y[i, k]
         for r in range(lab.shape[1]):
             c = lab[i, r]
             if c >= 0:
                 row = off[r] + c
                 for k in range(K):
-                    g[k] -= T[row, k]
+                    G[i, k] -= T[row, k]
         for k in range(K):
-            G[i, k] = 2.0 * g[k]
+            G[i, k] *= 2.0
         if curvature:
             for k in range(K):
-                H[i, k] = 2.0 * h[k]
+                H[i, k] = 2.0 * (H[i, k] + Vc[k] - ci * Y[i, k] * Y[i, k])
 
 
 @numba.njit(cache=True)
@@ -333,21 +254,37 @@ class LowRankL2:
         self.cnt = sampled.sum(axis=1).astype(np.float64)  # N_ii = c_ii
         self.direct = sizes <= 0.5 * n
         self.sign = np.where(self.direct, 1.0, -1.0)
-        self.eptr, self.eidx = _exceptions(self.lab, self.direct)
+        self.pptr, self.pidx = _exceptions(self.lab, self.direct)
         self.n, self.R = n, R
         # sum_{j != i} N_ij = sum_r s_ir n_r - N_ii
         self.row_weight = sampled @ sizes - self.cnt
         self.wrow = np.where(self.row_weight > 0, self.row_weight, 1.0)
         self.weight = float(self.row_weight.sum())
         self._seg = None
+        self._last = None
 
-    def _partition_grams(self, Y):
-        """``M_r``, ``V_r`` of each partition, and their sums over the complement ones."""
-        Mx, Mall, Vx, Vall = _grams(Y, self.eptr, self.eidx, self.R)
+    def _rows(self, r: int) -> np.ndarray:
+        return self.pidx[self.pptr[r] : self.pptr[r + 1]]
+
+    def _partition_grams(self, Y, G=None, H=None, curvature=True):
+        """``M_r``, ``V_r`` of each partition, and their sums over the complement ones.
+
+        With ``G``, ``H`` given, the exceptions' shares of ``sum_r s_ir M_r y_i``
+        and ``sum_r s_ir V_r`` are added to them on the way (``+`` direct, ``-``
+        complement partitions), each partition's rows gathered once for both.
+        """
+        K = Y.shape[1]
+        Mall, Vall = Y.T @ Y, np.einsum("ik,ik->k", Y, Y)
+        M, V = np.empty((self.R, K, K)), np.empty((self.R, K))
+        for r in range(self.R):
+            Yr = Y[self._rows(r)]
+            # BLAS on the gathered rows measured 3-4x faster than a numba loop over them
+            M[r], V[r] = Yr.T @ Yr, np.einsum("ik,ik->k", Yr, Yr)
+            if not self.direct[r]:
+                M[r], V[r] = Mall - M[r], Vall - V[r]
+            if G is not None:
+                _scatter(G, H, self._rows(r), Yr @ M[r], V[r], self.sign[r], curvature)
         comp = ~self.direct
-        M, V = Mx, Vx
-        M[comp] = Mall - Mx[comp]
-        V[comp] = Vall - Vx[comp]
         return M, M[comp].sum(axis=0), V, V[comp].sum(axis=0)
 
     def objective(self, Y: np.ndarray) -> float:
@@ -367,22 +304,35 @@ class LowRankL2:
 
         ``H`` is left as is when ``curvature`` is false.
         """
-        M, Mc, V, Vc = self._partition_grams(Y)
+        G[...] = 0.0
+        if curvature:
+            H[...] = 0.0
+        M, Mc, _, Vc = self._partition_grams(Y, G, H, curvature)
+        G += Y @ Mc
         T = np.empty((self.off[-1], Y.shape[1]))
         _cluster_sums(self.lab, self.off, Y, T)
-        args = (self.sign, self.eptr, self.eidx, self.cnt, G, H, curvature)
-        _gradient(Y, self.lab, self.off, T, M, Mc, V, Vc, *args)
+        # the batch solver's next segment starts at the last point evaluated: keep its sums
+        self._last = (Y.copy(), M, T)
+        _finish_gradient(Y, self.lab, self.off, T, self.cnt, Vc, G, H, curvature)
         return self._value(Y, M, T)
 
     def segment(self, Y, D) -> None:
         """Coefficients in ``t`` of ``f(Y + t D)`` (a quartic), for :meth:`phi`."""
-        M = self._partition_grams(Y)[0]
-        Bx, Ball, Ex, Eall = _segment_grams(Y, D, self.eptr, self.eidx, self.R)
-        comp = ~self.direct
-        Bx[comp] = Ball - Bx[comp]
-        Ex[comp] = Eall - Ex[comp]
-        B = Bx + Bx.transpose(0, 2, 1)
-        E = Ex
+        Y0, M, T = self._last if self._last is not None else (None, None, None)
+        if Y0 is None or not np.array_equal(Y0, Y):
+            M = self._partition_grams(Y)[0]
+            T = np.empty((self.off[-1], Y.shape[1]))
+            _cluster_sums(self.lab, self.off, Y, T)
+        K = Y.shape[1]
+        B, E = np.empty((self.R, K, K)), np.empty((self.R, K, K))
+        Ball, Eall = Y.T @ D, D.T @ D
+        for r in range(self.R):
+            rows = self._rows(r)
+            Yr, Dr = Y[rows], D[rows]
+            B[r], E[r] = Yr.T @ Dr, Dr.T @ Dr
+            if not self.direct[r]:
+                B[r], E[r] = Ball - B[r], Eall - E[r]
+        B += B.transpose(0, 2, 1)
         # sum_r |M_r + t B_r + t^2 E_r|_F^2
         pm = np.array(
             [
@@ -393,10 +343,7 @@ class LowRankL2:
                 np.vdot(E, E),
             ]
         )
-        K = Y.shape[1]
-        T = np.empty((self.off[-1], K))
-        U = np.empty((self.off[-1], K))
-        _cluster_sums(self.lab, self.off, Y, T)
+        U = np.empty_like(T)
         _cluster_sums(self.lab, self.off, D, U)
         pc = np.array([np.vdot(T, T), 2.0 * np.vdot(T, U), np.vdot(U, U)])
         quad, lin = _row_segment(Y, D, self.cnt)
