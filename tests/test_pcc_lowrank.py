@@ -149,3 +149,61 @@ def test_other_divergences_refused(divergence):
     div = Bregman.power(1.5) if divergence == "power" else divergence
     with pytest.raises(ValueError, match="l2"):
         pcc_lowrank(labels, 3, div)
+
+
+def test_consensus_route_matches_dense_route(monkeypatch):
+    import scconsensus as scc
+    from scconsensus.core import pcc_consensus
+
+    truth, labels = planted(n_per=30, k=4, R=24, noise=0.25, missing=0.2, seed=3)
+    # "auto" fits a subset above auto_fit_size items on the other routes, every item here
+    monkeypatch.setattr(scc.settings, "auto_fit_size", 50)
+    kw = {"divergence": "l2", "tol": 1e-7}
+    low = pcc_consensus(labels, 4, mode="lowrank", **kw)
+    dense = pcc_consensus(labels, 4, mode="dense", solver="batch", fit_size=None, **kw)
+    assert low.route == "lowrank" and low.fit_indices is None
+    assert low.fit.solver == "batch-lowrank"
+    assert low.plan.n_clusters == dense.plan.n_clusters
+    const = l2_constant(labels[:, low.plan.columns])
+    assert low.fit.objective + const == pytest.approx(dense.fit.objective, rel=1e-6)
+    assert adjusted_rand_index(low.labels, dense.labels) == 1.0
+    assert adjusted_rand_index(low.labels, truth) == 1.0
+    # an explicit subset is fitted and extended as on the other routes
+    sub = pcc_consensus(labels, 4, mode="lowrank", fit_size=60, **kw)
+    assert sub.fit_indices.size == 60 and sub.membership.shape[0] == labels.shape[0]
+    assert adjusted_rand_index(sub.labels, truth) == 1.0
+
+
+def test_consensus_route_refuses_kl_and_greedy():
+    from scconsensus.core import pcc_consensus
+
+    _, labels = planted(n_per=10, k=3, R=6)
+    with pytest.raises(ValueError, match="divergence='l2' only"):
+        pcc_consensus(labels, 3, mode="lowrank")  # the default divergence is KL
+    with pytest.raises(ValueError, match="solver"):
+        pcc_consensus(labels, 3, "l2", mode="lowrank", solver="greedy")
+
+
+def test_tl_pcc_lowrank_route():
+    import io
+
+    import anndata as ad
+    import scanpy as sc
+
+    import scconsensus as scc
+
+    truth, labels = planted(n_per=20, k=3, R=15, noise=0.2, missing=0.1, seed=6)
+    adata = ad.AnnData(X=np.zeros((labels.shape[0], 2)))
+    adata.obsm["scc_ensemble"] = labels
+    old_verbosity, old_file = sc.settings.verbosity, sc.settings.logfile
+    buffer = io.StringIO()
+    sc.settings.verbosity, sc.settings.logfile = 3, buffer
+    try:
+        scc.tl.pcc(adata, 3, "l2", mode="lowrank")
+    finally:
+        sc.settings.verbosity, sc.settings.logfile = old_verbosity, old_file
+    uns = adata.uns["pcc"]
+    assert uns["route"] == "lowrank" and uns["solver"] == "batch-lowrank"
+    assert uns["params"]["mode"] == "lowrank"
+    assert adjusted_rand_index(adata.obs["pcc"], truth) == 1.0
+    assert "all pairs of 60 items from the low-rank co-association" in buffer.getvalue()

@@ -33,13 +33,14 @@ from ._pairs import check_pairs
 from ._plan import ConsensusPlan, plan_consensus
 from ._subset import fit_subset
 from .coassociation import coassociation, sample_pairs
-from .pcc import Bregman, PCCResult, pcc, pcc_extend
+from .pcc import Bregman, PCCResult, pcc, pcc_extend, pcc_lowrank
 from .pcc._core import SOLVERS
 from .pcc._doc import PCC_PARAMS
+from .pcc._lowrank import check_lowrank_options
 
 __all__ = ["PCCConsensus", "pcc_consensus"]
 
-MODES = ("auto", "dense", "sparse")
+MODES = ("auto", "dense", "sparse", "lowrank")
 PAIRS = ("auto", "knn", "ensemble")
 #: Above this many fitted items, ``pairs="auto"`` draws within-cluster partners from
 #: the ensemble instead of a kNN graph.
@@ -61,7 +62,8 @@ class PCCConsensus:
     plan
         ``K``, the partitions fitted and the start.
     route
-        ``"dense"`` (all pairs) or ``"sparse"`` (sampled pairs).
+        ``"dense"`` (all pairs), ``"sparse"`` (sampled pairs) or ``"lowrank"`` (all
+        pairs of the labels' low-rank co-association, l2).
     fit_indices
         Items fitted when a subset was, else ``None``.
     n_pairs
@@ -140,18 +142,18 @@ def pcc_consensus(
     check_choice(pairs, PAIRS, "pairs")
     labels = check_labels(labels)
     min_mass = check_min_mass(min_mass, labels.shape[0])
+    if mode == "lowrank":
+        check_lowrank_options(divergence, solver)
+        # the route's cost is linear in n: "auto" fits every item
+        fit_size = None if fit_size == "auto" else fit_size
     plan, labels, fitted, fit_idx = _plan(
         labels, n_clusters, partitions, init, random_state, fit_size, fit_fraction
     )
     bar = progress_bar(total=3, desc="pcc", unit="step", progress=progress)
-    sampling = (X, labels.shape[0], fit_idx, pairs, n_neighbors, n_random, random_state)
-    C, N, out = _co_association(fitted, mode, *sampling)
-    bar.update()  # co-association
-    fit_kw = {"solver": solver, "n_init": n_init, "tol": tol, "max_iter": max_iter}
-    fit_kw.update(random_state=random_state, min_mass=min_mass)
+    fit_kw = {"n_init": n_init, "tol": tol, "max_iter": max_iter, "min_mass": min_mass}
     start = plan.start if plan.start is None or fit_idx is None else plan.start[fit_idx]
-    res = pcc(C, N, plan.n_clusters, divergence, init=start, **fit_kw)
-    del C, N
+    sampling = (X, labels.shape[0], fit_idx, pairs, n_neighbors, n_random, random_state)
+    res, out = _fit(fitted, mode, plan.n_clusters, divergence, solver, start, fit_kw, sampling, bar)
     bar.update()  # fit
     membership, hard = res.membership, res.labels
     if fit_idx is not None:
@@ -161,6 +163,18 @@ def pcc_consensus(
     bar.close()
     membership, hard, _ = drop_empty_clusters(membership, hard)
     return PCCConsensus(membership, hard, res, plan, fit_indices=fit_idx, **out)
+
+
+def _fit(fitted, mode, K, divergence, solver, start, fit_kw, sampling, bar):
+    """``(PCCResult, record)``: the fit on the route ``mode``, after counting its pairs."""
+    if mode == "lowrank":
+        bar.update()  # no co-association to count
+        res = pcc_lowrank(fitted, K, divergence, init=start, random_state=sampling[-1], **fit_kw)
+        return res, {"route": "lowrank"}
+    C, N, out = _co_association(fitted, mode, *sampling)
+    bar.update()  # co-association
+    fit_kw.update(init=start, solver=solver, random_state=sampling[-1])
+    return pcc(C, N, K, divergence, **fit_kw), out
 
 
 def _extend(labels, fit_idx, res, divergence, n_neighbors, n_random, random_state):

@@ -140,6 +140,8 @@ def _log_run(out: PCCConsensus, mode: str, pairs: str, fit_size, n_all: int) -> 
         logg.info(f"    fitting on {n} of {n_all} items, extending to the rest")
     if out.route == "dense":
         logg.info(f"    dense co-association of {n} items (mode={mode!r})")
+    elif out.route == "lowrank":
+        logg.info(f"    all pairs of {n} items from the low-rank co-association (mode={mode!r})")
     else:
         logg.info(
             f"    sparse co-association on {out.n_pairs} sampled pairs "

@@ -59,6 +59,13 @@ mode
     ``"dense"``: all ``n^2`` pairs; ``"sparse"``: sampled pairs (Sect. 5.4:
     within-cluster partners plus ``n_random`` random partners per item);
     ``"auto"``: dense up to ``scconsensus.settings.dense_auto_max_items`` items.
+    ``"lowrank"`` (``divergence="l2"`` only): all pairs without an ``n x n``
+    matrix, from the co-association's low-rank form ``C = sum_l H_l H_l^T``
+    (:func:`scconsensus.core.pcc.pcc_lowrank`; batch steps only): each step
+    costs O(n R K) time and the fit O(n (R + K)) memory for ``R`` partitions
+    (about 30 steps, 2 s at 20,000 items, K = 20; ``benchmarks/lowrank.py``);
+    ``fit_size="auto"`` then fits every item. Its ``objective`` leaves out the
+    constant ``sum_{i<j} c_ij^2 / N_ij``.
 n_neighbors, n_random
     Pairs per item on the sparse route: ``n_neighbors`` within-cluster partners
     (kNN or ensemble draws, see ``pairs``) and ``n_random`` uniformly random ones.
@@ -109,7 +116,7 @@ n_init
     "pcc_uns": """\
 ``.uns[key_added]`` holds ``params``, ``objective``, ``objective_trace``,
 ``restart_objectives``, ``n_iter``, ``converged``, ``kkt_gap``, ``solver``,
-``route`` (``"dense"``/``"sparse"``), ``n_isolated``, ``cluster_mass``,
+``route`` (``"dense"``/``"sparse"``/``"lowrank"``), ``n_isolated``, ``cluster_mass``,
 ``cluster_relationships`` (the matrix ``m_ij`` of Sect. 7.4), ``fit_size`` (items
 fitted), ``fit_indices`` (when a subset was fitted), ``partitions_used``, the
 choice of ``K`` (``n_clusters_chosen``, ``k_selection``...) and, on the sparse

@@ -54,7 +54,7 @@ from ._doc import PCC_PARAMS
 from ._greedy import STATUS_CONVERGED, STATUS_MAX_ITER
 from ._result import PCCResult
 
-__all__ = ["LowRankL2", "l2_constant", "pcc_lowrank"]
+__all__ = ["LowRankL2", "check_lowrank_options", "l2_constant", "pcc_lowrank"]
 
 
 @numba.njit(cache=True)
@@ -390,15 +390,32 @@ def solve_lowrank(op: LowRankL2, Y: np.ndarray, *, max_iter: int, tol_abs: float
     return np.asarray(trace, dtype=np.float64), n_iter, status, float(_batch._kkt_gap(G, Y))
 
 
-def _check_lowrank(labels, divergence) -> tuple[Bregman, LowRankL2]:
-    """The divergence (l2 only) and the operator of ``labels``, checked."""
+def check_lowrank_options(divergence, solver: str = "batch") -> Bregman:
+    """The divergence of the low-rank route, checked: l2 only, with the batch steps.
+
+    Raises
+    ------
+    ValueError
+        For another divergence (its terms are not low rank) or ``solver="greedy"``.
+    """
     bregman = check_divergence(divergence)
     if bregman.kind != KIND_L2:
         raise ValueError(
-            f"The low-rank route fits divergence='l2' only, got {bregman.name!r}: the terms of "
+            f"mode='lowrank' fits divergence='l2' only, got {bregman.name!r}: the terms of "
             "other divergences are not low rank. Use sampled pairs (mode='sparse') or the "
             "dense co-association (mode='dense') for them."
         )
+    if solver not in ("auto", "batch"):
+        raise ValueError(
+            f"mode='lowrank' runs the batch steps (solver='batch' or 'auto'), got "
+            f"solver={solver!r}: the greedy solver needs the pairs themselves."
+        )
+    return bregman
+
+
+def _check_lowrank(labels, divergence) -> tuple[Bregman, LowRankL2]:
+    """The divergence (l2 only) and the operator of ``labels``, checked."""
+    bregman = check_lowrank_options(divergence)
     op = LowRankL2(labels)
     if op.n < 3:
         raise ValueError(f"PCC needs at least 3 items, got {op.n}.")
@@ -460,7 +477,7 @@ def pcc_lowrank(
     Returns
     -------
     :class:`PCCResult`. Its ``objective`` (and trace, restart objectives)
-    leaves out the constant ``sum_{{i<j}} c_ij^2 / N_ij`` (it does not depend
+    leaves out the constant ``sum_{i<j} c_ij^2 / N_ij`` (it does not depend
     on the memberships and would need every pair; :func:`l2_constant` gives it),
     so it is the dense route's objective minus that constant, and may be negative.
     ``solver`` is ``"batch-lowrank"``; ``n_polish`` is 0.
