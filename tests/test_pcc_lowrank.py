@@ -207,3 +207,15 @@ def test_tl_pcc_lowrank_route():
     assert uns["params"]["mode"] == "lowrank"
     assert adjusted_rand_index(adata.obs["pcc"], truth) == 1.0
     assert "all pairs of 60 items from the low-rank co-association" in buffer.getvalue()
+
+
+def test_dense_route_refused_names_lowrank(monkeypatch):
+    import scconsensus as scc
+    from scconsensus.core import pcc_consensus
+
+    truth, labels = planted(n_per=40, k=3, R=12, noise=0.2, missing=0.2, seed=8)
+    monkeypatch.setattr(scc.settings, "max_dense_bytes", 10_000)
+    with pytest.raises(MemoryError, match=r"120 x 120.*mode='sparse'.*mode='lowrank'"):
+        pcc_consensus(labels, 3, "l2", mode="dense")
+    res = pcc_consensus(labels, 3, "l2", mode="lowrank")
+    assert adjusted_rand_index(res.labels, truth) == 1.0

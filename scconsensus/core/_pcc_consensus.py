@@ -22,6 +22,7 @@ from .._settings import settings
 from .._validation import (
     RandomState,
     check_choice,
+    check_dense_memory,
     check_labels,
     check_matrix,
     check_min_mass,
@@ -42,6 +43,11 @@ __all__ = ["PCCConsensus", "pcc_consensus"]
 
 MODES = ("auto", "dense", "sparse", "lowrank")
 PAIRS = ("auto", "knn", "ensemble")
+#: What a too large dense co-association's MemoryError suggests instead.
+DENSE_ADVICE = (
+    "Use mode='sparse' (sampled pairs), mode='lowrank' (divergence='l2' only: all pairs "
+    "in linear memory)"
+)
 #: Above this many fitted items, ``pairs="auto"`` draws within-cluster partners from
 #: the ensemble instead of a kNN graph.
 ENSEMBLE_PAIRS_ABOVE = 100_000
@@ -209,6 +215,14 @@ def _co_association(fitted, mode, X, n_all, fit_idx, pairs, n_neighbors, n_rando
     """
     dense = fitted.shape[0] <= settings.dense_auto_max_items
     if mode == "dense" or (mode == "auto" and dense):
+        # coassociation's own check would name only the sparse route
+        check_dense_memory(
+            fitted.shape[0],
+            n_matrices=2,
+            itemsize=4,
+            what="Dense co-association",
+            advice=DENSE_ADVICE,
+        )
         C, N = coassociation(fitted, "dense")
         return C, N, {"route": "dense"}
     source = _pair_source(pairs, fitted.shape[0], X is not None)

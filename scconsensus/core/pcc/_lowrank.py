@@ -470,6 +470,8 @@ def pcc_lowrank(
     {pcc_starts}
     tol, min_mass
         As for :func:`scconsensus.core.pcc` (relative KKT tolerance; empty clusters).
+        Steps stop gaining near a relative gap of ``2e-7`` (20,000 items; the rounding
+        of the sums the objective is a difference of): a smaller ``tol`` ends there.
     max_iter
         Batch steps per start, at most 10,000 (``None``: ``50 n K``, capped so).
     {random_state}
