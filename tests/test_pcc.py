@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -306,6 +308,100 @@ def test_bad_sparse_input_errors():
         pcc(Cs, asym, 3)
     with pytest.raises(ValueError, match="same n x n"):
         pcc(Cs[:-1, :-1], Ns, 3)
+
+
+def _canonical_pair():
+    _, labels = planted(n_per=8, missing=0.2, seed=3)
+    n = labels.shape[0]
+    rng = np.random.default_rng(0)
+    pairs = rng.integers(0, n, size=(120, 2))
+    return coassociation(labels, "sparse", pairs=pairs)
+
+
+def _csr_parts(M):
+    return M.data.copy(), M.indices.copy(), M.indptr.copy()
+
+
+def test_canonical_sparse_check_matches_general_path():
+    from scconsensus.core.pcc._core import _canonical_sparse, _check_sparse
+
+    Cs, Ns = _canonical_pair()
+    fast = _canonical_sparse(Cs, Ns)
+    assert fast is not None
+    # COO input takes the general path (sum of duplicates, sorted keys, mirror search)
+    slow = _check_sparse(Cs.tocoo(), Ns.tocoo())
+    for a, b in zip(fast, slow, strict=True):
+        np.testing.assert_array_equal(a, b)
+        assert np.asarray(a).dtype == np.asarray(b).dtype
+    res_fast = pcc(Cs, Ns, 3, n_init=1)
+    res_slow = pcc(Cs.tocoo(), Ns.tocoo(), 3, n_init=1)
+    np.testing.assert_array_equal(res_fast.membership, res_slow.membership)
+
+
+def _mutations(Cs, Ns):
+    """``(name, C, N)``: one departure from the canonical layout each."""
+    row0 = slice(Ns.indptr[0], Ns.indptr[1])
+    t0 = Ns.indptr[0]
+    j0 = Ns.indices[t0]
+    # the mirror (j0, 0) of the first stored entry (0, j0)
+    s0 = Ns.indptr[j0] + int(np.searchsorted(Ns.indices[Ns.indptr[j0] : Ns.indptr[j0 + 1]], 0))
+
+    def csr(data, indices, indptr):
+        return sp.csr_matrix((data, indices, indptr), shape=Ns.shape)
+
+    out = []
+    cd, ci, cp = _csr_parts(Cs)
+    nd, ni, nptr = _csr_parts(Ns)
+    # unsorted columns in row 0 (valid input: the general path sorts)
+    ni2, nd2, cd2 = ni.copy(), nd.copy(), cd.copy()
+    for arr in (ni2, nd2, cd2):
+        arr[row0] = arr[row0][::-1]
+    out.append(("unsorted", csr(cd2, ni2.copy(), cp), csr(nd2, ni2, nptr)))
+    # N zero at a stored pair (valid: the general path drops it), on both sides
+    nd2 = nd.copy()
+    nd2[[t0, s0]] = 0
+    cd2 = cd.copy()
+    cd2[[t0, s0]] = 0
+    out.append(("N zero", csr(cd2, ci, cp), csr(nd2, ni, nptr)))
+    for name, arr, val in (
+        ("NaN in N", "n", np.nan),
+        ("inf in C", "c", np.inf),
+        ("negative C", "c", -1.0),
+        ("C > N", "c", nd[t0] + 1),
+        ("N asymmetric", "n", nd[t0] + 1),
+    ):
+        d = (cd if arr == "c" else nd).copy()
+        d[t0] = val
+        C, N = (csr(d, ci, cp), Ns) if arr == "c" else (Cs, csr(d, ni, nptr))
+        out.append((name, C, N))
+    # C on a pattern other than N's
+    out.append(("C pattern", sp.csr_matrix(Cs.toarray()), Ns))
+    # a stored pair whose mirror is missing: (0, j0) kept, (j0, 0) dropped in both
+    keep = np.ones(nd.size, bool)
+    keep[s0] = False
+    ptr = nptr.copy()
+    ptr[j0 + 1 :] -= 1
+    out.append(("no mirror", csr(cd[keep], ci[keep], ptr), csr(nd[keep], ni[keep], ptr)))
+    return out
+
+
+@pytest.mark.parametrize("case", range(9))
+def test_canonical_sparse_check_rejects_each_departure(case):
+    from scconsensus.core.pcc._core import _canonical_sparse
+
+    Cs, Ns = _canonical_pair()
+    name, C, N = _mutations(Cs, Ns)[case]
+    assert _canonical_sparse(C, N) is None, name
+    # the general path decides and words the error, the same for CSR and COO input
+    try:
+        expected = pcc(C.tocoo(), N.tocoo(), 3, n_init=1)
+    except ValueError as err:
+        with pytest.raises(ValueError, match=re.escape(str(err))):
+            pcc(C, N, 3, n_init=1)
+    else:
+        assert name in ("unsorted", "N zero", "C pattern")
+        got = pcc(C, N, 3, n_init=1)
+        np.testing.assert_array_equal(got.membership, expected.membership)
 
 
 def test_cluster_relationships_rows_sum_to_one():

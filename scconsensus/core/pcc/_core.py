@@ -69,6 +69,9 @@ def _check_sparse(C, N):
             f"C has shape {C.shape} and N has shape {N.shape}; both must be the same n x n."
         )
     n = N.shape[0]
+    fast = _canonical_sparse(C, N)
+    if fast is not None:
+        return fast
     Nc = sp.coo_matrix(N, dtype=np.float64)
     Nc.sum_duplicates()
     Cc = sp.coo_matrix(C, dtype=np.float64)
@@ -109,6 +112,33 @@ def _check_sparse(C, N):
     if not (np.array_equal(nval[mirror], nval) and np.array_equal(cval[mirror], cval)):
         raise ValueError("C and N must be symmetric (c_ij = c_ji, N_ij = N_ji).")
     return indptr, indices, np.ascontiguousarray(cval), np.ascontiguousarray(nval), mirror, n
+
+
+def _canonical_sparse(C, N):
+    """``_check_sparse``'s output in O(nnz) when ``C``, ``N`` are canonical CSR, else None.
+
+    ``coassociation(mode='sparse')`` returns exactly this layout; the general
+    path (duplicate summing, a sort of the pair keys, a binary search for the
+    mirror of every pair) took 5 s CPU on the 3.8 million stored pairs of the
+    Sect. 7.3 shape of Lourenço et al. (2015).
+    """
+    if C.format != "csr" or N.format != "csr":
+        return None
+    n = N.shape[0]
+    indptr = np.asarray(N.indptr, dtype=np.int64)
+    indices = np.asarray(N.indices, dtype=np.int64)
+    cval = np.ascontiguousarray(C.data, dtype=np.float64)
+    nval = np.ascontiguousarray(N.data, dtype=np.float64)
+    if indptr.shape[0] != n + 1 or cval.shape != indices.shape or nval.shape != indices.shape:
+        return None
+    cindptr = np.asarray(C.indptr, dtype=np.int64)
+    cindices = np.asarray(C.indices, dtype=np.int64)
+    if cindptr.shape != indptr.shape:
+        return None
+    mirror = np.empty(indices.shape[0], dtype=np.int64)
+    if not _sparse.canonical_mirror(indptr, indices, cindptr, cindices, cval, nval, mirror):
+        return None
+    return indptr, np.ascontiguousarray(indices), cval, nval, mirror, n
 
 
 def _random_start(n: int, K: int, seq: np.random.SeedSequence) -> np.ndarray:

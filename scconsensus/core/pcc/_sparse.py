@@ -257,6 +257,55 @@ def _greedy_sparse(
 __all__ = ["STATUS_CONVERGED", "STATUS_MAX_ITER", "STATUS_STALLED"]
 
 
+@numba.njit(cache=True, error_model="numpy")
+def canonical_mirror(indptr, indices, cindptr, cindices, cval, nval, mirror):
+    """Whether ``C``, ``N`` are a canonical pair of CSR matrices; ``mirror`` filled if so.
+
+    Canonical: one pattern for both, column indices strictly increasing in each
+    row (sorted, no duplicates), no diagonal, finite ``0 <= C <= N`` with
+    ``N > 0``, and symmetric values. One pass over the entries, no sorting: in
+    a sorted symmetric pattern the mirror of ``(i, j)``, visited with ``i``
+    ascending, is the next unmatched entry of row ``j``. Anything else returns
+    False, and the caller's general path decides (and words the error).
+    """
+    n = indptr.shape[0] - 1
+    if indices.shape[0] != cindices.shape[0] or indptr[n] != indices.shape[0]:
+        return False
+    for i in range(n + 1):
+        if indptr[i] != cindptr[i]:
+            return False
+    for i in range(n):
+        prev = -1
+        for t in range(indptr[i], indptr[i + 1]):
+            j = indices[t]
+            if j != cindices[t] or j <= prev or j == i or j >= n:
+                return False
+            prev = j
+            nv = nval[t]
+            cv = cval[t]
+            # written so that NaN fails every test
+            if not (0.0 < nv < np.inf and 0.0 <= cv <= nv):
+                return False
+    # nxt[j]: the first entry of row j not yet matched; rows j < i match the entries of
+    # row i below the diagonal in order, so only the entries above it are looked up
+    nxt = indptr[:n].copy()
+    for i in range(n):
+        lo = nxt[i]
+        if lo < indptr[i + 1] and indices[lo] < i:
+            return False  # (i, j) stored, (j, i) not
+        for t in range(lo, indptr[i + 1]):
+            j = indices[t]
+            s = nxt[j]
+            if s >= indptr[j + 1] or indices[s] != i:
+                return False
+            if nval[s] != nval[t] or cval[s] != cval[t]:
+                return False
+            mirror[t] = s
+            mirror[s] = t
+            nxt[j] = s + 1
+    return True
+
+
 def mirror_index(indptr: np.ndarray, indices: np.ndarray, n: int) -> np.ndarray:
     """Position of entry ``(j, i)`` for every stored ``(i, j)`` of a symmetric sorted CSR pattern.
 
