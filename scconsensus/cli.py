@@ -142,7 +142,7 @@ def run_method(adata: ad.AnnData, name: str, **options: Any) -> None:
         raise ValueError(f"Method {name!r} is not available in this installation.")
     fn = getattr(tl, name)
     accepted = inspect.signature(fn).parameters
-    # the CLI's shared options go only to methods that take them (dpp has no n_clusters)
+    # the CLI's shared options go only to methods that take them (dpp has no ensemble_key)
     fn(adata, **{k: v for k, v in options.items() if k in accepted and v is not None})
 
 

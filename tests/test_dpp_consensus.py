@@ -268,3 +268,87 @@ def test_expected_size_controls_generators(blobs_4d):
         dpp_consensus(X, 5, sampler="uniform", expected_size=4.0)
     with pytest.raises(ValueError, match="expected_size"):
         dpp_consensus(X, 5, expected_size=0.0)
+
+
+def _planted(n: int, seed: int = 0, n_groups: int = 5, dim: int = 30, spread: float = 3.0):
+    """Well-separated Gaussian groups in ``dim`` dimensions, the same centres for every n."""
+    centres = np.random.default_rng(99).normal(scale=spread, size=(n_groups, dim))
+    rng = np.random.default_rng(seed)
+    truth = rng.integers(0, n_groups, n)
+    return centres[truth] + rng.normal(size=(n, dim)), truth
+
+
+@pytest.mark.parametrize(("mode", "sizes"), [("sparse", (500, 4000)), ("dense", (400, 1600))])
+def test_default_run_size_does_not_grow_with_n(mode, sizes):
+    # the same distribution at two sizes: the default DPP draws about as many generators
+    # per run at both, the paper's kernel (reference_size=None) draws many more at the larger
+    small, large = (_planted(n)[0] for n in sizes)
+    kw = {"mode": mode, "n_components": 200, "random_state": 0}
+    ours, paper = (
+        [dpp_consensus(X, 2, reference_size=m, **kw).info["expected_size"] for X in (small, large)]
+        for m in (200, None)
+    )
+    assert 1 / 1.3 < ours[1] / ours[0] < 1.3
+    assert paper[1] / paper[0] > 2.0
+    assert ours[1] < paper[1] / 3
+
+
+def test_default_finds_the_planted_groups_where_the_paper_kernel_over_splits():
+    X, truth = _planted(1000)
+    res = dpp_consensus(X, 50, random_state=0)
+    assert int(res.labels.max()) + 1 == 5
+    assert adjusted_rand_index(truth, res.labels) > 0.99
+    assert res.info["kernel_scale"] == pytest.approx(200 / 1000)
+    assert "kernel validity index" in res.info["reason"]
+    # the paper's kernel on 1,000 items in 30 dimensions: ~40 generators per run
+    paper = dpp_consensus(X, 50, reference_size=None, random_state=0)
+    assert int(paper.labels.max()) + 1 > 8
+    assert "kernel_scale" not in paper.info
+
+
+def test_small_data_keep_the_paper_kernel(blobs_4d):
+    X, _ = blobs_4d
+    a = dpp_consensus(X, 20, random_state=1)
+    b = dpp_consensus(X, 20, reference_size=None, random_state=1)
+    np.testing.assert_array_equal(a.run_labels, b.run_labels)
+    assert "kernel_scale" not in a.info
+    with pytest.raises(ValueError, match="reference_size"):
+        dpp_consensus(X, 5, reference_size=0)
+
+
+@pytest.mark.parametrize("k", [2, 3, 4])
+def test_n_clusters_returns_that_many_clusters(blobs_4d, k):
+    X, truth = blobs_4d
+    res = dpp_consensus(X, 40, n_clusters=k, random_state=0)
+    assert int(res.labels.max()) + 1 == k
+    assert np.bincount(res.labels).min() >= np.sqrt(150)  # no empty (or tiny) cluster
+    assert res.candidates["chosen"].sum() == 1
+    chosen = res.candidates[res.candidates["chosen"]].iloc[0]
+    assert chosen["n_clusters"] == k
+    assert f"n_clusters={k} asked" in res.info["reason"]
+    if k == 3:
+        assert adjusted_rand_index(truth, res.labels) > 0.95
+    # deterministic per random_state
+    again = dpp_consensus(X, 40, n_clusters=k, random_state=0)
+    np.testing.assert_array_equal(res.labels, again.labels)
+
+
+def test_n_clusters_below_tau_and_out_of_reach(blobs_4d):
+    X, _ = blobs_4d
+    one = dpp_consensus(X, 40, n_clusters=1, random_state=0)
+    assert int(one.labels.max()) == 0
+    # cuts below tau were considered for it; the validity indices exist for the cuts at
+    # θ ≥ tau and the nearest ones only
+    assert one.candidates["threshold"].min() < 0.6
+    # components smaller than sqrt(150) are merged: 100 clusters cannot be reached
+    far = dpp_consensus(X, 40, n_clusters=100, random_state=0)
+    found = int(far.labels.max()) + 1
+    assert found == far.candidates["n_clusters"].max() < 100
+    assert "nearest" in far.info["reason"]
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.5, "3", True, 151])
+def test_n_clusters_is_checked(blobs_4d, bad):
+    X, _ = blobs_4d
+    with pytest.raises(ValueError, match="n_clusters"):
+        dpp_consensus(X, 5, n_clusters=bad)

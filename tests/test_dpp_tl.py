@@ -98,3 +98,53 @@ def test_cli_plugs_in_dpp(adata):
     run_method(adata, "dpp", n_clusters=3, random_state=1, key_added="cli", n_runs=20)
     assert adata.uns["cli"]["params"]["random_state"] == 1
     assert adjusted_rand_index(adata.obs["truth"], adata.obs["cli"]) > 0.9
+
+
+def test_n_clusters_layout_round_trip_and_plot(adata, tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    scc.tl.dpp(adata, n_runs=30, n_clusters=2, key_added="two")
+    labels = adata.obs["two"]
+    assert labels.cat.categories.size == 2
+    # every category holds items: what .cat.categories shows is the number found
+    assert labels.value_counts().min() > 0
+    uns = adata.uns["two"]
+    assert uns["params"]["n_clusters"] == 2 and uns["n_clusters"] == 2
+    assert "n_clusters=2 asked" in uns["reason"]
+    cand = uns["candidates"]
+    assert cand.loc[cand["chosen"], "n_clusters"].iloc[0] == 2
+    scc.tl.dpp(adata, n_runs=30, key_added="auto")
+    assert adata.uns["auto"]["params"]["n_clusters"] is None
+    assert "kernel validity index" in adata.uns["auto"]["reason"]
+    assert adata.obs["auto"].value_counts().min() > 0
+    path = tmp_path / "k.h5ad"
+    adata.write_h5ad(path)
+    back = ad.read_h5ad(path)
+    for key in ("two", "auto"):
+        pd.testing.assert_frame_equal(back.uns[key]["candidates"], adata.uns[key]["candidates"])
+        assert back.uns[key]["reason"] == adata.uns[key]["reason"]
+        ax = scc.pl.k_selection(back, key, show=False)
+        assert "chosen K" in ax.get_legend().get_texts()[-1].get_text()
+
+
+def test_n_clusters_checked_before_anything_is_written(adata):
+    before = set(adata.uns) | set(adata.obs.columns)
+    for bad in (0, 1.5, "2", adata.n_obs + 1):
+        with pytest.raises(ValueError, match="n_clusters"):
+            scc.tl.dpp(adata, n_runs=5, n_clusters=bad)
+    assert set(adata.uns) | set(adata.obs.columns) == before
+
+
+def test_out_of_reach_n_clusters_warns(adata, monkeypatch):
+    from scconsensus.tl import _dpp
+
+    warned = []
+    monkeypatch.setattr(_dpp.logg, "warning", lambda msg, *a, **k: warned.append(msg))
+    scc.tl.dpp(adata, n_runs=20, n_clusters=60, key_added="many")
+    found = adata.uns["many"]["n_clusters"]
+    assert found < 60 and adata.obs["many"].cat.categories.size == found
+    assert "nearest" in adata.uns["many"]["reason"]
+    assert len(warned) == 1 and "no cut of the consensus has exactly 60 clusters" in warned[0]
+    scc.tl.dpp(adata, n_runs=20, n_clusters=found, key_added="exact")
+    assert len(warned) == 1

@@ -22,18 +22,24 @@ def k_selection(
     show: bool | None = None,
     save: str | Path | bool | None = None,
 ) -> Axes | None:
-    """Eigenvalue ``λ_K(E_K)`` per candidate ``K``, its running minimum and the chosen ``K``.
+    """The evidence behind the number of clusters chosen, per candidate ``K``.
 
-    ``λ_K(E_K)`` is the ``K``-th eigenvalue of the normalised co-association of the
-    partitions with at least ``K`` clusters: near 1 while ``K`` groups are kept apart
-    by finer partitions, falling once a further group would split one that they cut
-    in ever different places (:func:`scconsensus.core.select_k`).
+    For ``tl.pcc``/``tl.pla``: the eigenvalue ``λ_K(E_K)`` per candidate ``K``, its
+    running minimum and the chosen ``K``. ``λ_K(E_K)`` is the ``K``-th eigenvalue of
+    the normalised co-association of the partitions with at least ``K`` clusters: near
+    1 while ``K`` groups are kept apart by finer partitions, falling once a further
+    group would split one that they cut in ever different places
+    (:func:`scconsensus.core.select_k`).
+
+    For ``tl.dpp``: the kernel validity index (Vicente & Murua 2021, eq. 11; lower is
+    better) of each cut of the consensus against its number of clusters, and the cut
+    returned (``.uns[key]["candidates"]``).
 
     Parameters
     ----------
     adata
         With a result of ``tl.pcc``/``tl.pla`` run with ``n_clusters="auto"`` at
-        ``.uns[key]["k_selection"]``.
+        ``.uns[key]["k_selection"]``, or of ``tl.dpp`` (``.uns[key]["candidates"]``).
     key
         The result's ``key_added``.
     {figsize_ax}
@@ -55,10 +61,12 @@ def k_selection(
     """
     adata = check_adata(adata)
     record = adata.uns.get(key, {})
+    if "k_selection" not in record and "candidates" in record:
+        return _dpp_candidates(record, key, figsize, ax, show, save)
     if "k_selection" not in record:
         raise ValueError(
             f"No K evidence at adata.uns[{key!r}]['k_selection']: run scc.tl.pcc or "
-            f"scc.tl.pla with n_clusters='auto' and key_added={key!r} first."
+            f"scc.tl.pla with n_clusters='auto' (or scc.tl.dpp) and key_added={key!r} first."
         )
     table = record["k_selection"]
     ax = get_axes(ax, figsize)
@@ -70,6 +78,28 @@ def k_selection(
     ax.set_xlabel("number of clusters K")
     ax.set_ylabel("normalised co-association kept")
     ax.set_ylim(0, 1.02)
+    ax.set_title(f"{key}: choice of K")
+    ax.legend(frameon=False, fontsize="small")
+    return finish(ax.figure, show, save, f"k_selection_{key}", ax)
+
+
+def _dpp_candidates(record, key: str, figsize, ax, show, save):
+    """KVI of each cut of the DPP consensus against its number of clusters."""
+    table = record["candidates"]
+    ax = get_axes(ax, figsize)
+    K = table["n_clusters"].to_numpy()
+    kvi = table["kvi"].to_numpy(dtype=float)
+    # cuts not scored (below tau when a K was asked) and one-cluster cuts have no KVI
+    ok = np.isfinite(kvi) & (kvi > 0)
+    ax.plot(K[ok], kvi[ok], "o", color="0.6", label="cuts of the consensus")
+    chosen = np.asarray(table["chosen"], dtype=bool)
+    k_chosen = int(K[chosen][0])
+    theta = float(table["threshold"].to_numpy()[chosen][0])
+    ax.axvline(k_chosen, color="C3", ls="--", label=f"chosen K = {k_chosen} (θ = {theta:.2f})")
+    if ok.any():
+        ax.set_yscale("log")
+    ax.set_xlabel("number of clusters K")
+    ax.set_ylabel("kernel validity index (lower is better)")
     ax.set_title(f"{key}: choice of K")
     ax.legend(frameon=False, fontsize="small")
     return finish(ax.figure, show, save, f"k_selection_{key}", ax)

@@ -10,8 +10,26 @@ from .._progress import check_progress
 from .._settings import settings
 from .._validation import RandomState, check_int, check_key
 from ..core.dpp import dpp_consensus
+from ..core.dpp._api import REFERENCE_SIZE
 from ..core.dpp._doc import DPP_PARAMS
 from ._anndata import get_rep, store_consensus
+
+# dpp_consensus options that tl.dpp passes through unchanged and records in .uns params
+_CORE_ARGUMENTS = (
+    "sampler",
+    "a",
+    "tau",
+    "s",
+    "mode",
+    "k_max",
+    "expected_size",
+    "reference_size",
+    "n_components",
+    "n_thresholds",
+    "n_neighbors",
+    "n_random",
+    "n_clusters",
+)
 
 
 @doc_params(**DPP_PARAMS)
@@ -27,10 +45,12 @@ def dpp(
     mode: str = "auto",
     k_max: int | None = None,
     expected_size: float | None = None,
+    reference_size: int | None = REFERENCE_SIZE,
     n_components: int | None = None,
     n_thresholds: int | None = None,
     n_neighbors: int = 15,
     n_random: int = 10,
+    n_clusters: int | str | None = None,
     layer: str | None = None,
     random_state: RandomState = 0,
     key_added: str = "dpp",
@@ -49,6 +69,7 @@ def dpp(
     {dpp_runs}
     {use_rep_layer}
     {dpp_cut}
+    {dpp_n_clusters}
     {dpp_route}
     {random_state}
     {key_added}
@@ -60,8 +81,10 @@ def dpp(
     {returns_consensus}
         Memberships: each item's mean consensus with each cluster's items. ``.uns``:
         ``candidates`` (threshold, n_clusters, kvi, sr, within, between, btilde, chosen),
-        ``threshold`` (θ), ``sigma2``, ``mode``, ``run_sizes`` (generators per run),
-        ``alpha``, and the DPP's ``expected_size`` where used.
+        ``threshold`` (θ), ``n_clusters``, ``reason`` (why this cut, also logged),
+        ``sigma2``, ``mode``, ``run_sizes`` (generators per run), ``alpha``, the DPP's
+        ``expected_size`` and ``kernel_scale`` (the factor applied to ``L``, when not
+        1). ``pl.k_selection(adata, key_added)`` plots the candidates.
 
     Examples
     --------
@@ -71,23 +94,12 @@ def dpp(
     >>> adata.obs["dpp"].cat.categories.size >= 2
     True
     """
+    arguments = dict(locals())  # the options passed through to the core, by name
     key_added = check_key(key_added)
     n_runs = check_int(n_runs, "n_runs", 1)
     X = get_rep(adata, use_rep, layer=layer)
     start = _log_start(n_runs, sampler, X.shape[0], mode)
-    kwargs = {
-        "sampler": sampler,
-        "a": a,
-        "tau": tau,
-        "s": s,
-        "mode": mode,
-        "k_max": k_max,
-        "expected_size": expected_size,
-        "n_components": n_components,
-        "n_thresholds": n_thresholds,
-        "n_neighbors": n_neighbors,
-        "n_random": n_random,
-    }
+    kwargs = {name: arguments[name] for name in _CORE_ARGUMENTS}
     result = dpp_consensus(
         X, n_runs, random_state=random_state, progress=check_progress(progress), **kwargs
     )
@@ -124,6 +136,7 @@ def _store(adata: AnnData, key_added: str, result, params: dict, start, copy: bo
         "mode": result.mode,
         "run_sizes": result.run_sizes,
         "alpha": result.info["alpha"],
+        "reason": result.info["reason"],
     }
     for key in ("expected_size", "kernel_scale", "rank"):
         if key in result.info:
@@ -131,6 +144,11 @@ def _store(adata: AnnData, key_added: str, result, params: dict, start, copy: bo
     store_consensus(
         adata, key_added, result.membership, params=params, labels=result.labels, uns=uns
     )
+    asked = params["n_clusters"]
+    if asked is not None and asked != uns["n_clusters"]:
+        logg.warning(f"tl.dpp: {result.info['reason']}")
+    else:
+        logg.info(f"    {result.info['reason']}")
     logg.info(
         f"    finished: {uns['n_clusters']} clusters at threshold {result.threshold:.3g}",
         time=start,

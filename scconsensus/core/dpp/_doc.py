@@ -12,14 +12,21 @@ k_max
     Largest ``k`` of the uniform and k-means++ samplers; default ``ceil(sqrt(n))``
     (with ``a = 1/2`` no final cluster can be smaller than ``sqrt(n)``, so no more
     than ``sqrt(n)`` clusters survive).
+reference_size
+    Not in the paper; the default. The DPP of the runs is drawn from
+    ``L · reference_size / n`` (when ``n > reference_size``): the kernel matrix of
+    ``n`` items is ``n`` times a discretisation of the kernel's integral operator on
+    the data distribution, so this is the DPP the paper's kernel defines on
+    ``reference_size`` items from the same distribution, and the number of generators
+    per run no longer grows with ``n``. With the paper's ``L`` (``None``) the mean draw
+    ``Σ λ/(1+λ)`` grows with ``n`` and with the dimension (180 generators on 2,000
+    items in 50 dimensions, 147 in the low-rank route at 10,000), each run is a very
+    fine Voronoi partition and the consensus fragments into too many clusters. Data
+    with at most ``reference_size`` items get the paper's kernel unchanged.
 expected_size
     Not in the paper: draw from ``DPP(c L)`` with ``c`` set so that the mean number
     of generators per run is ``expected_size`` (same eigenvectors, so the same
-    notion of diversity). ``None`` (default) uses ``L`` as the paper does. With the
-    paper's ``L`` the mean size ``Σ λ/(1+λ)`` grows with ``n`` and with the
-    dimension (about 33 generators on the standardised 30-feature breast cancer
-    data, 171 on 100,000 items in 20 dimensions), and runs with many more cells than
-    there are clusters fragment the consensus; see ``vignettes/dpp_table4.py``.""",
+    notion of diversity). Takes precedence over ``reference_size``.""",
     "dpp_cut": """\
 a
     Components smaller than ``n**a`` are merged (paper: 1/2).
@@ -30,6 +37,16 @@ s
 n_thresholds
     Keep at most this many thresholds, spread over the observed values (default:
     every observed value ``≥ tau``).""",
+    "dpp_n_clusters": """\
+n_clusters
+    Return the cut of the consensus with this many clusters instead of the one with
+    the lowest kernel validity index (not in the paper). Every observed consensus
+    value is then a threshold (``tau`` is no floor, fewer clusters may need lower
+    cuts); among the cuts with that many clusters the validity index decides. When
+    no cut has exactly ``n_clusters`` (components smaller than ``n**a`` are merged,
+    so no more than about ``n**(1-a)`` clusters can survive), the nearest is returned
+    with a warning (``tl.dpp``) and the reason is recorded. ``None`` (default) or
+    ``"auto"``: the number of clusters is chosen from the data.""",
     "dpp_route": """\
 mode
     ``"dense"``: exact kernel, exact DPP sampler and full consensus matrix (O(n²)

@@ -238,8 +238,26 @@ class SpectralDPP:
 
         lo, hi = -50.0, 50.0
         log_c = scipy.optimize.brentq(excess, lo, hi, xtol=1e-12)
-        out = SpectralDPP(self.eigvals * np.exp(log_c), self.eigvecs)
-        out.scale = float(np.exp(log_c))
+        return self.scaled(np.exp(log_c))
+
+    def scaled(self, factor: float) -> SpectralDPP:
+        """The DPP of ``factor * L`` (same eigenvectors; ``scale`` records the factor).
+
+        Parameters
+        ----------
+        factor
+            Positive multiplier of the kernel.
+
+        Returns
+        -------
+        SpectralDPP
+            The sampler of ``DPP(factor L)``.
+        """
+        factor = float(factor)
+        if not (np.isfinite(factor) and factor > 0):
+            raise ValueError(f"The kernel scale must be a positive number, got {factor}.")
+        out = SpectralDPP(self.eigvals * factor, self.eigvecs)
+        out.scale = self.scale * factor
         return out
 
     def marginal_diagonal(self) -> np.ndarray:
