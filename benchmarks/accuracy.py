@@ -14,6 +14,7 @@ Run from the repository root, one thread::
 
     OMP_NUM_THREADS=1 NUMBA_NUM_THREADS=1 python benchmarks/accuracy.py
     python benchmarks/accuracy.py --datasets iris wine --seeds 0 1 2 --no-r
+    python benchmarks/accuracy.py --methods dpp   # only the DPP rows
 
 Datasets: iris, wine, breast_cancer, digits (scikit-learn); pbmc68k_reduced
 against ``bulk_labels`` and against ``louvain``; Bioconductor's ALL (B/T
@@ -103,11 +104,17 @@ def _labels(adata, key):
     return codes
 
 
-def run_dataset(name: str, seed: int, use_r: bool) -> dict[str, tuple[float, int, float]]:
-    """``{tool: (ari, n_clusters, cpu_seconds)}`` for one dataset and seed."""
-    import scanpy as sc
-    from sklearn.cluster import KMeans
+METHODS = ("pcc", "pla", "dpp", "others")
 
+
+def run_dataset(
+    name: str, seed: int, use_r: bool, methods=METHODS
+) -> dict[str, tuple[float, int, float]]:
+    """``{tool: (ari, n_clusters, cpu_seconds)}`` for one dataset and seed.
+
+    ``methods``: which rows to compute (``"others"``: the ensemble's members, KMeans,
+    Leiden, consensus-k and ConsensusClusterPlus).
+    """
     import scconsensus as scc
     from scconsensus.metrics import adjusted_rand_index as ari
 
@@ -120,22 +127,38 @@ def run_dataset(name: str, seed: int, use_r: bool) -> dict[str, tuple[float, int
         found = labels[labels >= 0]
         out[tool] = (ari(truth, labels), int(np.unique(found).size), secs)
 
-    _, t_ens = timed(lambda: scc.tl.ensemble(adata, random_state=seed))
-    L = adata.obsm["scc_ensemble"]
-    member = [ari(truth[c >= 0], c[c >= 0]) for c in L.T]
-    out["ensemble median member"] = (float(np.median(member)), 0, t_ens)
-    out["ensemble best member"] = (float(np.max(member)), 0, t_ens)
+    t_ens = 0.0
+    if {"pcc", "pla", "others"} & set(methods):
+        _, t_ens = timed(lambda: scc.tl.ensemble(adata, random_state=seed))
+    if "others" in methods:
+        L = adata.obsm["scc_ensemble"]
+        member = [ari(truth[c >= 0], c[c >= 0]) for c in L.T]
+        out["ensemble median member"] = (float(np.median(member)), 0, t_ens)
+        out["ensemble best member"] = (float(np.max(member)), 0, t_ens)
 
     def consensus(method, key, **kw):
         getattr(scc.tl, method)(adata, random_state=seed, key_added=key, **kw)
         return _labels(adata, key)
 
     for method in ("pcc", "pla", "dpp"):
+        if method not in methods:
+            continue
+        # DPP works on the data, not on the ensemble: its time excludes the ensemble's
+        t_in = t_ens if method != "dpp" else 0.0
         lab, t = timed(partial(consensus, method, method))
-        record(f"{method} (defaults)", lab, t + (t_ens if method != "dpp" else 0.0))
-        if method != "dpp":
-            lab, t = timed(partial(consensus, method, f"{method}_k", n_clusters=K))
-            record(f"{method} (true K)", lab, t + t_ens)
+        record(f"{method} (defaults)", lab, t + t_in)
+        lab, t = timed(partial(consensus, method, f"{method}_k", n_clusters=K))
+        record(f"{method} (true K)", lab, t + t_in)
+    if "others" in methods:
+        _baselines(adata, seed, K, truth, use_r, record)
+    return out
+
+
+def _baselines(adata, seed, K, truth, use_r, record):
+    """KMeans, Leiden, consensus-k and ConsensusClusterPlus rows."""
+    import scanpy as sc
+    from sklearn.cluster import KMeans
+
     X = adata.obsm["X_pca"] if "X_pca" in adata.obsm else adata.X
     lab, t = timed(lambda: KMeans(K, random_state=seed, n_init=10).fit_predict(X))
     record("KMeans (true K)", lab, t)
@@ -159,7 +182,6 @@ def run_dataset(name: str, seed: int, use_r: bool) -> dict[str, tuple[float, int
         if use_r:
             for tool, (lab, t) in _ccp(adata, seed, K).items():
                 record(tool, lab, t)
-    return out
 
 
 def _consensus_k(adata, seed):
@@ -225,6 +247,13 @@ def main() -> None:
     parser.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=DATASETS)
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--no-r", action="store_true", help="skip ConsensusClusterPlus and ALL")
+    parser.add_argument(
+        "--methods",
+        nargs="+",
+        default=list(METHODS),
+        choices=METHODS,
+        help="rows to compute ('others': ensemble members, KMeans, Leiden, consensus-k, CCP)",
+    )
     args = parser.parse_args()
     import scanpy as sc
 
@@ -237,7 +266,7 @@ def main() -> None:
             continue
         per_tool = defaultdict(list)
         for seed in args.seeds:
-            for tool, value in run_dataset(name, seed, not args.no_r).items():
+            for tool, value in run_dataset(name, seed, not args.no_r, args.methods).items():
                 per_tool[tool].append(value)
         results[name] = dict(per_tool)
         # the table so far, so a long run that is stopped still leaves its figures
