@@ -83,6 +83,21 @@ def _exceptions(lab, direct):
 
 
 @numba.njit(cache=True)
+def _sampled_counts(lab, sizes):
+    """``(N_ii, sum_{j != i} N_ij)`` per item, from the partition sizes ``n_r``."""
+    n, R = lab.shape
+    cnt = np.zeros(n)
+    weight = np.zeros(n)
+    for i in range(n):
+        for r in range(R):
+            if lab[i, r] >= 0:
+                cnt[i] += 1.0
+                weight[i] += sizes[r]
+        weight[i] -= cnt[i]
+    return cnt, weight
+
+
+@numba.njit(cache=True)
 def _cluster_sums(lab, off, Y, T):
     """``T[off[l] + c] = sum of y_i over the items partition l put in cluster c``."""
     n, K = Y.shape
@@ -249,15 +264,13 @@ class LowRankL2:
         labels = check_labels(labels)
         self.lab, self.off = _compact(labels)
         n, R = labels.shape
-        sampled = labels >= 0
-        sizes = sampled.sum(axis=0).astype(np.float64)
-        self.cnt = sampled.sum(axis=1).astype(np.float64)  # N_ii = c_ii
+        sizes = (labels >= 0).sum(axis=0).astype(np.float64)
+        # N_ii = c_ii, and sum_{j != i} N_ij = sum_r s_ir n_r - N_ii
+        self.cnt, self.row_weight = _sampled_counts(self.lab, sizes)
         self.direct = sizes <= 0.5 * n
         self.sign = np.where(self.direct, 1.0, -1.0)
         self.pptr, self.pidx = _exceptions(self.lab, self.direct)
         self.n, self.R = n, R
-        # sum_{j != i} N_ij = sum_r s_ir n_r - N_ii
-        self.row_weight = sampled @ sizes - self.cnt
         self.wrow = np.where(self.row_weight > 0, self.row_weight, 1.0)
         self.weight = float(self.row_weight.sum())
         self._seg = None
