@@ -267,3 +267,15 @@ def test_batch_same_result_for_any_blas_thread_count(divergence):
     for objective, n_iter, membership in out[1:]:
         assert objective == out[0][0] and n_iter == out[0][1]
         np.testing.assert_array_equal(membership, out[0][2])
+
+
+@pytest.mark.parametrize("K", [1, 2, 5, 20, 128, 129, 300])
+def test_order_decreasing_sorts_with_ties(K):
+    from scconsensus.core.pcc._batch import _order_decreasing
+
+    rng = np.random.default_rng(K)
+    for x in (rng.normal(size=K), rng.integers(0, 4, K).astype(float)):
+        order = np.empty(K, np.int64)
+        _order_decreasing(x, order)
+        assert sorted(order) == list(range(K))
+        assert np.all(np.diff(x[order]) <= 0)
