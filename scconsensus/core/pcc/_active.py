@@ -22,6 +22,13 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+# Items or pairs per block of the parallel loops. Blocks have a fixed size, not a share
+# of the threads, and their partial sums are added in block order, so results are the
+# same bits for any number of threads.
+BLOCK = 4096
+# items per block of the parallel loops over items
+ROWS = 256
+
 
 @numba.njit(cache=True)
 def supports(Z):
@@ -98,64 +105,89 @@ def _first_above(crow, lo, hi, i):
     return lo
 
 
-@numba.njit(cache=True)
-def active_pairs(C, N, sptr, sidx, rptr, rcol, cptr, crow, mark):
+@numba.njit(cache=True, parallel=True)
+def active_pairs(C, N, sptr, sidx, rptr, rcol, cptr, crow):
     """The active pairs ``j > i``: positive ``p`` first, then overlapping supports.
 
-    Returns ``(ii, jj, cc, nn)``: the pairs and their counts ``C_ij``, ``N_ij``;
-    ``mark`` (length ``n``) is scratch.
+    Returns ``(ii, jj, cc, nn)``: the pairs, ordered by ``i``, and their counts
+    ``C_ij``, ``N_ij``. Blocks of items search in parallel, each into its own
+    slots (bounded by the lengths of the lists it visits), then the slots are packed.
     """
     n = N.shape[0]
-    cap = sptr[n]
-    for i in range(n):
+    cap = np.zeros(n + 1, np.int64)
+    for i in numba.prange(n):
+        c = sptr[i + 1] - sptr[i]
         for u in range(rptr[i], rptr[i + 1]):
             k = rcol[u]
-            cap += cptr[k + 1] - _first_above(crow, cptr[k], cptr[k + 1], i)
-    ii = np.empty(cap, np.int64)
-    jj = np.empty(cap, np.int64)
-    mark[:] = -1
-    m = 0
+            c += cptr[k + 1] - _first_above(crow, cptr[k], cptr[k + 1], i)
+        cap[i + 1] = c
     for i in range(n):
-        for t in range(sptr[i], sptr[i + 1]):
-            j = sidx[t]
-            mark[j] = i
-            ii[m] = i
-            jj[m] = j
-            m += 1
-        for u in range(rptr[i], rptr[i + 1]):
-            k = rcol[u]
-            for v in range(_first_above(crow, cptr[k], cptr[k + 1], i), cptr[k + 1]):
-                j = crow[v]
-                if mark[j] == i or N[i, j] <= 0:
-                    continue
-                mark[j] = i
-                ii[m] = i
-                jj[m] = j
-                m += 1
+        cap[i + 1] += cap[i]
+    slots = np.empty(cap[n], np.int64)
+    count = np.zeros(n + 1, np.int64)
+    for blk in numba.prange((n + ROWS - 1) // ROWS):
+        mark = np.full(n, -1, np.int64)
+        for i in range(blk * ROWS, min(n, blk * ROWS + ROWS)):
+            count[i + 1] = _row_pairs(N, sptr, sidx, rptr, rcol, cptr, crow, i, mark, slots, cap[i])
+    for i in range(n):
+        count[i + 1] += count[i]
+    m = count[n]
+    ii = np.empty(m, np.int64)
+    jj = np.empty(m, np.int64)
     cc = np.empty(m)
     nn = np.empty(m)
-    for t in range(m):
-        cc[t] = C[ii[t], jj[t]]
-        nn[t] = N[ii[t], jj[t]]
-    return ii[:m], jj[:m], cc, nn
+    for i in numba.prange(n):
+        for s in range(count[i + 1] - count[i]):
+            t = count[i] + s
+            j = slots[cap[i] + s]
+            ii[t] = i
+            jj[t] = j
+            cc[t] = C[i, j]
+            nn[t] = N[i, j]
+    return ii, jj, cc, nn
 
 
-@numba.njit(cache=True, error_model="numpy")
+@numba.njit(cache=True, inline="always")
+def _row_pairs(N, sptr, sidx, rptr, rcol, cptr, crow, i, mark, slots, start):
+    # item i's partners j > i, each once (mark[j] == i once seen), into slots[start:]
+    m = start
+    for t in range(sptr[i], sptr[i + 1]):
+        j = sidx[t]
+        mark[j] = i
+        slots[m] = j
+        m += 1
+    for u in range(rptr[i], rptr[i + 1]):
+        k = rcol[u]
+        for v in range(_first_above(crow, cptr[k], cptr[k + 1], i), cptr[k + 1]):
+            j = crow[v]
+            if mark[j] == i or N[i, j] <= 0:
+                continue
+            mark[j] = i
+            slots[m] = j
+            m += 1
+    return m - start
+
+
+@numba.njit(cache=True, error_model="numpy", parallel=True)
 def base_terms(N, Y, cptr, crow, c1, c2, Gt, Ht):
-    """``Gt = c1 (N Y)^T``, ``Ht = c2 (N Y^2)^T`` over ``j != i``, by the column lists of ``Y``."""
+    """``Gt = c1 (N Y)^T``, ``Ht = c2 (N Y^2)^T`` over ``j != i``, by the column lists of ``Y``.
+
+    Cluster ``k`` writes row ``k`` of ``Gt``, ``Ht`` alone, so clusters run in parallel.
+    """
     n, K = Y.shape
-    Gt[...] = 0.0
-    Ht[...] = 0.0
-    for k in range(K):
+    for k in numba.prange(K):
+        for i in range(n):
+            Gt[k, i] = 0.0
+            Ht[k, i] = 0.0
         for t in range(cptr[k], cptr[k + 1]):
             j = crow[t]
             y = Y[j, k]
             g = c1 * y
             h = c2 * y * y
-            row = N[j]
+            # N[j, i], not a row view: views in a parallel loop cost atomic refcounts
             for i in range(n):
-                v = row[i]
+                v = N[j, i]
                 Gt[k, i] += g * v
                 Ht[k, i] += h * v
-            Gt[k, j] -= g * row[j]
-            Ht[k, j] -= h * row[j]
+            Gt[k, j] -= g * N[j, j]
+            Ht[k, j] -= h * N[j, j]

@@ -40,6 +40,7 @@ from scipy.linalg.blas import dsymm, dsyr2k, dsyrk
 from threadpoolctl import threadpool_limits
 
 from . import _active, _greedy, _sparse
+from ._active import BLOCK, ROWS
 from ._divergences import KIND_CUSTOM, KIND_KL, KIND_L2, _deriv, _deriv2, _div
 from ._greedy import STATUS_CONVERGED, STATUS_MAX_ITER, STATUS_STALLED, _scan_item
 
@@ -62,6 +63,9 @@ SEG_MAX = 2.0
 # the direction into memberships about to hit 0 (segments of 1e-4) on the Sect. 7.3 shape;
 # capped at 1, dense n = 2,000, K = 30 takes 53 steps instead of 58
 BETA_MAX = 1.0
+# the pair terms of the active-pair route are summed in this many fixed chunks, each into
+# its own n x K buffers: up to this many threads share the work, with the same result
+PAIR_CHUNKS = 4
 # the active-pair route is taken while its pairs are at most this share of all pairs
 ACTIVE_SHARE = 0.5
 
@@ -137,81 +141,160 @@ def _phi_terms(kind, par, nij, p, a, b, e, t):
     return nij * d1 * dq, nij * (d2 * dq * dq + 2.0 * e * d1)
 
 
-@numba.njit(cache=True, error_model="numpy")
+@numba.njit(cache=True, error_model="numpy", inline="always")
+def _dense_weights_col(P, N, A, W, W2, kind, par, j):
+    f = 0.0
+    W[j, j] = 0.0
+    W2[j, j] = 0.0
+    for i in range(j):
+        nij = N[j, i]
+        if nij <= 0:
+            W[i, j] = 0.0
+            W2[i, j] = 0.0
+            continue
+        p = P[j, i]
+        q = A[i, j]
+        if kind == KIND_KL and p == 0.0 and q == 0.0:
+            # most pairs near a KL optimum: never co-clustered, disjoint supports;
+            # d = 0, d' = d'' = 1 exactly, without the logarithm and divisions
+            W[i, j] = nij
+            W2[i, j] = nij
+            continue
+        d, d1, d2 = _terms(kind, par, p, q)
+        f += nij * d
+        W[i, j] = nij * d1
+        W2[i, j] = nij * d2
+    return f
+
+
+@numba.njit(cache=True, error_model="numpy", parallel=True)
 def _dense_weights(P, N, A, W, W2, kind, par):
     """Objective at ``q = A``; upper triangles of ``W = N d'`` and ``W2 = N d''``.
 
     ``A``, ``W``, ``W2`` are Fortran-ordered (BLAS output), read and written on
     their upper triangle ``i < j`` column by column; ``P``, ``N`` are symmetric
     and C-ordered, read as ``[j, i]`` so that every inner loop is contiguous.
+    Columns ``c`` and ``n - 1 - c`` go together (``n - 1`` pairs per task, evenly
+    shared between threads); the partial sums are added in a fixed order.
     """
     n = A.shape[0]
+    half = (n + 1) // 2
+    part = np.zeros(half)
+    for c in numba.prange(half):
+        f = _dense_weights_col(P, N, A, W, W2, kind, par, c)
+        if n - 1 - c != c:
+            f += _dense_weights_col(P, N, A, W, W2, kind, par, n - 1 - c)
+        part[c] = f
     f = 0.0
-    for j in range(n):
-        W[j, j] = 0.0
-        W2[j, j] = 0.0
-        for i in range(j):
-            nij = N[j, i]
-            if nij <= 0:
-                W[i, j] = 0.0
-                W2[i, j] = 0.0
-                continue
-            p = P[j, i]
-            q = A[i, j]
-            if kind == KIND_KL and p == 0.0 and q == 0.0:
-                # most pairs near a KL optimum: never co-clustered, disjoint supports;
-                # d = 0, d' = d'' = 1 exactly, without the logarithm and divisions
-                W[i, j] = nij
-                W2[i, j] = nij
-                continue
-            d, d1, d2 = _terms(kind, par, p, q)
-            f += nij * d
-            W[i, j] = nij * d1
-            W2[i, j] = nij * d2
+    for c in range(half):
+        f += part[c]
     return f
 
 
-@numba.njit(cache=True, error_model="numpy")
+@numba.njit(cache=True, error_model="numpy", inline="always")
+def _dense_phi_col(P, N, A, B, E, t, kind, par, j):
+    df = 0.0
+    d2f = 0.0
+    for i in range(j):
+        nij = N[j, i]
+        if nij <= 0:
+            continue
+        e = E[i, j]
+        b = B[i, j]
+        if b == 0.0 and e == 0.0:
+            continue  # q does not move along the segment: adds exactly 0 to both
+        g1, g2 = _phi_terms(kind, par, nij, P[j, i], A[i, j], b, e, t)
+        df += g1
+        d2f += g2
+    return df, d2f
+
+
+@numba.njit(cache=True, error_model="numpy", parallel=True)
 def _dense_phi(P, N, A, B, E, t, kind, par):
     """``phi'(t)``, ``phi''(t)`` of ``phi(t) = f(Y + t D)``, from ``q = a + t b + t^2 e``.
 
     No logarithms: the step is chosen on the derivatives alone and the objective
-    is checked once, exactly, at the point accepted.
+    is checked once, exactly, at the point accepted. Columns are paired as in
+    :func:`_dense_weights`.
     """
     n = A.shape[0]
-    df = 0.0
-    d2f = 0.0
-    for j in range(n):
-        for i in range(j):
-            nij = N[j, i]
-            if nij <= 0:
-                continue
-            e = E[i, j]
-            b = B[i, j]
-            if b == 0.0 and e == 0.0:
-                continue  # q does not move along the segment: adds exactly 0 to both
-            g1, g2 = _phi_terms(kind, par, nij, P[j, i], A[i, j], b, e, t)
+    half = (n + 1) // 2
+    part = np.zeros((half, 2))
+    for c in numba.prange(half):
+        df, d2f = _dense_phi_col(P, N, A, B, E, t, kind, par, c)
+        if n - 1 - c != c:
+            g1, g2 = _dense_phi_col(P, N, A, B, E, t, kind, par, n - 1 - c)
             df += g1
             d2f += g2
+        part[c, 0] = df
+        part[c, 1] = d2f
+    df = 0.0
+    d2f = 0.0
+    for c in range(half):
+        df += part[c, 0]
+        d2f += part[c, 1]
     return df, d2f
 
 
-@numba.njit(cache=True, error_model="numpy")
-def _pair_weights(Y, ii, jj, cc, nn, rptr, rcol, Gt, Ht, c1, c2, kind, par, G, H):
+@numba.njit(cache=True, error_model="numpy", parallel=True)
+def _pair_weights(Y, ii, jj, cc, nn, rptr, rcol, Gt, Ht, c1, c2, kind, par, GHp, G, H):
     """Objective at ``Y`` over the pairs ``(ii, jj)``; ``G``, ``H`` = base + their terms.
 
     The pairs carry their counts ``cc``, ``nn``; ``rptr``/``rcol`` is the support
     of ``Y`` by row, so a pair costs its supports, not ``K``. The base
     (``Gt``, ``Ht``, transposed) holds the terms of the pairs left out, whose
     weights are the constants ``c1 = N d'``, ``c2 = N d''`` (see :mod:`._active`).
+    The pairs are cut into ``len(GHp)`` fixed chunks, each adding its terms to
+    its own ``GHp[c]`` (``n x K x 2``: gradient and curvature side by side, one
+    cache line per update), and the chunks are added in order.
     """
+    n, K = Y.shape
+    m = ii.shape[0]
+    chunks = GHp.shape[0]
+    part = np.zeros(chunks)
+    for c in numba.prange(chunks):
+        part[c] = _chunk_weights(
+            Y,
+            ii,
+            jj,
+            cc,
+            nn,
+            rptr,
+            rcol,
+            c1,
+            c2,
+            kind,
+            par,
+            GHp,
+            c,
+            c * m // chunks,
+            (c + 1) * m // chunks,
+        )
+    for i in numba.prange(n):
+        for k in range(K):
+            g = Gt[k, i]
+            h = Ht[k, i]
+            for c in range(chunks):
+                g += GHp[c, i, k, 0]
+                h += GHp[c, i, k, 1]
+            G[i, k] = g
+            H[i, k] = h
+    f = 0.0
+    for c in range(chunks):
+        f += part[c]
+    return f
+
+
+@numba.njit(cache=True, error_model="numpy", inline="always")
+def _chunk_weights(Y, ii, jj, cc, nn, rptr, rcol, c1, c2, kind, par, GHp, c, lo, hi):
+    # pairs lo:hi into GHp[c]; returns their share of the objective
     n, K = Y.shape
     for i in range(n):
         for k in range(K):
-            G[i, k] = Gt[k, i]
-            H[i, k] = Ht[k, i]
+            GHp[c, i, k, 0] = 0.0
+            GHp[c, i, k, 1] = 0.0
     f = 0.0
-    for t in range(ii.shape[0]):
+    for t in range(lo, hi):
         i = ii[t]
         j = jj[t]
         q = 0.0
@@ -228,13 +311,13 @@ def _pair_weights(Y, ii, jj, cc, nn, rptr, rcol, Gt, Ht, c1, c2, kind, par, G, H
         for u in range(rptr[j], rptr[j + 1]):
             k = rcol[u]
             y = Y[j, k]
-            G[i, k] += w * y
-            H[i, k] += w2 * y * y
+            GHp[c, i, k, 0] += w * y
+            GHp[c, i, k, 1] += w2 * y * y
         for u in range(rptr[i], rptr[i + 1]):
             k = rcol[u]
             y = Y[i, k]
-            G[j, k] += w * y
-            H[j, k] += w2 * y * y
+            GHp[c, j, k, 0] += w * y
+            GHp[c, j, k, 1] += w2 * y * y
     return f
 
 
@@ -273,45 +356,74 @@ def _csr_weights(indptr, indices, cval, nval, mirror, Y, W, W2, G, H, kind, par)
     return f
 
 
-@numba.njit(cache=True, error_model="numpy")
+@numba.njit(cache=True, error_model="numpy", inline="always")
+def _segment_row(Y, D, i, j, rptr, rcol):
+    a = 0.0
+    b = 0.0
+    e = 0.0
+    for u in range(rptr[i], rptr[i + 1]):
+        k = rcol[u]
+        a += Y[i, k] * Y[j, k]
+        b += Y[i, k] * D[j, k] + D[i, k] * Y[j, k]
+        e += D[i, k] * D[j, k]
+    return a, b, e
+
+
+@numba.njit(cache=True, error_model="numpy", parallel=True)
 def _pair_segment(Y, D, ii, jj, cc, nn, rptr, rcol, out):
     """Rows ``(n_ij, p_ij, a, b, e)`` of ``q(t) = a + t b + t^2 e`` on the pairs that move.
 
-    ``rptr``/``rcol`` is the union support of ``Y`` and ``D``. Returns the
-    number of rows written to ``out`` (shape ``(5, len(ii))``).
+    ``rptr``/``rcol`` is the union support of ``Y`` and ``D``; ``out`` has shape
+    ``(5, len(ii))``. Each block of ``BLOCK`` pairs writes its moving pairs to the
+    start of its own columns; returns how many each block wrote.
     """
-    m = 0
-    for t in range(ii.shape[0]):
-        i = ii[t]
-        j = jj[t]
-        a = 0.0
-        b = 0.0
-        e = 0.0
-        for u in range(rptr[i], rptr[i + 1]):
-            k = rcol[u]
-            a += Y[i, k] * Y[j, k]
-            b += Y[i, k] * D[j, k] + D[i, k] * Y[j, k]
-            e += D[i, k] * D[j, k]
-        if b == 0.0 and e == 0.0:
-            continue  # q does not move along the segment: adds exactly 0 to phi' and phi''
-        out[0, m] = nn[t]
-        out[1, m] = cc[t] / nn[t]
-        out[2, m] = a
-        out[3, m] = b
-        out[4, m] = e
-        m += 1
-    return m
+    m = ii.shape[0]
+    nb = (m + BLOCK - 1) // BLOCK
+    count = np.zeros(nb, np.int64)
+    for blk in numba.prange(nb):
+        r = blk * BLOCK
+        for t in range(blk * BLOCK, min(m, blk * BLOCK + BLOCK)):
+            i = ii[t]
+            j = jj[t]
+            a = 0.0
+            b = 0.0
+            e = 0.0
+            for u in range(rptr[i], rptr[i + 1]):
+                k = rcol[u]
+                a += Y[i, k] * Y[j, k]
+                b += Y[i, k] * D[j, k] + D[i, k] * Y[j, k]
+                e += D[i, k] * D[j, k]
+            if b == 0.0 and e == 0.0:
+                continue  # q does not move along the segment: adds exactly 0 to phi' and phi''
+            out[0, r] = nn[t]
+            out[1, r] = cc[t] / nn[t]
+            out[2, r] = a
+            out[3, r] = b
+            out[4, r] = e
+            r += 1
+        count[blk] = r - blk * BLOCK
+    return count
 
 
-@numba.njit(cache=True, error_model="numpy")
-def _pair_phi(seg, m, t, kind, par):
-    """``phi'(t)``, ``phi''(t)`` over the first ``m`` rows of :func:`_pair_segment`."""
+@numba.njit(cache=True, error_model="numpy", parallel=True)
+def _pair_phi(seg, count, t, kind, par):
+    """``phi'(t)``, ``phi''(t)`` over the rows :func:`_pair_segment` wrote (``count`` per block)."""
+    nb = count.shape[0]
+    part = np.zeros((nb, 2))
+    for blk in numba.prange(nb):
+        df = 0.0
+        d2f = 0.0
+        for r in range(blk * BLOCK, blk * BLOCK + count[blk]):
+            g1, g2 = _phi_terms(kind, par, seg[0, r], seg[1, r], seg[2, r], seg[3, r], seg[4, r], t)
+            df += g1
+            d2f += g2
+        part[blk, 0] = df
+        part[blk, 1] = d2f
     df = 0.0
     d2f = 0.0
-    for r in range(m):
-        g1, g2 = _phi_terms(kind, par, seg[0, r], seg[1, r], seg[2, r], seg[3, r], seg[4, r], t)
-        df += g1
-        d2f += g2
+    for blk in range(nb):
+        df += part[blk, 0]
+        d2f += part[blk, 1]
     return df, d2f
 
 
@@ -350,7 +462,36 @@ def _order_decreasing(x, order):
         order[r] = k
 
 
-@numba.njit(cache=True, error_model="numpy")
+@numba.njit(cache=True, error_model="numpy", inline="always")
+def _project_row(Y, G, H, eta, out, i, v, d, bp, order):
+    K = Y.shape[1]
+    hmax = 0.0
+    for k in range(K):
+        if H[i, k] > hmax:
+            hmax = H[i, k]
+    floor = 1e-12 * hmax if hmax > 0.0 else 1.0
+    for k in range(K):
+        d[k] = max(H[i, k], floor)
+        v[k] = Y[i, k] - eta * G[i, k] / d[k]
+        bp[k] = v[k] * d[k]  # x_k > 0 iff theta < bp_k
+    _order_decreasing(bp, order)
+    sv = 0.0
+    sw = 0.0
+    theta = 0.0
+    for r in range(K):
+        k = order[r]
+        sv += v[k]
+        sw += 1.0 / d[k]
+        t = (sv - 1.0) / sw
+        if bp[k] > t:
+            theta = t
+    for k in range(K):
+        out[i, k] = max(v[k] - theta / d[k], 0.0)
+    # renormalise away rounding so rows stay exactly on the simplex
+    return _normalise_row(out, i, G, Y)
+
+
+@numba.njit(cache=True, error_model="numpy", parallel=True)
 def _project_step(Y, G, H, eta, out):
     """``out_i = argmin_{x in simplex} |x - (y_i - eta g_i / h_i)|^2_{diag(h_i)}``.
 
@@ -359,40 +500,29 @@ def _project_step(Y, G, H, eta, out):
     ``<G, out - Y>``, which is <= 0.
     """
     n, K = Y.shape
-    v = np.empty(K)
-    d = np.empty(K)
-    bp = np.empty(K)
-    order = np.empty(K, np.int64)
-    slope = 0.0
-    for i in range(n):
-        hmax = 0.0
-        for k in range(K):
-            if H[i, k] > hmax:
-                hmax = H[i, k]
-        floor = 1e-12 * hmax if hmax > 0.0 else 1.0
-        for k in range(K):
-            d[k] = max(H[i, k], floor)
-            v[k] = Y[i, k] - eta * G[i, k] / d[k]
-            bp[k] = v[k] * d[k]  # x_k > 0 iff theta < bp_k
-        _order_decreasing(bp, order)
-        sv = 0.0
-        sw = 0.0
-        theta = 0.0
-        for r in range(K):
-            k = order[r]
-            sv += v[k]
-            sw += 1.0 / d[k]
-            t = (sv - 1.0) / sw
-            if bp[k] > t:
-                theta = t
-        for k in range(K):
-            out[i, k] = max(v[k] - theta / d[k], 0.0)
-        # renormalise away rounding so rows stay exactly on the simplex
-        slope += _normalise_row(out, i, G, Y)
-    return slope
+    nb = (n + ROWS - 1) // ROWS
+    part = np.zeros(nb)
+    for blk in numba.prange(nb):
+        v = np.empty(K)
+        d = np.empty(K)
+        bp = np.empty(K)
+        order = np.empty(K, np.int64)
+        slope = 0.0
+        for i in range(blk * ROWS, min(n, blk * ROWS + ROWS)):
+            slope += _project_row(Y, G, H, eta, out, i, v, d, bp, order)
+        part[blk] = slope
+    return _ordered_sum(part)
 
 
-@numba.njit(cache=True, error_model="numpy")
+@numba.njit(cache=True, error_model="numpy", inline="always")
+def _ordered_sum(part):
+    total = 0.0
+    for b in range(part.shape[0]):
+        total += part[b]
+    return total
+
+
+@numba.njit(cache=True, error_model="numpy", parallel=True)
 def _eg_step(Y, G, wrow, eta, seed, out):
     """Exponentiated-gradient target ``x_i ~ y_i exp(-eta (g_i - min g_i) / w_i)``.
 
@@ -401,19 +531,23 @@ def _eg_step(Y, G, wrow, eta, seed, out):
     revive a zero). Returns ``<G, out - Y>`` (<= 0: mass moves to lower gradients).
     """
     n, K = Y.shape
-    slope = 0.0
-    for i in range(n):
-        u = 0
-        gmin = G[i, 0]
-        for k in range(K):
-            if G[i, k] < gmin:
-                gmin = G[i, k]
-                u = k
-        for k in range(K):
-            y = seed if k == u and Y[i, k] == 0.0 else Y[i, k]
-            out[i, k] = y * np.exp(-eta * (G[i, k] - gmin) / wrow[i])
-        slope += _normalise_row(out, i, G, Y)
-    return slope
+    nb = (n + ROWS - 1) // ROWS
+    part = np.zeros(nb)
+    for blk in numba.prange(nb):
+        slope = 0.0
+        for i in range(blk * ROWS, min(n, blk * ROWS + ROWS)):
+            u = 0
+            gmin = G[i, 0]
+            for k in range(K):
+                if G[i, k] < gmin:
+                    gmin = G[i, k]
+                    u = k
+            for k in range(K):
+                y = seed if k == u and Y[i, k] == 0.0 else Y[i, k]
+                out[i, k] = y * np.exp(-eta * (G[i, k] - gmin) / wrow[i])
+            slope += _normalise_row(out, i, G, Y)
+        part[blk] = slope
+    return _ordered_sum(part)
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -513,12 +647,12 @@ class _DenseEvaluator:
         self.share = ACTIVE_SHARE
         if self.base is not None:
             self.pos = _active.positive_pairs(self.P)
-            self.mark = np.empty(n, np.int64)
             self.Cc, self.Nc = _compact_counts(C, N)
         self.active = False
         self.a_stale = True
         # the active pairs of the last segment: they cover every point on it
         self.cover = None
+        self.GHp = None
 
     def _use_active(self, Z):
         """Supports of ``Z`` when the active-pair route is cheaper than BLAS, else None."""
@@ -537,7 +671,7 @@ class _DenseEvaluator:
         sup = self._use_active(Y)
         if sup is not None:
             if self.cover is None:
-                self.cover = _active.active_pairs(self.Cc, self.Nc, *self.pos, *sup, self.mark)
+                self.cover = _active.active_pairs(self.Cc, self.Nc, *self.pos, *sup)
             Gt, Ht = np.empty((2, *Y.shape[::-1]))
             _active.base_terms(self.Nc, Y, sup[2], sup[3], *self.base, Gt, Ht)
             self.a_stale = True
@@ -561,7 +695,7 @@ class _DenseEvaluator:
         self.active = sup is not None
         self.cover = None
         if self.active:
-            self.cover = _active.active_pairs(self.Cc, self.Nc, *self.pos, *sup, self.mark)
+            self.cover = _active.active_pairs(self.Cc, self.Nc, *self.pos, *sup)
             _pair_segment_at(self, Y, D, sup)
             return
         Yf, Df = np.asfortranarray(Y), np.asfortranarray(D)
@@ -580,7 +714,9 @@ class _DenseEvaluator:
 
 def _pair_weights_at(ev, Y, sup, Gt, Ht, G, H):
     """:func:`_pair_weights` on the pairs ``ev.cover`` at ``Y`` with supports ``sup``."""
-    args = (*ev.cover, sup[0], sup[1], Gt, Ht, *ev.base, ev.kind, ev.par)
+    if ev.GHp is None or ev.GHp.shape[1:3] != Y.shape:
+        ev.GHp = np.empty((PAIR_CHUNKS, *Y.shape, 2))
+    args = (*ev.cover, sup[0], sup[1], Gt, Ht, *ev.base, ev.kind, ev.par, ev.GHp)
     return ev.k["_pair_weights"](Y, *args, G, H)
 
 
