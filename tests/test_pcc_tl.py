@@ -98,7 +98,7 @@ def test_pcc_sparse_route_and_auto(ens_adata, monkeypatch, caplog):
     adata = ens_adata.copy()
     scc.tl.pcc(adata, n_clusters=5, mode="sparse", n_random=15, key_added="sp")
     uns = adata.uns["sp"]
-    assert uns["route"] == "sparse" and uns["solver"] == "greedy-sparse"
+    assert uns["route"] == "sparse" and uns["solver"] == "sweep-sparse"
     assert uns["n_pairs"] > 0
     assert adjusted_rand_index(adata.obs["truth"], adata.obs["sp"]) > 0.9
     monkeypatch.setattr(scc.settings, "dense_auto_max_items", 10)

@@ -8,12 +8,12 @@ import scipy.sparse as sp
 from ..._docs import doc_params
 from ..._validation import check_int, check_n_clusters, check_restarts, seed_sequence
 from .._membership import hard_labels, order_clusters
-from . import _batch, _greedy, _sparse
+from . import _batch, _greedy, _sparse, _sweep
 from ._divergences import Bregman, check_divergence
 from ._doc import PCC_PARAMS
 from ._result import PCCResult, thin_trace
 
-SOLVERS = ("auto", "batch", "greedy")
+SOLVERS = ("auto", "batch", "greedy", "sweep")
 _STATUS = {0: "max_iter", 1: "converged", 2: "stalled"}
 
 
@@ -202,7 +202,12 @@ def pcc(
     data, sparse_input, weight, has_pair = _check_input(C, N)
     n = has_pair.size
     if solver == "auto":
-        solver = "greedy" if sparse_input else "batch"
+        solver = "sweep" if sparse_input else "batch"
+    elif solver == "sweep" and not sparse_input:
+        raise ValueError(
+            "solver='sweep' works on sampled pairs (sparse C and N); use 'batch' or 'greedy' "
+            "on a dense co-association."
+        )
     K = check_n_clusters(n_clusters, n)
     n_init, tol, max_iter = _check_run(n_init, init, tol, max_iter, n * K, trace_every)
     scale = weight / n
@@ -293,6 +298,8 @@ def _solve(data, sparse_input: bool, Y, bregman, solver: str, run: dict) -> tupl
     if solver == "batch":
         out = _batch.solve_batch(data, Y, bregman, sparse=sparse_input, **run)
         trace, n_iter, status, gap, n_polish = out
+    elif solver == "sweep":
+        trace, n_iter, status, gap = _sweep.solve_sweep(*data, Y, bregman, **run)
     elif sparse_input:
         trace, n_iter, status, gap = _sparse.solve_sparse(*data, Y, bregman, **run)
     else:
