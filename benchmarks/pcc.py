@@ -184,7 +184,7 @@ def large_case(
     pairs_per_item: float,
     solvers=("greedy", "sweep"),
     batch_steps: int | None = None,
-    max_iter_nk: float = 10.0,
+    max_iter_nk: float = 50.0,
     cache: str | None = None,
 ) -> None:
     from scconsensus.core import pcc
@@ -237,7 +237,10 @@ def main() -> None:
     )
     parser.add_argument("--large-batch-steps", type=int, default=None)
     parser.add_argument(
-        "--large-max-iter-nk", type=float, default=10.0, help="sweep's move cap, in units of nK"
+        "--large-max-iter-nk",
+        type=float,
+        default=50.0,
+        help="sweep's move cap, in nK (pcc's default)",
     )
     parser.add_argument(
         "--large-cache", default=None, help=".npz to read the large case's C, N from (or write)"

@@ -347,6 +347,20 @@ def solve_sparse(
     ``trace_every`` iterations share one trace point (``None``: automatic).
     """
     k = bregman.kernels("_sparse")
+    kind, par = bregman.kind, bregman.param
+    A, G, f0, stride, trace = start_state(
+        k, indptr, indices, cval, nval, Y, bregman, max_iter, trace_every
+    )
+    args = (indptr, indices, cval, nval, mirror, Y, A, G, kind, par)
+    n_iter, status, final = k["_greedy_sparse"](*args, max_iter, tol_abs, step_rtol, trace, stride)
+    return objective_trace(f0, trace, n_iter, stride), int(n_iter), int(status), float(final)
+
+
+def start_state(k, indptr, indices, cval, nval, Y, bregman, max_iter, trace_every):
+    """``(A, G, f0, stride, trace)``: exact ``A``, gradients and objective at ``Y``, a zero trace.
+
+    ``k`` holds the caller's kernels (:meth:`Bregman.kernels`).
+    """
     A = np.empty(indices.shape[0])
     G = np.empty_like(Y)
     kind, par = bregman.kind, bregman.param
@@ -356,10 +370,12 @@ def solve_sparse(
     # so that the trace stays small (at most ~100k points) for long runs
     stride = trace_stride(max_iter, Y.shape[0] * Y.shape[1], trace_every)
     trace = np.zeros(-(-max_iter // stride) + 1)
-    args = (indptr, indices, cval, nval, mirror, Y, A, G, kind, par)
-    n_iter, status, final = k["_greedy_sparse"](*args, max_iter, tol_abs, step_rtol, trace, stride)
-    trace = f0 + np.concatenate([[0.0], np.cumsum(trace[: -(-n_iter // stride)])])
-    return trace, int(n_iter), int(status), float(final)
+    return A, G, f0, stride, trace
+
+
+def objective_trace(f0, trace, n_iter, stride):
+    """The objective at the start and at each block end, from the blocks' changes."""
+    return f0 + np.concatenate([[0.0], np.cumsum(trace[: -(-n_iter // stride)])])
 
 
 def objective_sparse(indptr, indices, cval, nval, Y, bregman) -> float:

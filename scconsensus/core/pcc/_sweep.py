@@ -32,10 +32,9 @@ from ._greedy import (
     STATUS_STALLED,
     _scan_all,
     _scan_item,
-    trace_stride,
 )
 from ._linesearch import _line_search, _move
-from ._sparse import _objective_sparse, _refresh_sparse
+from ._sparse import _objective_sparse, _refresh_sparse, objective_trace, start_state
 
 # solve_sweep calls these through Bregman.kernels, which re-jits them for a custom divergence
 _ = (_objective_sparse, _scan_all)
@@ -234,12 +233,9 @@ def solve_sweep(
     """
     k = bregman.kernels("_sweep")
     kind, par = bregman.kind, bregman.param
-    G = np.empty_like(Y)
-    A = np.empty(indices.shape[0])
-    k["_refresh_sparse"](indptr, indices, cval, nval, Y, A, G, kind, par)
-    f0 = k["_objective_sparse"](indptr, indices, cval, nval, Y, kind, par)
-    stride = trace_stride(max_iter, Y.shape[0] * Y.shape[1], trace_every)
-    trace = np.zeros(-(-max_iter // stride) + 1)
+    A, G, f0, stride, trace = start_state(
+        k, indptr, indices, cval, nval, Y, bregman, max_iter, trace_every
+    )
     n_iter, _ = k["_sweep_sparse"](
         indptr, indices, cval, nval, mirror, Y, G, A, kind, par, max_iter, tol_abs, step_rtol,
         trace, stride,
@@ -256,5 +252,4 @@ def solve_sweep(
         status = STATUS_MAX_ITER
     else:
         status = STATUS_STALLED
-    trace = f0 + np.concatenate([[0.0], np.cumsum(trace[: -(-n_iter // stride)])])
-    return trace, int(n_iter), int(status), final
+    return objective_trace(f0, trace, n_iter, stride), int(n_iter), int(status), final
