@@ -201,13 +201,7 @@ def pcc(
         raise ValueError(f"solver={solver!r} is not supported; choose one of {list(SOLVERS)}.")
     data, sparse_input, weight, has_pair = _check_input(C, N)
     n = has_pair.size
-    if solver == "auto":
-        solver = "sweep" if sparse_input else "batch"
-    elif solver == "sweep" and not sparse_input:
-        raise ValueError(
-            "solver='sweep' works on sampled pairs (sparse C and N); use 'batch' or 'greedy' "
-            "on a dense co-association."
-        )
+    solver = _resolve_solver(solver, sparse_input)
     K = check_n_clusters(n_clusters, n)
     n_init, tol, max_iter = _check_run(n_init, init, tol, max_iter, n * K, trace_every)
     scale = weight / n
@@ -233,6 +227,18 @@ def pcc(
         n_isolated=int((~has_pair).sum()),
         n_polish=int(n_polish),
     )
+
+
+def _resolve_solver(solver: str, sparse_input: bool) -> str:
+    """The solver ``"auto"`` stands for on this input; ``"sweep"`` refused on dense input."""
+    if solver == "auto":
+        return "sweep" if sparse_input else "batch"
+    if solver == "sweep" and not sparse_input:
+        raise ValueError(
+            "solver='sweep' works on sampled pairs (sparse C and N); use 'batch' or 'greedy' "
+            "on a dense co-association."
+        )
+    return solver
 
 
 def _check_input(C, N) -> tuple[tuple, bool, float, np.ndarray]:
