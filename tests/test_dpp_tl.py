@@ -148,3 +148,15 @@ def test_out_of_reach_n_clusters_warns(adata, monkeypatch):
     assert len(warned) == 1 and "no cut of the consensus has exactly 60 clusters" in warned[0]
     scc.tl.dpp(adata, n_runs=20, n_clusters=found, key_added="exact")
     assert len(warned) == 1
+
+
+def test_auto_n_clusters_does_not_warn(adata, monkeypatch):
+    """``n_clusters="auto"`` (the command line's default) is the data's choice, not a miss."""
+    from scconsensus.tl import _dpp
+
+    warned = []
+    monkeypatch.setattr(_dpp.logg, "warning", lambda msg, *a, **k: warned.append(msg))
+    scc.tl.dpp(adata, n_runs=20, n_clusters="auto", key_added="auto")
+    scc.tl.dpp(adata, n_runs=20, key_added="none")
+    assert warned == []
+    assert adata.uns["auto"]["n_clusters"] == adata.uns["none"]["n_clusters"]

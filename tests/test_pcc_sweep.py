@@ -65,3 +65,20 @@ def test_sweep_stops_at_max_iter():
     C, N = _sparse_problem(6)
     res = pcc(C, N, 6, "kl", solver="sweep", n_init=1, max_iter=5)
     assert res.n_iter <= 5 and not res.converged
+
+
+def test_sweep_takes_the_sampled_pairs_route_or_refuses_first(monkeypatch):
+    """``solver="sweep"`` in ``pcc_consensus``: ``mode="auto"`` samples pairs; dense or
+    low-rank routes are refused before the plan or any co-association is built."""
+    from scconsensus.core import _pcc_consensus, pcc_consensus
+
+    labels = np.repeat([[0, 0, 1], [1, 1, 0], [2, 2, 2]], 20, axis=0)
+    assert pcc_consensus(labels, 3, solver="sweep").route == "sparse"
+
+    def no_plan(*args, **kwargs):
+        raise AssertionError("planned before the solver was checked")
+
+    monkeypatch.setattr(_pcc_consensus, "_plan", no_plan)
+    for mode in ("dense", "lowrank"):
+        with pytest.raises(ValueError, match="solver='sweep' works on sampled pairs"):
+            pcc_consensus(labels, 3, mode=mode, solver="sweep")

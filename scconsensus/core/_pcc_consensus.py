@@ -148,10 +148,7 @@ def pcc_consensus(
     check_choice(pairs, PAIRS, "pairs")
     labels = check_labels(labels)
     min_mass = check_min_mass(min_mass, labels.shape[0])
-    if mode == "lowrank":
-        check_lowrank_options(divergence, solver)
-        # the route's cost is linear in n: "auto" fits every item
-        fit_size = None if fit_size == "auto" else fit_size
+    mode, fit_size = _route(mode, solver, divergence, fit_size)
     plan, labels, fitted, fit_idx = _plan(
         labels, n_clusters, partitions, init, random_state, fit_size, fit_fraction
     )
@@ -169,6 +166,22 @@ def pcc_consensus(
     bar.close()
     membership, hard, _ = drop_empty_clusters(membership, hard)
     return PCCConsensus(membership, hard, res, plan, fit_indices=fit_idx, **out)
+
+
+def _route(mode: str, solver: str, divergence, fit_size):
+    """``(mode, fit_size)`` as the solver and divergence allow, checked before any work."""
+    if solver == "sweep":
+        if mode in ("dense", "lowrank"):
+            raise ValueError(
+                f"solver='sweep' works on sampled pairs; with mode={mode!r} use solver='batch' "
+                "(or 'greedy' on the dense route), or mode='sparse' for the sweep."
+            )
+        mode = "sparse"  # "auto" takes the route the solver can run on
+    if mode == "lowrank":
+        check_lowrank_options(divergence, solver)
+        # the route's cost is linear in n: "auto" fits every item
+        fit_size = None if fit_size == "auto" else fit_size
+    return mode, fit_size
 
 
 def _fit(fitted, mode, K, divergence, solver, start, fit_kw, sampling, bar):

@@ -145,7 +145,8 @@ def _store(adata: AnnData, key_added: str, result, params: dict, start, copy: bo
         adata, key_added, result.membership, params=params, labels=result.labels, uns=uns
     )
     asked = params["n_clusters"]
-    if asked is not None and asked != uns["n_clusters"]:
+    # "auto" (the command line's default) asks for no particular number
+    if asked not in (None, "auto") and asked != uns["n_clusters"]:
         logg.warning(f"tl.dpp: {result.info['reason']}")
     else:
         logg.info(f"    {result.info['reason']}")

@@ -39,11 +39,12 @@ solver
     if the batch steps stall above ``tol``. ``"sweep"`` (sampled pairs only):
     the greedy solver's moves, made item by item, each item's subproblem
     solved at one visit, over the items whose gap is above a threshold that
-    falls to ``tol``. All stop on the same KKT gap. ``"auto"`` (default):
-    ``"batch"`` on a dense co-association, ``"sweep"`` on sampled pairs, where
-    the batch steps converge slowly on flat optima and the sweep took a third
-    of the greedy solver's time at ``tl.pcc``'s sizes (measured in
-    ``benchmarks/pcc.py``).""",
+    falls to ``tol`` (in ``tl.pcc`` / ``pcc_consensus`` it implies ``mode="sparse"``;
+    ``mode="dense"`` or ``"lowrank"`` with it is an error). All stop on the same
+    KKT gap. ``"auto"`` (default): ``"batch"`` on a dense co-association,
+    ``"sweep"`` on sampled pairs, where the batch steps converge slowly on flat
+    optima and the sweep took a third of the greedy solver's time at
+    ``tl.pcc``'s sizes (measured in ``benchmarks/pcc.py``).""",
     "pcc_stop": """\
 tol
     Relative KKT tolerance: stop when ``max_j (g_JV - g_JU)`` is below ``tol``

@@ -444,7 +444,9 @@ def _fit(op: LowRankL2, Y: np.ndarray, max_iter: int, tol_abs: float) -> tuple:
     trace, n_iter, status, gap = solve_lowrank(op, Y, max_iter=max_iter, tol_abs=tol_abs)
     if not np.all(np.isfinite(Y)):  # pragma: no cover - a solver bug, never user input
         raise RuntimeError("PCC produced non-finite memberships; please report this.")
-    obj = op.objective(Y)
+    # one BLAS thread, as in the steps: the objective picks the best start
+    with threadpool_limits(limits=1, user_api="blas"):
+        obj = op.objective(Y)
     trace[-1] = obj
     return obj, trace, n_iter, status, gap, Y
 
