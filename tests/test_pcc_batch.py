@@ -287,14 +287,23 @@ from sklearn.datasets import make_blobs
 from scconsensus.core import coassociation, generate_ensemble, pcc
 X, _ = make_blobs(n_samples=1200, centers=8, n_features=5, random_state=0)
 ens = generate_ensemble(X, 20, "kmeans", k=(4, 12), subsample=0.8, random_state=0, progress=False)
+from scconsensus.core.pcc import _batch
 C, N = coassociation(ens.labels)
+active = []  # pairs of every evaluation on the active-pair route
+pair_weights_at = _batch._pair_weights_at
+def counted(ev, *args):
+    active.append(ev.cover[0].shape[0])
+    return pair_weights_at(ev, *args)
+_batch._pair_weights_at = counted
 for divergence in ("kl", "l2"):
     out = []
+    active.clear()
     for threads in (1, 2, 4):
         numba.set_num_threads(threads)
         res = pcc(C, N, 10, divergence, solver="batch", n_init=1, random_state=0)
         out.append((res.objective, res.n_iter, res.membership.tobytes()))
-    print(divergence, all(o == out[0] for o in out[1:]), out[0][0], out[0][1])
+    same = all(o == out[0] for o in out[1:])
+    print(divergence, same, out[0][0], out[0][1], max(active, default=0))
 """
 
 
@@ -317,5 +326,8 @@ def test_batch_same_result_for_any_numba_thread_count():
     ).stdout.split("\n")
     lines = [line.split() for line in out if line]
     assert [line[:2] for line in lines] == [["kl", "True"], ["l2", "True"]], out
-    # more than one block of pairs and of rows: the parallel paths were exercised
-    assert all(int(line[3]) > 0 for line in lines)
+    # the active-pair route ran on more than one block of pairs (and 1,200 items > one block
+    # of rows), so the blocked sums were exercised
+    from scconsensus.core.pcc._active import BLOCK
+
+    assert all(int(line[3]) > 0 and int(line[4]) > BLOCK for line in lines), out
