@@ -284,26 +284,33 @@ def test_order_decreasing_sorts_with_ties(K):
 _NUMBA_THREADS_SCRIPT = """
 import numba, numpy as np
 from sklearn.datasets import make_blobs
-from scconsensus.core import coassociation, generate_ensemble, pcc
-X, _ = make_blobs(n_samples=1200, centers=8, n_features=5, random_state=0)
-ens = generate_ensemble(X, 20, "kmeans", k=(4, 12), subsample=0.8, random_state=0, progress=False)
+from scconsensus.core import coassociation, generate_ensemble, pcc, plan_consensus
 from scconsensus.core.pcc import _batch
-C, N = coassociation(ens.labels)
-active = []  # pairs of every evaluation on the active-pair route
-pair_weights_at = _batch._pair_weights_at
-def counted(ev, *args):
+# the benchmark's default-start case, smaller: from the spectral start KL's supports
+# become sparse and the active-pair route takes over from the all-pairs one
+X, _ = make_blobs(n_samples=1200, centers=12, n_features=10, cluster_std=2.0, random_state=0)
+ens = generate_ensemble(X, 60, "kmeans", k=(6, 24), subsample=0.8, random_state=0, progress=False)
+plan = plan_consensus(ens.labels, 12, random_state=0)
+C, N = coassociation(ens.labels[:, plan.columns])
+active, dense = [], []  # pairs of each active-route evaluation; all-pairs evaluations
+pair_weights_at, dsyrk = _batch._pair_weights_at, _batch.dsyrk
+def counted_active(ev, *args):
     active.append(ev.cover[0].shape[0])
     return pair_weights_at(ev, *args)
-_batch._pair_weights_at = counted
+def counted_dense(*args, **kwargs):
+    dense.append(1)
+    return dsyrk(*args, **kwargs)
+_batch._pair_weights_at, _batch.dsyrk = counted_active, counted_dense
 for divergence in ("kl", "l2"):
     out = []
     active.clear()
+    dense.clear()
     for threads in (1, 2, 4):
         numba.set_num_threads(threads)
-        res = pcc(C, N, 10, divergence, solver="batch", n_init=1, random_state=0)
+        res = pcc(C, N, 12, divergence, solver="batch", init=plan.start, n_init=1)
         out.append((res.objective, res.n_iter, res.membership.tobytes()))
     same = all(o == out[0] for o in out[1:])
-    print(divergence, same, out[0][0], out[0][1], max(active, default=0))
+    print(divergence, same, out[0][0], out[0][1], max(active, default=0), len(dense))
 """
 
 
@@ -326,8 +333,9 @@ def test_batch_same_result_for_any_numba_thread_count():
     ).stdout.split("\n")
     lines = [line.split() for line in out if line]
     assert [line[:2] for line in lines] == [["kl", "True"], ["l2", "True"]], out
-    # the active-pair route ran on more than one block of pairs (and 1,200 items > one block
-    # of rows), so the blocked sums were exercised
+    # the all-pairs route ran for both, the active one for KL on more than one block of
+    # pairs (and 1,200 items > one block of rows): every blocked sum was exercised
     from scconsensus.core.pcc._active import BLOCK
 
-    assert all(int(line[3]) > 0 and int(line[4]) > BLOCK for line in lines), out
+    assert all(int(line[3]) > 0 and int(line[5]) > 0 for line in lines), out
+    assert int(lines[0][4]) > BLOCK, out
