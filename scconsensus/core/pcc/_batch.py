@@ -862,7 +862,23 @@ class _State:
         self.f = fn
 
 
-def _batch_phase(ev, Y, *, max_iter, tol_abs, stall_rtol=1e-15):
+def _batch_phase(ev, Y, **kwargs):
+    """:func:`_batch_steps`, with a Ctrl-C always raised as ``KeyboardInterrupt``.
+
+    Once numba's thread pool runs, a SIGINT may be taken by one of its threads and
+    handled while the main thread is inside a numba call, which then reports
+    "returned a result with an exception set" (``SystemError``, the interrupt as
+    its cause).
+    """
+    try:
+        return _batch_steps(ev, Y, **kwargs)
+    except SystemError as err:
+        if isinstance(err.__cause__ or err.__context__, KeyboardInterrupt):
+            raise KeyboardInterrupt from None
+        raise
+
+
+def _batch_steps(ev, Y, *, max_iter, tol_abs, stall_rtol=1e-15):
     """Batch steps with an exact segment search, in place on ``Y``.
 
     ``EG_STEPS`` multiplicative (exponentiated-gradient) steps first, which
