@@ -358,6 +358,7 @@ def _csr_weights(indptr, indices, cval, nval, mirror, Y, W, W2, G, H, kind, par)
 
 @numba.njit(cache=True, error_model="numpy", inline="always")
 def _segment_row(Y, D, i, j, rptr, rcol):
+    # q_ij(t) = a + t b + t^2 e along Y + t D, over the support of row i
     a = 0.0
     b = 0.0
     e = 0.0
@@ -383,16 +384,7 @@ def _pair_segment(Y, D, ii, jj, cc, nn, rptr, rcol, out):
     for blk in numba.prange(nb):
         r = blk * BLOCK
         for t in range(blk * BLOCK, min(m, blk * BLOCK + BLOCK)):
-            i = ii[t]
-            j = jj[t]
-            a = 0.0
-            b = 0.0
-            e = 0.0
-            for u in range(rptr[i], rptr[i + 1]):
-                k = rcol[u]
-                a += Y[i, k] * Y[j, k]
-                b += Y[i, k] * D[j, k] + D[i, k] * Y[j, k]
-                e += D[i, k] * D[j, k]
+            a, b, e = _segment_row(Y, D, ii[t], jj[t], rptr, rcol)
             if b == 0.0 and e == 0.0:
                 continue  # q does not move along the segment: adds exactly 0 to phi' and phi''
             out[0, r] = nn[t]
