@@ -142,6 +142,15 @@ def _phi_terms(kind, par, nij, p, a, b, e, t):
 
 
 @numba.njit(cache=True, error_model="numpy", inline="always")
+def _ordered_sum(part):
+    """Sum of the blocks' partial sums, in block order: the same bits for any threads."""
+    total = 0.0
+    for b in range(part.shape[0]):
+        total += part[b]
+    return total
+
+
+@numba.njit(cache=True, error_model="numpy", inline="always")
 def _dense_weights_col(P, N, A, W, W2, kind, par, j):
     f = 0.0
     W[j, j] = 0.0
@@ -185,10 +194,7 @@ def _dense_weights(P, N, A, W, W2, kind, par):
         if n - 1 - c != c:
             f += _dense_weights_col(P, N, A, W, W2, kind, par, n - 1 - c)
         part[c] = f
-    f = 0.0
-    for c in range(half):
-        f += part[c]
-    return f
+    return _ordered_sum(part)
 
 
 @numba.njit(cache=True, error_model="numpy", inline="always")
@@ -228,12 +234,7 @@ def _dense_phi(P, N, A, B, E, t, kind, par):
             d2f += g2
         part[c, 0] = df
         part[c, 1] = d2f
-    df = 0.0
-    d2f = 0.0
-    for c in range(half):
-        df += part[c, 0]
-        d2f += part[c, 1]
-    return df, d2f
+    return _ordered_sum(part[:, 0]), _ordered_sum(part[:, 1])
 
 
 @numba.njit(cache=True, error_model="numpy", parallel=True)
@@ -279,10 +280,7 @@ def _pair_weights(Y, ii, jj, cc, nn, rptr, rcol, Gt, Ht, c1, c2, kind, par, GHp,
                 h += GHp[c, i, k, 1]
             G[i, k] = g
             H[i, k] = h
-    f = 0.0
-    for c in range(chunks):
-        f += part[c]
-    return f
+    return _ordered_sum(part)
 
 
 @numba.njit(cache=True, error_model="numpy", inline="always")
@@ -411,12 +409,7 @@ def _pair_phi(seg, count, t, kind, par):
             d2f += g2
         part[blk, 0] = df
         part[blk, 1] = d2f
-    df = 0.0
-    d2f = 0.0
-    for blk in range(nb):
-        df += part[blk, 0]
-        d2f += part[blk, 1]
-    return df, d2f
+    return _ordered_sum(part[:, 0]), _ordered_sum(part[:, 1])
 
 
 @numba.njit(cache=True, error_model="numpy", inline="always")
@@ -504,14 +497,6 @@ def _project_step(Y, G, H, eta, out):
             slope += _project_row(Y, G, H, eta, out, i, v, d, bp, order)
         part[blk] = slope
     return _ordered_sum(part)
-
-
-@numba.njit(cache=True, error_model="numpy", inline="always")
-def _ordered_sum(part):
-    total = 0.0
-    for b in range(part.shape[0]):
-        total += part[b]
-    return total
 
 
 @numba.njit(cache=True, error_model="numpy", parallel=True)
