@@ -291,6 +291,62 @@ def test_bad_input_errors(planted_dense):
         pcc(C, N, 3, init=np.ones((n, 3)))
 
 
+_FAULTS = {
+    "nan": "C contains NaN",
+    "inf_n": "N contains NaN",
+    "negative": "non-negative",
+    "c_above_n": "exceeds N",
+    "asymmetric_c": "symmetric",
+    "asymmetric_n": "symmetric",
+}
+# int32, int64 and float64 take the one-pass numba check, the others NumPy's; the faults
+# each dtype can hold
+_DENSE_CASES = [
+    (dtype, fault)
+    for dtype in (np.int32, np.int64, np.float64, np.float32, np.int16, np.uint16)
+    for fault in _FAULTS
+    if not (fault in ("nan", "inf_n") and np.dtype(dtype).kind != "f")
+    and not (fault == "negative" and np.dtype(dtype).kind == "u")
+]
+
+
+def _counts_with_fault(dtype, fault, i=140, j=3):
+    """Valid counts on 150 items (3 x 3 tiles of 64) with one fault at ``(i, j)``."""
+    rng = np.random.default_rng(0)
+    N = rng.integers(1, 9, size=(150, 150))
+    N = N + N.T
+    C = np.minimum(np.minimum(rng.integers(0, 9, size=N.shape), N), N.T)
+    C = np.minimum(C, C.T)
+    C, N = C.astype(dtype), N.astype(dtype)
+    if fault == "nan":
+        C[i, j] = np.nan
+    elif fault == "inf_n":
+        N[i, j] = N[j, i] = np.inf
+    elif fault == "negative":
+        C[i, j] = C[j, i] = -1
+    elif fault == "c_above_n":
+        C[i, j] = C[j, i] = N[i, j] + 1
+    elif fault == "asymmetric_c":
+        C[i, j] = C[j, i] - 1 if C[j, i] > 0 else 1
+    elif fault == "asymmetric_n":
+        N[i, j] += 1
+    return C, N
+
+
+@pytest.mark.parametrize("dtype, fault", _DENSE_CASES)
+def test_dense_checks_find_one_bad_entry_anywhere(dtype, fault):
+    """One bad entry, below the diagonal in a tile far from the first, is found and named."""
+    C, N = _counts_with_fault(dtype, fault)
+    with pytest.raises(ValueError, match=_FAULTS[fault]):
+        pcc(C, N, 3)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.float64, np.float32])
+def test_dense_checks_pass_valid_counts(dtype):
+    C, N = _counts_with_fault(dtype, None)
+    assert pcc(C, N, 3, n_init=1, max_iter=5).n_iter <= 5
+
+
 def test_bad_sparse_input_errors():
     _, labels = planted(n_per=6, seed=1)
     n = labels.shape[0]

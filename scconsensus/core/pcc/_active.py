@@ -30,6 +30,25 @@ BLOCK = 4096
 ROWS = 256
 
 
+@numba.njit(cache=True, inline="always")
+def interleaved(t, n):
+    """Task ``t`` of ``n`` -> item ``0, n - 1, 1, n - 2, ...``.
+
+    Work on pairs ``j > i`` shrinks with ``i``; numba hands each thread a
+    contiguous range of tasks, which now holds as many long rows as short ones.
+    """
+    return t // 2 if t % 2 == 0 else n - 1 - t // 2
+
+
+@numba.njit(cache=True, error_model="numpy", inline="always")
+def ordered_sum(part):
+    """Sum of the blocks' partial sums, in block order: the same bits for any threads."""
+    total = 0.0
+    for b in range(part.shape[0]):
+        total += part[b]
+    return total
+
+
 @numba.njit(cache=True)
 def supports(Z):
     """Nonzero pattern of ``Z`` by row (``rptr``, ``rcol``) and by column (``cptr``, ``crow``).
@@ -72,19 +91,23 @@ def overlap_work(cptr):
     return w
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, parallel=True)
 def positive_pairs(P):
     """CSR of the pairs ``j > i`` with ``P_ij > 0`` (never move: ``P`` is fixed)."""
     n = P.shape[0]
     ptr = np.zeros(n + 1, np.int64)
-    for i in range(n):
+    for t in numba.prange(n):
+        i = interleaved(t, n)
         c = 0
         for j in range(i + 1, n):
             if P[i, j] > 0.0:
                 c += 1
-        ptr[i + 1] = ptr[i] + c
-    idx = np.empty(ptr[n], np.int64)
+        ptr[i + 1] = c
     for i in range(n):
+        ptr[i + 1] += ptr[i]
+    idx = np.empty(ptr[n], np.int64)
+    for t in numba.prange(n):
+        i = interleaved(t, n)
         r = ptr[i]
         for j in range(i + 1, n):
             if P[i, j] > 0.0:
@@ -115,7 +138,8 @@ def active_pairs(C, N, sptr, sidx, rptr, rcol, cptr, crow):
     """
     n = N.shape[0]
     cap = np.zeros(n + 1, np.int64)
-    for i in numba.prange(n):
+    for t in numba.prange(n):
+        i = interleaved(t, n)
         c = sptr[i + 1] - sptr[i]
         for u in range(rptr[i], rptr[i + 1]):
             k = rcol[u]
@@ -125,7 +149,9 @@ def active_pairs(C, N, sptr, sidx, rptr, rcol, cptr, crow):
         cap[i + 1] += cap[i]
     slots = np.empty(cap[n], np.int64)
     count = np.zeros(n + 1, np.int64)
-    for blk in numba.prange((n + ROWS - 1) // ROWS):
+    nb = (n + ROWS - 1) // ROWS
+    for b in numba.prange(nb):
+        blk = interleaved(b, nb)
         mark = np.full(n, -1, np.int64)
         for i in range(blk * ROWS, min(n, blk * ROWS + ROWS)):
             count[i + 1] = _row_pairs(N, sptr, sidx, rptr, rcol, cptr, crow, i, mark, slots, cap[i])
@@ -136,7 +162,8 @@ def active_pairs(C, N, sptr, sidx, rptr, rcol, cptr, crow):
     jj = np.empty(m, np.int64)
     cc = np.empty(m)
     nn = np.empty(m)
-    for i in numba.prange(n):
+    for t in numba.prange(n):
+        i = interleaved(t, n)
         for s in range(count[i + 1] - count[i]):
             t = count[i] + s
             j = slots[cap[i] + s]

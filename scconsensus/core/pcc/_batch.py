@@ -40,7 +40,7 @@ from scipy.linalg.blas import dsymm, dsyr2k, dsyrk
 from threadpoolctl import threadpool_limits
 
 from . import _active, _greedy, _sparse
-from ._active import BLOCK, ROWS
+from ._active import BLOCK, ROWS, ordered_sum
 from ._divergences import KIND_CUSTOM, KIND_KL, KIND_L2, _deriv, _deriv2, _div
 from ._greedy import STATUS_CONVERGED, STATUS_MAX_ITER, STATUS_STALLED, _scan_item
 
@@ -142,15 +142,6 @@ def _phi_terms(kind, par, nij, p, a, b, e, t):
 
 
 @numba.njit(cache=True, error_model="numpy", inline="always")
-def _ordered_sum(part):
-    """Sum of the blocks' partial sums, in block order: the same bits for any threads."""
-    total = 0.0
-    for b in range(part.shape[0]):
-        total += part[b]
-    return total
-
-
-@numba.njit(cache=True, error_model="numpy", inline="always")
 def _dense_weights_col(P, N, A, W, W2, kind, par, j):
     f = 0.0
     W[j, j] = 0.0
@@ -194,7 +185,7 @@ def _dense_weights(P, N, A, W, W2, kind, par):
         if n - 1 - c != c:
             f += _dense_weights_col(P, N, A, W, W2, kind, par, n - 1 - c)
         part[c] = f
-    return _ordered_sum(part)
+    return ordered_sum(part)
 
 
 @numba.njit(cache=True, error_model="numpy", inline="always")
@@ -234,7 +225,7 @@ def _dense_phi(P, N, A, B, E, t, kind, par):
             d2f += g2
         part[c, 0] = df
         part[c, 1] = d2f
-    return _ordered_sum(part[:, 0]), _ordered_sum(part[:, 1])
+    return ordered_sum(part[:, 0]), ordered_sum(part[:, 1])
 
 
 @numba.njit(cache=True, error_model="numpy", parallel=True)
@@ -280,7 +271,7 @@ def _pair_weights(Y, ii, jj, cc, nn, rptr, rcol, Gt, Ht, c1, c2, kind, par, GHp,
                 h += GHp[c, i, k, 1]
             G[i, k] = g
             H[i, k] = h
-    return _ordered_sum(part)
+    return ordered_sum(part)
 
 
 @numba.njit(cache=True, error_model="numpy", inline="always")
@@ -409,7 +400,7 @@ def _pair_phi(seg, count, t, kind, par):
             d2f += g2
         part[blk, 0] = df
         part[blk, 1] = d2f
-    return _ordered_sum(part[:, 0]), _ordered_sum(part[:, 1])
+    return ordered_sum(part[:, 0]), ordered_sum(part[:, 1])
 
 
 @numba.njit(cache=True, error_model="numpy", inline="always")
@@ -496,7 +487,7 @@ def _project_step(Y, G, H, eta, out):
         for i in range(blk * ROWS, min(n, blk * ROWS + ROWS)):
             slope += _project_row(Y, G, H, eta, out, i, v, d, bp, order)
         part[blk] = slope
-    return _ordered_sum(part)
+    return ordered_sum(part)
 
 
 @numba.njit(cache=True, error_model="numpy", parallel=True)
@@ -524,35 +515,44 @@ def _eg_step(Y, G, wrow, eta, seed, out):
                 out[i, k] = y * np.exp(-eta * (G[i, k] - gmin) / wrow[i])
             slope += _normalise_row(out, i, G, Y)
         part[blk] = slope
-    return _ordered_sum(part)
+    return ordered_sum(part)
 
 
-@numba.njit(cache=True, error_model="numpy")
+@numba.njit(cache=True, error_model="numpy", inline="always")
+def _cg_row(Y, R, Dprev, beta, D, i):
+    # row i of D (Dprev may be D: the row is read before it is written); its largest s
+    K = Y.shape[1]
+    ok = True
+    for k in range(K):
+        d = R[i, k] + beta * Dprev[i, k]
+        if Y[i, k] <= 0.0 and d < 0.0:
+            ok = False
+            break
+    smax = np.inf
+    for k in range(K):
+        d = R[i, k] + beta * Dprev[i, k] if ok else R[i, k]
+        D[i, k] = d
+        if d < 0.0:
+            smax = min(smax, Y[i, k] / -d)
+    return smax
+
+
+@numba.njit(cache=True, error_model="numpy", parallel=True)
 def _cg_direction(Y, R, Dprev, beta, D):
     """``D = R + beta Dprev`` row by row, ``R`` alone where that would leave the simplex at once.
 
     Returns the largest ``s`` with ``Y + s D >= 0``.
     """
-    n, K = Y.shape
-    smax = np.inf
-    for i in range(n):
-        ok = True
-        for k in range(K):
-            d = R[i, k] + beta * Dprev[i, k]
-            if Y[i, k] <= 0.0 and d < 0.0:
-                ok = False
-                break
-        for k in range(K):
-            d = R[i, k] + beta * Dprev[i, k] if ok else R[i, k]
-            D[i, k] = d
-            if d < 0.0:
-                r = Y[i, k] / -d
-                if r < smax:
-                    smax = r
-    return smax
+    n = Y.shape[0]
+    nb = (n + ROWS - 1) // ROWS
+    part = np.full(nb, np.inf)
+    for blk in numba.prange(nb):
+        for i in range(blk * ROWS, min(n, blk * ROWS + ROWS)):
+            part[blk] = min(part[blk], _cg_row(Y, R, Dprev, beta, D, i))
+    return part.min()
 
 
-@numba.njit(cache=True, error_model="numpy")
+@numba.njit(cache=True, error_model="numpy", parallel=True)
 def _step_dir(Y, D, s, X, snap, out):
     """``out = Y + s D``, rows renormalised; returns how many entries were snapped to 0.
 
@@ -560,20 +560,22 @@ def _step_dir(Y, D, s, X, snap, out):
     ``X`` zeroes that are left below ``snap``.
     """
     n, K = Y.shape
-    count = 0
-    for i in range(n):
-        tot = 0.0
-        for k in range(K):
-            y = Y[i, k] + s * D[i, k]
-            if y < 1e-15 or (X[i, k] == 0.0 and y < snap):
-                if y > 0.0:
-                    count += 1
-                y = 0.0
-            out[i, k] = y
-            tot += y
-        for k in range(K):
-            out[i, k] /= tot
-    return count
+    nb = (n + ROWS - 1) // ROWS
+    count = np.zeros(nb, np.int64)
+    for blk in numba.prange(nb):
+        for i in range(blk * ROWS, min(n, blk * ROWS + ROWS)):
+            tot = 0.0
+            for k in range(K):
+                y = Y[i, k] + s * D[i, k]
+                if y < 1e-15 or (X[i, k] == 0.0 and y < snap):
+                    if y > 0.0:
+                        count[blk] += 1
+                    y = 0.0
+                out[i, k] = y
+                tot += y
+            for k in range(K):
+                out[i, k] /= tot
+    return count.sum()
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -585,6 +587,20 @@ def _kkt_gap(G, Y):
         if g > best:
             best = g
     return best
+
+
+@numba.njit(cache=True, error_model="numpy", parallel=True)
+def _ratios(C, N, P, wrow):
+    """``P = C / N`` (0 where ``N = 0``) and ``wrow`` = off-diagonal row sums of ``N`` (0 -> 1)."""
+    n = N.shape[0]
+    for i in numba.prange(n):
+        s = 0.0
+        for j in range(n):
+            v = N[i, j]
+            P[i, j] = C[i, j] / v if v > 0 else 0.0
+            if j != i:
+                s += v
+        wrow[i] = s if s > 0 else 1.0
 
 
 def _compact_counts(C, N):
@@ -610,10 +626,8 @@ class _DenseEvaluator:
     def __init__(self, C, N, bregman):
         n = N.shape[0]
         self.N = N
-        self.wrow = N.sum(axis=1, dtype=np.float64) - np.diag(N)
-        self.wrow[self.wrow <= 0] = 1.0
-        with np.errstate(divide="ignore", invalid="ignore"):
-            self.P = np.where(N > 0, C / np.where(N > 0, N, 1), 0.0).astype(np.float64)
+        self.P, self.wrow = np.empty((n, n)), np.empty(n)
+        _ratios(C, N, self.P, self.wrow)
         self.kind, self.par = bregman.kind, bregman.param
         self.k = bregman.kernels("_batch")
         self.A = np.zeros((n, n), order="F")
@@ -770,9 +784,10 @@ class _State:
         self.Gn, self.Hn = np.empty_like(Y), np.empty_like(Y)
         self.X, self.Yn = np.empty_like(Y), np.empty_like(Y)
         self.D, self.R, self.Rprev = np.zeros_like(Y), np.empty_like(Y), None
-        self.f = ev.weights(Y, self.G, self.H)
-        self.eta = 1.0
         self.multiplicative = EG_STEPS > 0
+        # a multiplicative step needs no curvature (one BLAS product less on dense input)
+        self.f = ev.weights(Y, self.G, self.H, curvature=not self.multiplicative)
+        self.eta = 1.0
         self.n_steps = 0
 
     def direction(self):

@@ -9,12 +9,15 @@ from ..._docs import doc_params
 from ..._validation import check_int, check_n_clusters, check_restarts, seed_sequence
 from .._membership import hard_labels, order_clusters
 from . import _batch, _greedy, _sparse, _sweep
+from ._checks import ASYMMETRIC, C_ABOVE_N, NEGATIVE, NONFINITE, dense_flags
 from ._divergences import Bregman, check_divergence
 from ._doc import PCC_PARAMS
 from ._result import PCCResult, thin_trace
 
 SOLVERS = ("auto", "batch", "greedy", "sweep")
 _STATUS = {0: "max_iter", 1: "converged", 2: "stalled"}
+# count types checked in one numba pass (coassociation returns int32); others by NumPy
+_FAST_DTYPES = (np.dtype(np.int32), np.dtype(np.int64), np.dtype(np.float64))
 
 
 def _check_dense(C, N):
@@ -31,20 +34,7 @@ def _check_dense(C, N):
             "co-clustering and co-sampling counts of the same items "
             "(scconsensus.core.coassociation returns them together)."
         )
-    for name, M in (("C", C), ("N", N)):
-        if M.dtype.kind == "f" and not np.all(np.isfinite(M)):
-            raise ValueError(
-                f"{name} contains NaN or infinite values; co-association counts must be finite."
-            )
-    if (N < 0).any() or (C < 0).any():
-        raise ValueError("C and N must be non-negative counts.")
-    if (C > N).any():
-        raise ValueError(
-            "C exceeds N for some pairs: items cannot be co-clustered more often than they "
-            "were co-sampled. Pass (C, N) in that order."
-        )
-    if not (np.array_equal(C, C.T) and np.array_equal(N, N.T)):
-        raise ValueError("C and N must be symmetric (c_ij = c_ji, N_ij = N_ji).")
+    C, N = _check_dense_values(C, N)
     if C.dtype.kind != "f" and C.dtype != N.dtype:
         C = C.astype(np.float64)
         N = N.astype(np.float64)
@@ -56,6 +46,36 @@ def _check_dense(C, N):
     n = N.shape[0]
     weight = float(N.sum(dtype=np.float64) - np.trace(N, dtype=np.float64))
     return C, N, n, weight
+
+
+def _check_dense_values(C, N):
+    """``C``, ``N`` (C-ordered where the one-pass check applies) after the value checks."""
+    if C.dtype == N.dtype and C.dtype in _FAST_DTYPES:
+        C = np.ascontiguousarray(C)
+        N = np.ascontiguousarray(N)
+        bad = dense_flags(C, N)
+    else:
+        bad = [
+            any(M.dtype.kind == "f" and not np.all(np.isfinite(M)) for M in (C, N)),
+            bool((N < 0).any() or (C < 0).any()),
+            bool((C > N).any()),
+            not (np.array_equal(C, C.T) and np.array_equal(N, N.T)),
+        ]
+    if bad[NONFINITE]:
+        name = "C" if C.dtype.kind == "f" and not np.all(np.isfinite(C)) else "N"
+        raise ValueError(
+            f"{name} contains NaN or infinite values; co-association counts must be finite."
+        )
+    if bad[NEGATIVE]:
+        raise ValueError("C and N must be non-negative counts.")
+    if bad[C_ABOVE_N]:
+        raise ValueError(
+            "C exceeds N for some pairs: items cannot be co-clustered more often than they "
+            "were co-sampled. Pass (C, N) in that order."
+        )
+    if bad[ASYMMETRIC]:
+        raise ValueError("C and N must be symmetric (c_ij = c_ji, N_ij = N_ji).")
+    return C, N
 
 
 def _check_sparse(C, N):

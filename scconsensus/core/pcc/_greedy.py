@@ -16,6 +16,7 @@ import numba
 import numpy as np
 
 from ..._validation import check_int
+from ._active import ordered_sum
 from ._divergences import _deriv, _div
 from ._linesearch import _delta_objective, _line_search, _move
 
@@ -48,20 +49,34 @@ def _scan_item(G, Y, i):
     return u, v, gap
 
 
-@numba.njit(cache=True, error_model="numpy")
-def _objective_dense(C, N, Y, kind, par):
+@numba.njit(cache=True, error_model="numpy", inline="always")
+def _objective_row(C, N, Y, kind, par, i):
     n, K = Y.shape
     f = 0.0
-    for i in range(n):
-        for j in range(i + 1, n):
-            nij = N[i, j]
-            if nij <= 0:
-                continue
-            q = 0.0
-            for k in range(K):
-                q += Y[i, k] * Y[j, k]
-            f += nij * _div(kind, par, C[i, j] / nij, q)
+    for j in range(i + 1, n):
+        nij = N[i, j]
+        if nij <= 0:
+            continue
+        q = 0.0
+        for k in range(K):
+            q += Y[i, k] * Y[j, k]
+        f += nij * _div(kind, par, C[i, j] / nij, q)
     return f
+
+
+@numba.njit(cache=True, error_model="numpy", parallel=True)
+def _objective_dense(C, N, Y, kind, par):
+    # rows r and n - 1 - r go together (n - 1 pairs per task, evenly shared between
+    # threads); the partial sums are added in a fixed order: the same bits for any threads
+    n = Y.shape[0]
+    half = (n + 1) // 2
+    part = np.zeros(half)
+    for r in numba.prange(half):
+        f = _objective_row(C, N, Y, kind, par, r)
+        if n - 1 - r != r:
+            f += _objective_row(C, N, Y, kind, par, n - 1 - r)
+        part[r] = f
+    return ordered_sum(part)
 
 
 @numba.njit(cache=True, error_model="numpy")
