@@ -341,6 +341,21 @@ def test_dense_checks_find_one_bad_entry_anywhere(dtype, fault):
         pcc(C, N, 3)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_dense_checks_report_faults_in_order(dtype):
+    """With several faults, the first in the order non-finite, negative, C > N, asymmetric."""
+    order = ["nan", "negative", "c_above_n", "asymmetric_n"]
+    C0, N0 = _counts_with_fault(dtype, None)
+    for first in range(len(order)):
+        C, N = C0.copy(), N0.copy()
+        for k, fault in enumerate(order[first:]):
+            Cf, Nf = _counts_with_fault(dtype, fault, i=10 + 40 * k, j=100 - 30 * k)
+            C[Cf != C0], N[Nf != N0] = Cf[Cf != C0], Nf[Nf != N0]
+        # Fortran order: the one-pass check copies to C order first
+        with pytest.raises(ValueError, match=_FAULTS[order[first]]):
+            pcc(np.asfortranarray(C), np.asfortranarray(N), 3)
+
+
 @pytest.mark.parametrize("dtype", [np.int32, np.float64, np.float32])
 def test_dense_checks_pass_valid_counts(dtype):
     C, N = _counts_with_fault(dtype, None)

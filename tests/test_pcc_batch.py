@@ -335,7 +335,7 @@ def test_batch_same_result_for_any_numba_thread_count():
     assert [line[:2] for line in lines] == [["kl", "True"], ["l2", "True"]], out
     # the all-pairs route ran for both, the active one for KL on more than one block of
     # pairs (and 1,200 items > one block of rows): every blocked sum was exercised
-    from scconsensus.core.pcc._active import BLOCK
+    from scconsensus.core.pcc._parallel import BLOCK
 
     assert all(int(line[3]) > 0 and int(line[5]) > 0 for line in lines), out
     assert int(lines[0][4]) > BLOCK, out

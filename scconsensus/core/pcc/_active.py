@@ -22,31 +22,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-# Items or pairs per block of the parallel loops. Blocks have a fixed size, not a share
-# of the threads, and their partial sums are added in block order, so results are the
-# same bits for any number of threads.
-BLOCK = 4096
-# items per block of the parallel loops over items
-ROWS = 256
-
-
-@numba.njit(cache=True, inline="always")
-def interleaved(t, n):
-    """Task ``t`` of ``n`` -> item ``0, n - 1, 1, n - 2, ...``.
-
-    Work on pairs ``j > i`` shrinks with ``i``; numba hands each thread a
-    contiguous range of tasks, which now holds as many long rows as short ones.
-    """
-    return t // 2 if t % 2 == 0 else n - 1 - t // 2
-
-
-@numba.njit(cache=True, error_model="numpy", inline="always")
-def ordered_sum(part):
-    """Sum of the blocks' partial sums, in block order: the same bits for any threads."""
-    total = 0.0
-    for b in range(part.shape[0]):
-        total += part[b]
-    return total
+from ._parallel import ROWS, interleaved
 
 
 @numba.njit(cache=True)
@@ -165,12 +141,12 @@ def active_pairs(C, N, sptr, sidx, rptr, rcol, cptr, crow):
     for t in numba.prange(n):
         i = interleaved(t, n)
         for s in range(count[i + 1] - count[i]):
-            t = count[i] + s
+            p = count[i] + s
             j = slots[cap[i] + s]
-            ii[t] = i
-            jj[t] = j
-            cc[t] = C[i, j]
-            nn[t] = N[i, j]
+            ii[p] = i
+            jj[p] = j
+            cc[p] = C[i, j]
+            nn[p] = N[i, j]
     return ii, jj, cc, nn
 
 

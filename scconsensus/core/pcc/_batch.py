@@ -40,9 +40,9 @@ from scipy.linalg.blas import dsymm, dsyr2k, dsyrk
 from threadpoolctl import threadpool_limits
 
 from . import _active, _greedy, _sparse
-from ._active import BLOCK, ROWS, ordered_sum
 from ._divergences import KIND_CUSTOM, KIND_KL, KIND_L2, _deriv, _deriv2, _div
 from ._greedy import STATUS_CONVERGED, STATUS_MAX_ITER, STATUS_STALLED, _scan_item
+from ._parallel import BLOCK, ROWS, ordered_sum
 
 # snap a membership to zero when the full projected step zeroes it and what is left of
 # it after the line search is below this; larger residues decay by themselves

@@ -1,9 +1,9 @@
 """One parallel pass over dense counts for the checks of :func:`scconsensus.core.pcc.pcc`.
 
 NumPy's checks (``isfinite``, ``C < 0``, ``C > N``, ``C == C.T``) each take a
-full pass, and the comparison with the transpose reads one operand by columns:
-about 57 ms serial at n = 2,000. Here square tiles are compared with their
-mirrors, both small enough to stay in cache, and tiles go to threads.
+full pass, and the comparison with the transpose reads one operand by columns.
+Here square tiles are compared with their mirrors, both small enough to stay
+in cache, and tiles go to threads.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-# tile side: two int32 tiles of C and N and their mirrors, 4 x 16 KiB, stay in L2
+# tile side: a tile of C and of N and their mirrors, 4 x 32 KiB of float64, stay in L2
 TILE = 64
 # what dense_flags reports, in the order pcc words its errors
 NONFINITE, NEGATIVE, C_ABOVE_N, ASYMMETRIC = range(4)

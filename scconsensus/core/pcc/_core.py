@@ -53,29 +53,38 @@ def _check_dense_values(C, N):
     if C.dtype == N.dtype and C.dtype in _FAST_DTYPES:
         C = np.ascontiguousarray(C)
         N = np.ascontiguousarray(N)
-        bad = dense_flags(C, N)
+        flags = dense_flags(C, N)
+        fault = next((f for f in range(len(flags)) if flags[f]), None)
     else:
-        bad = [
-            any(M.dtype.kind == "f" and not np.all(np.isfinite(M)) for M in (C, N)),
-            bool((N < 0).any() or (C < 0).any()),
-            bool((C > N).any()),
-            not (np.array_equal(C, C.T) and np.array_equal(N, N.T)),
-        ]
-    if bad[NONFINITE]:
+        fault = _first_fault_numpy(C, N)
+    if fault == NONFINITE:
         name = "C" if C.dtype.kind == "f" and not np.all(np.isfinite(C)) else "N"
         raise ValueError(
             f"{name} contains NaN or infinite values; co-association counts must be finite."
         )
-    if bad[NEGATIVE]:
+    if fault == NEGATIVE:
         raise ValueError("C and N must be non-negative counts.")
-    if bad[C_ABOVE_N]:
+    if fault == C_ABOVE_N:
         raise ValueError(
             "C exceeds N for some pairs: items cannot be co-clustered more often than they "
             "were co-sampled. Pass (C, N) in that order."
         )
-    if bad[ASYMMETRIC]:
+    if fault == ASYMMETRIC:
         raise ValueError("C and N must be symmetric (c_ij = c_ji, N_ij = N_ji).")
     return C, N
+
+
+def _first_fault_numpy(C, N):
+    """The first check of :func:`dense_flags`'s order that fails, by NumPy; None if none."""
+    if any(M.dtype.kind == "f" and not np.all(np.isfinite(M)) for M in (C, N)):
+        return NONFINITE
+    if (N < 0).any() or (C < 0).any():
+        return NEGATIVE
+    if (C > N).any():
+        return C_ABOVE_N
+    if not (np.array_equal(C, C.T) and np.array_equal(N, N.T)):
+        return ASYMMETRIC
+    return None
 
 
 def _check_sparse(C, N):

@@ -16,9 +16,9 @@ import numba
 import numpy as np
 
 from ..._validation import check_int
-from ._active import ordered_sum
 from ._divergences import _deriv, _div
 from ._linesearch import _delta_objective, _line_search, _move
+from ._parallel import ordered_sum
 
 STATUS_MAX_ITER = 0
 STATUS_CONVERGED = 1
