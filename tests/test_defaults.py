@@ -91,6 +91,36 @@ def test_spectral_consensus_large_route_matches_structure():
     assert adjusted_rand_index(truth, got) == pytest.approx(1.0)
 
 
+def test_spectra_run_on_one_blas_thread(monkeypatch):
+    """The eigensolver's small dense steps run on one BLAS thread whatever the caller set.
+
+    More threads only slowed them (10x on 2 cores) and may round differently.
+    """
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from scconsensus.core import _spectral
+
+    seen = []
+    real_svds = _spectral.svds
+
+    def svds(*args, **kwargs):
+        seen.extend(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas")
+        return real_svds(*args, **kwargs)
+
+    monkeypatch.setattr(_spectral, "svds", svds)
+    labels, _ = structured_ensemble(6, n_per=80, seed=2)
+
+    def blas_threads():
+        return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+
+    with threadpool_limits(limits=2, user_api="blas"):
+        before = blas_threads()
+        select_k(labels, random_state=0)
+        spectral_consensus(labels, 6, random_state=0)
+        assert blas_threads() == before  # the caller's setting is restored
+    assert seen and set(seen) == {1}
+
+
 def test_matched_partitions_window_and_fallback():
     sizes = np.array([2, 2, 3, 5, 8, 10, 12, 13, 20])
     assert matched_partitions(sizes, 10, min_partitions=2).tolist() == [4, 5, 6]

@@ -16,6 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import svds
 
+from .._blas import one_blas_thread
 from .._docs import doc_params
 from .._validation import RandomState, check_labels, check_rng, seed_sequence
 from .coassociation import _one_hot
@@ -86,7 +87,12 @@ def incidence_spectrum(
     array([1., 1., 0.])
     """
     A = _normalised(incidence_matrix(labels))
-    k = int(n_components)
+    with one_blas_thread():
+        return _leading(A, int(n_components), random_state)
+
+
+def _leading(A: sp.csr_matrix, k: int, random_state: RandomState):
+    """``incidence_spectrum`` on the normalised incidence matrix ``A``."""
     small = min(A.shape)
     if k >= small - 1 or small <= 300:
         # tiny problems: the dense Gram of the smaller side is exact and cheap

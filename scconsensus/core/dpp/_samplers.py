@@ -26,7 +26,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 import scipy.optimize
-from threadpoolctl import threadpool_limits
+
+from ..._blas import one_blas_thread
 
 __all__ = ["SpectralDPP", "sample_projection_dpp", "sample_uniform"]
 
@@ -309,8 +310,8 @@ class SpectralDPP:
         """
         out = []
         # a draw is a chain of tiny GEMMs: BLAS threads only add synchronisation
-        # (10x slower measured on a loaded 2-core machine); set once, it costs ~10 ms
-        with threadpool_limits(1, user_api="blas"):
+        # (10x slower measured on a loaded 2-core machine)
+        with one_blas_thread():
             for rng in rngs:
                 Y = self.sample(rng)
                 tries = 1

@@ -37,8 +37,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 from scipy.linalg.blas import dsymm, dsyr2k, dsyrk
-from threadpoolctl import threadpool_limits
 
+from ..._blas import one_blas_thread
 from . import _active, _greedy, _sparse
 from ._divergences import KIND_CUSTOM, KIND_KL, KIND_L2, _deriv, _deriv2, _div
 from ._greedy import STATUS_CONVERGED, STATUS_MAX_ITER, STATUS_STALLED, _scan_item
@@ -927,7 +927,7 @@ def solve_batch(
     # OpenBLAS's syrk/symm round differently with 2 or 4 threads than with 1, and the
     # steps amplify it (objective 6e-8 apart at n = 400, test_pcc_batch): one BLAS
     # thread keeps the result the same for any thread setting
-    with threadpool_limits(limits=1, user_api="blas"):
+    with one_blas_thread():
         trace, n_batch, converged, G = _batch_phase(
             ev, Y, max_iter=min(max_iter, 10_000), tol_abs=tol_abs
         )

@@ -42,8 +42,8 @@ from __future__ import annotations
 
 import numba
 import numpy as np
-from threadpoolctl import threadpool_limits
 
+from ..._blas import one_blas_thread
 from ..._docs import doc_params
 from ..._validation import check_labels, check_n_clusters
 from .._membership import hard_labels
@@ -395,7 +395,7 @@ def solve_lowrank(op: LowRankL2, Y: np.ndarray, *, max_iter: int, tol_abs: float
     reports ``max_iter`` status with its gap.
     """
     # as in the batch solver: one BLAS thread keeps results the same for any setting
-    with threadpool_limits(limits=1, user_api="blas"):
+    with one_blas_thread():
         trace, n_iter, converged, G = _batch._batch_phase(
             op, Y, max_iter=min(max_iter, 10_000), tol_abs=tol_abs
         )
@@ -445,7 +445,7 @@ def _fit(op: LowRankL2, Y: np.ndarray, max_iter: int, tol_abs: float) -> tuple:
     if not np.all(np.isfinite(Y)):  # pragma: no cover - a solver bug, never user input
         raise RuntimeError("PCC produced non-finite memberships; please report this.")
     # one BLAS thread, as in the steps: the objective picks the best start
-    with threadpool_limits(limits=1, user_api="blas"):
+    with one_blas_thread():
         obj = op.objective(Y)
     trace[-1] = obj
     return obj, trace, n_iter, status, gap, Y
