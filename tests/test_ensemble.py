@@ -109,3 +109,34 @@ def test_bad_input(blobs, kwargs, match):
     args.update(kwargs)
     with pytest.raises(ValueError, match=match):
         generate_ensemble(**args)
+
+
+def test_partitions_run_on_one_blas_and_openmp_thread(monkeypatch):
+    """Each partition is single-threaded whatever the caller set (partitions are the unit
+    of parallelism), and the caller's setting is back afterwards."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from scconsensus.core import ensemble
+
+    def threads():
+        # BLAS and scikit-learn's OpenMP (k-means); numba's pool is sized by numba itself
+        return [
+            i["num_threads"]
+            for i in threadpool_info()
+            if i["user_api"] == "blas" or "scikit_learn" in i["filepath"]
+        ]
+
+    seen = []
+    real = ensemble._partition
+
+    def partition(*args):
+        seen.extend(threads())
+        return real(*args)
+
+    monkeypatch.setattr(ensemble, "_partition", partition)
+    X = np.random.default_rng(0).normal(size=(60, 5))
+    with threadpool_limits(limits=2):
+        before = threads()
+        generate_ensemble(X, 3, "kmeans", k=(2, 3), random_state=0, progress=False)
+        assert threads() == before
+    assert seen and set(seen) == {1}

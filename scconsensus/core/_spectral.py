@@ -16,8 +16,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import svds
 
-from .._blas import one_blas_thread
 from .._docs import doc_params
+from .._threads import one_blas_thread
 from .._validation import RandomState, check_labels, check_rng, seed_sequence
 from .coassociation import _one_hot
 

@@ -17,6 +17,7 @@ from joblib import Parallel, delayed
 
 from .._docs import doc_params
 from .._progress import progress_bar
+from .._threads import one_thread
 from .._validation import (
     RandomState,
     check_choice,
@@ -271,9 +272,7 @@ def _run_partition(*args: Any) -> tuple[np.ndarray, dict[str, Any]]:
     of parallelism (``n_jobs``, Dask). Multi-threaded k-means on one small task, or on a
     busy machine, spends most of its time spin-waiting: mini-batch k-means of 800,000 x 50
     took 62 s on 2 threads against 13 s on one on this 2-core machine under load."""
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(limits=1):
+    with one_thread():
         return _partition(*args)
 
 

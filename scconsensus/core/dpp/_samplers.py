@@ -27,7 +27,7 @@ import numpy as np
 import scipy.linalg
 import scipy.optimize
 
-from ..._blas import one_blas_thread
+from ..._threads import one_blas_thread
 
 __all__ = ["SpectralDPP", "sample_projection_dpp", "sample_uniform"]
 

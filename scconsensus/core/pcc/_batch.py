@@ -38,7 +38,7 @@ import numba
 import numpy as np
 from scipy.linalg.blas import dsymm, dsyr2k, dsyrk
 
-from ..._blas import one_blas_thread
+from ..._threads import one_blas_thread
 from . import _active, _greedy, _sparse
 from ._divergences import KIND_CUSTOM, KIND_KL, KIND_L2, _deriv, _deriv2, _div
 from ._greedy import STATUS_CONVERGED, STATUS_MAX_ITER, STATUS_STALLED, _scan_item

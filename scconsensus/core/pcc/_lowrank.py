@@ -43,8 +43,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ..._blas import one_blas_thread
 from ..._docs import doc_params
+from ..._threads import one_blas_thread
 from ..._validation import check_labels, check_n_clusters
 from .._membership import hard_labels
 from . import _batch
