@@ -10,7 +10,22 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["check_pairs", "count_pairs"]
+__all__ = ["check_pairs", "count_pairs", "pair_counts"]
+
+
+@numba.njit(cache=True, inline="always")
+def pair_counts(labels, i, j):  # pragma: no cover - compiled
+    """``(c_ij, N_ij)``: partitions clustering, and sampling, both items ``i`` and ``j``."""
+    c = 0
+    m = 0
+    for r in range(labels.shape[1]):
+        a = labels[i, r]
+        b = labels[j, r]
+        if a >= 0 and b >= 0:
+            m += 1
+            if a == b:
+                c += 1
+    return c, m
 
 
 @numba.njit(parallel=True, cache=True)
@@ -20,21 +35,8 @@ def count_pairs(labels, rows, cols, c_out, n_out):  # pragma: no cover - compile
     Pair ``p`` is ``(rows[p], cols[p])``; ``labels`` is ``(n_items, n_partitions)`` with
     ``-1`` where a partition did not sample the item.
     """
-    n_partitions = labels.shape[1]
     for p in numba.prange(rows.shape[0]):
-        i = rows[p]
-        j = cols[p]
-        c = 0
-        m = 0
-        for r in range(n_partitions):
-            a = labels[i, r]
-            b = labels[j, r]
-            if a >= 0 and b >= 0:
-                m += 1
-                if a == b:
-                    c += 1
-        c_out[p] = c
-        n_out[p] = m
+        c_out[p], n_out[p] = pair_counts(labels, rows[p], cols[p])
 
 
 def check_pairs(pairs: np.ndarray, n_items: int) -> tuple[np.ndarray, np.ndarray]:

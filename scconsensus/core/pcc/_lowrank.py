@@ -47,6 +47,7 @@ from ..._docs import doc_params
 from ..._threads import one_blas_thread
 from ..._validation import check_labels, check_n_clusters
 from .._membership import hard_labels
+from .._pairs import pair_counts
 from . import _batch
 from ._core import _check_run, _memberships, _starts
 from ._divergences import KIND_L2, Bregman, check_divergence
@@ -197,20 +198,12 @@ def _row_segment(Y, D, cnt):
 @numba.njit(cache=True)
 def _pair_constant(lab):
     """``sum_{i<j, N_ij > 0} c_ij^2 / N_ij``, pair by pair: O(n^2 R), O(1) extra memory."""
-    n, R = lab.shape
+    n = lab.shape[0]
     total = 0.0
     for i in range(n):
         row = 0.0
         for j in range(i + 1, n):
-            c = 0
-            m = 0
-            for r in range(R):
-                a = lab[i, r]
-                b = lab[j, r]
-                if a >= 0 and b >= 0:
-                    m += 1
-                    if a == b:
-                        c += 1
+            c, m = pair_counts(lab, i, j)
             if m > 0:
                 row += c * c / m
         total += row
