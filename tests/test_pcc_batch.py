@@ -75,8 +75,11 @@ def test_batch_dense_equals_sparse_on_all_pairs():
     _, labels = planted(n_per=12, noise=0.3, missing=0.3, seed=5)
     C, N = coassociation(labels)
     Cs, Ns = all_pairs_sparse(labels)
+    # tol 1e-8, not tighter: at 1e-9 the greedy polish's last moves are at rounding level and
+    # it stalls by chance (KL, n_init=1, 20 planted cases: 3-4 stall, with either the scalar
+    # or the vectorised pair kernels)
     for div in ("kl", "l2", Bregman.power(1.7)):
-        kw = dict(solver="batch", n_init=2, random_state=3, min_mass=0.0, tol=1e-9)
+        kw = dict(solver="batch", n_init=2, random_state=3, min_mass=0.0, tol=1e-8)
         dense = pcc(C, N, 4, div, **kw)
         sparse = pcc(Cs, Ns, 4, div, **kw)
         assert dense.converged and sparse.converged
