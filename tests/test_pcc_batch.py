@@ -342,3 +342,53 @@ def test_batch_same_result_for_any_numba_thread_count():
 
     assert all(int(line[3]) > 0 and int(line[5]) > 0 for line in lines), out
     assert int(lines[0][4]) > BLOCK, out
+
+
+def test_shared_vertex_finds_q_one_outside_kl_domain():
+    from scconsensus.core.pcc._batch import _shared_vertex
+
+    Z = np.array([[1.0, 0.0], [0.5, 0.5], [1.0, 0.0], [0.0, 1.0], [1 - 1e-9, 1e-9]])
+    P = np.full((5, 5), 0.5)
+    assert _shared_vertex(Z, P)  # rows 0 and 2 on e_0, p = 0.5
+    P[0, 2] = P[2, 0] = 1.0
+    assert not _shared_vertex(Z, P)  # always co-clustered: q = 1 is in the domain
+    Z[2] = [0.0, 1.0]
+    P[:] = 0.0
+    assert _shared_vertex(Z, P)  # rows 2 and 3 on e_1
+    Z[3] = [1 - 1e-9, 1e-9]
+    assert not _shared_vertex(Z, P)  # one vertex per cluster, near-vertices do not count
+
+
+def test_snap_outside_kl_domain_skips_its_weights_pass(monkeypatch):
+    """The domain check gives the very same fit with fewer objective passes."""
+    from scconsensus.core import generate_ensemble
+    from scconsensus.core.pcc import _batch
+
+    X, _ = make_blobs(n_samples=800, centers=10, n_features=10, cluster_std=2.0, random_state=0)
+    ens = generate_ensemble(
+        X, 40, "kmeans", k=(5, 20), subsample=0.8, random_state=0, progress=False
+    )
+    plan = plan_consensus(ens.labels, 10, random_state=0)
+    C, N = coassociation(ens.labels[:, plan.columns])
+    calls, fired = [], []
+    weights, outside = _batch._DenseEvaluator.weights, _batch._DenseEvaluator.outside
+    monkeypatch.setattr(
+        _batch._DenseEvaluator,
+        "weights",
+        lambda ev, *a, **k: calls.append(1) or weights(ev, *a, **k),
+    )
+    runs = []
+    for check in (True, False):
+        monkeypatch.setattr(
+            _batch._DenseEvaluator,
+            "outside",
+            lambda ev, Z, check=check: fired.append(r := outside(ev, Z)) or (r and check),
+        )
+        calls.clear()
+        fired.clear()
+        res = pcc(C, N, 10, "kl", solver="batch", init=plan.start, n_init=1)
+        runs.append((res.objective, res.n_iter, res.membership.tobytes(), len(calls), sum(fired)))
+    (f1, it1, y1, calls1, fired1), (f0, it0, y0, calls0, _) = runs
+    assert fired1 >= 1  # the case exercises the check
+    assert (f1, it1, y1) == (f0, it0, y0)
+    assert calls1 == calls0 - fired1

@@ -651,6 +651,31 @@ def _step_dir(Y, D, s, X, snap, out):
     return count.sum()
 
 
+@numba.njit(cache=True)
+def _shared_vertex(Z, P):
+    """Whether two rows of ``Z`` are the same vertex ``e_k`` while ``P < 1`` between them.
+
+    Then ``q = 1`` on that pair: outside KL's domain (``d = +inf`` for ``p < 1``).
+    """
+    n, K = Z.shape
+    at = np.full(n, -1)
+    for i in range(n):
+        for k in range(K):
+            if Z[i, k] == 1.0:
+                at[i] = k
+    order = np.argsort(at, kind="mergesort")
+    start = np.searchsorted(at[order], 0)
+    for a in range(start, n):
+        i = order[a]
+        for b in range(a + 1, n):
+            j = order[b]
+            if at[j] != at[i]:
+                break
+            if P[i, j] < 1.0:
+                return True
+    return False
+
+
 @numba.njit(cache=True, error_model="numpy")
 def _kkt_gap(G, Y):
     """``max_i (g_iV - g_iU)`` (eq. 6), the greedy solver's stopping quantity."""
@@ -750,6 +775,14 @@ class _DenseEvaluator:
             H[...] = dsymm(1.0, self.E, np.asfortranarray(Y * Y))
         return f
 
+    def outside(self, Z):
+        """Whether ``Z`` is certainly outside the divergence's domain (objective +inf).
+
+        A snap can leave two items on one vertex ``e_k`` (``q = 1``) that were not
+        always co-clustered: for KL that is found here, without a weights pass.
+        """
+        return self.kind == KIND_KL and _shared_vertex(Z, self.P)
+
     def segment(self, Y, D):
         """Prepare ``phi`` along ``Y + t D`` (``A`` is that of the last :meth:`weights`).
 
@@ -813,6 +846,10 @@ class _SparseEvaluator:
     def weights(self, Y, G, H, curvature=True):
         args = (*self.csr, Y, self.W, self.W2, G, H, self.kind, self.par)
         return self.k["_csr_weights"](*args)
+
+    def outside(self, Z):
+        """Always False: on sampled pairs the weights pass finds a point outside the domain."""
+        return False
 
     def segment(self, Y, D):
         _pair_segment_at(self, Y, D, _active.supports(np.abs(Y) + np.abs(D)))
@@ -897,6 +934,10 @@ class _State:
         # H is needed from the last multiplicative step on
         curv = not self.multiplicative or self.n_steps + 1 >= EG_STEPS
         snapped = _step_dir(Y, D, t, X, SNAP, Yn)
+        if snapped and ev.outside(Yn):
+            # the snap left the domain: the plain step, without a weights pass at the snap
+            _step_dir(Y, D, t, X, 0.0, Yn)
+            snapped = 0
         fn = ev.weights(Yn, Gn, Hn, curv)
         if snapped and not fn <= self.f:
             # the snap cost more than it saved: the plain step
