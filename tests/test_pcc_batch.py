@@ -297,9 +297,9 @@ plan = plan_consensus(ens.labels, 12, random_state=0)
 C, N = coassociation(ens.labels[:, plan.columns])
 active, dense = [], []  # pairs of each active-route evaluation; all-pairs evaluations
 pair_weights_at, dsyrk = _batch._pair_weights_at, _batch.dsyrk
-def counted_active(ev, *args):
-    active.append(ev.cover[0].shape[0])
-    return pair_weights_at(ev, *args)
+def counted_active(ev, cover, *args):
+    active.append(cover[0].shape[0])
+    return pair_weights_at(ev, cover, *args)
 def counted_dense(*args, **kwargs):
     dense.append(1)
     return dsyrk(*args, **kwargs)
@@ -349,14 +349,54 @@ def test_shared_vertex_finds_q_one_outside_kl_domain():
 
     Z = np.array([[1.0, 0.0], [0.5, 0.5], [1.0, 0.0], [0.0, 1.0], [1 - 1e-9, 1e-9]])
     P = np.full((5, 5), 0.5)
-    assert _shared_vertex(Z, P)  # rows 0 and 2 on e_0, p = 0.5
+    N = np.ones((5, 5), np.int32)
+    assert _shared_vertex(Z, P, N)  # rows 0 and 2 on e_0, p = 0.5
+    N[0, 2] = N[2, 0] = 0
+    assert not _shared_vertex(Z, P, N)  # never co-sampled: the pair adds nothing
+    N[:] = 1
     P[0, 2] = P[2, 0] = 1.0
-    assert not _shared_vertex(Z, P)  # always co-clustered: q = 1 is in the domain
+    assert not _shared_vertex(Z, P, N)  # always co-clustered: q = 1 is in the domain
     Z[2] = [0.0, 1.0]
     P[:] = 0.0
-    assert _shared_vertex(Z, P)  # rows 2 and 3 on e_1
+    assert _shared_vertex(Z, P, N)  # rows 2 and 3 on e_1
     Z[3] = [1 - 1e-9, 1e-9]
-    assert not _shared_vertex(Z, P)  # one vertex per cluster, near-vertices do not count
+    assert not _shared_vertex(Z, P, N)  # one vertex per cluster, near-vertices do not count
+
+
+def test_active_route_pairs_found_at_each_point_of_an_all_pairs_segment():
+    """After an all-pairs segment, each point on it gets its own active pairs.
+
+    A list found at one point (a snap) missed the pairs that a point with wider
+    supports (the plain step) shares: their terms were taken as q = 0.
+    """
+    from scconsensus.core.pcc import _batch
+    from scconsensus.core.pcc._divergences import Bregman
+
+    n, K = 60, 10
+    lab = np.arange(n) % K
+    N = np.full((n, n), 10, np.int32)
+    np.fill_diagonal(N, 0)
+    C = np.where(lab[:, None] == lab[None, :], 10, 0).astype(np.int32)
+    np.fill_diagonal(C, 0)
+    Y = np.random.default_rng(0).dirichlet(np.ones(K), n)
+    Z1 = np.eye(K)[lab]
+    Z1[:6] *= 0.9
+    Z1[np.arange(6), (lab[:6] + 1) % K] = 0.1
+    Z2 = Z1.copy()
+    Z2[np.arange(3), (lab[:3] + 3) % K] = 1e-4
+    Z2 /= Z2.sum(axis=1, keepdims=True)
+    ev = _batch._DenseEvaluator(C, N, Bregman.kl())
+    G, H = np.empty((n, K)), np.empty((n, K))
+    ev.weights(Y, G, H)
+    ev.segment(Y, Z1 - Y)
+    assert not ev.active  # full supports at Y: the all-pairs route
+    ev.weights(Z1, G, H)
+    f = ev.weights(Z2, G, H)
+    fresh = _batch._DenseEvaluator(C, N, Bregman.kl())
+    fresh.share = 0.0  # all pairs, no list at all
+    G0, H0 = np.empty((n, K)), np.empty((n, K))
+    assert f == pytest.approx(fresh.weights(Z2, G0, H0), rel=1e-12)
+    np.testing.assert_allclose(G, G0, rtol=1e-10, atol=1e-10)
 
 
 def test_snap_outside_kl_domain_skips_its_weights_pass(monkeypatch):

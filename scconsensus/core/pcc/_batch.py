@@ -652,8 +652,8 @@ def _step_dir(Y, D, s, X, snap, out):
 
 
 @numba.njit(cache=True)
-def _shared_vertex(Z, P):
-    """Whether two rows of ``Z`` are the same vertex ``e_k`` while ``P < 1`` between them.
+def _shared_vertex(Z, P, N):
+    """Whether two rows of ``Z`` are the same vertex ``e_k`` with ``N > 0``, ``P < 1`` between them.
 
     Then ``q = 1`` on that pair: outside KL's domain (``d = +inf`` for ``p < 1``).
     """
@@ -671,7 +671,7 @@ def _shared_vertex(Z, P):
             j = order[b]
             if at[j] != at[i]:
                 break
-            if P[i, j] < 1.0:
+            if N[i, j] > 0 and P[i, j] < 1.0:
                 return True
     return False
 
@@ -759,12 +759,14 @@ class _DenseEvaluator:
         """
         sup = self._use_active(Y)
         if sup is not None:
-            if self.cover is None:
-                self.cover = _active.active_pairs(self.Cc, self.Nc, *self.pos, *sup)
+            # an active segment's pairs cover every point on it; otherwise (all-pairs segment,
+            # or no segment yet) this point's own: a list found at one point of an all-pairs
+            # segment misses pairs at another (the plain step after a snap, a halving)
+            cover = self.cover if self.active else self._active_pairs(sup)
             Gt, Ht = np.empty((2, *Y.shape[::-1]))
             _active.base_terms(self.Nc, Y, sup[2], sup[3], *self.base, Gt, Ht)
             self.a_stale = True
-            return _pair_weights_at(self, Y, sup, Gt, Ht, G, H)
+            return _pair_weights_at(self, cover, Y, sup, Gt, Ht, G, H)
         Yf = np.asfortranarray(Y)
         self.A = dsyrk(1.0, Yf, c=self.A, overwrite_c=1)
         self.a_stale = False
@@ -775,13 +777,16 @@ class _DenseEvaluator:
             H[...] = dsymm(1.0, self.E, np.asfortranarray(Y * Y))
         return f
 
+    def _active_pairs(self, sup):
+        return _active.active_pairs(self.Cc, self.Nc, *self.pos, *sup)
+
     def outside(self, Z):
         """Whether ``Z`` is certainly outside the divergence's domain (objective +inf).
 
-        A snap can leave two items on one vertex ``e_k`` (``q = 1``) that were not
-        always co-clustered: for KL that is found here, without a weights pass.
+        A snap can leave two co-sampled items on one vertex ``e_k`` (``q = 1``) that
+        were not always co-clustered: for KL that is found here, without a weights pass.
         """
-        return self.kind == KIND_KL and _shared_vertex(Z, self.P)
+        return self.kind == KIND_KL and _shared_vertex(Z, self.P, self.N)
 
     def segment(self, Y, D):
         """Prepare ``phi`` along ``Y + t D`` (``A`` is that of the last :meth:`weights`).
@@ -792,7 +797,7 @@ class _DenseEvaluator:
         self.active = sup is not None
         self.cover = None
         if self.active:
-            self.cover = _active.active_pairs(self.Cc, self.Nc, *self.pos, *sup)
+            self.cover = self._active_pairs(sup)
             _pair_segment_at(self, Y, D, sup)
             return
         Yf, Df = np.asfortranarray(Y), np.asfortranarray(D)
@@ -809,11 +814,11 @@ class _DenseEvaluator:
         )
 
 
-def _pair_weights_at(ev, Y, sup, Gt, Ht, G, H):
-    """:func:`_pair_weights` on the pairs ``ev.cover`` at ``Y`` with supports ``sup``."""
+def _pair_weights_at(ev, cover, Y, sup, Gt, Ht, G, H):
+    """:func:`_pair_weights` on the pairs ``cover`` at ``Y`` with supports ``sup``."""
     if ev.GHp is None or ev.GHp.shape[1:3] != Y.shape:
         ev.GHp = np.empty((PAIR_CHUNKS, *Y.shape, 2))
-    args = (*ev.cover, sup[0], sup[1], Gt, Ht, *ev.base, ev.kind, ev.par, ev.GHp)
+    args = (*cover, sup[0], sup[1], Gt, Ht, *ev.base, ev.kind, ev.par, ev.GHp)
     return ev.k["_pair_weights"](Y, *args, G, H)
 
 
@@ -848,7 +853,7 @@ class _SparseEvaluator:
         return self.k["_csr_weights"](*args)
 
     def outside(self, Z):
-        """Always False: on sampled pairs the weights pass finds a point outside the domain."""
+        """False: on sampled pairs a point outside the domain is left to the weights pass."""
         return False
 
     def segment(self, Y, D):
@@ -934,7 +939,8 @@ class _State:
         # H is needed from the last multiplicative step on
         curv = not self.multiplicative or self.n_steps + 1 >= EG_STEPS
         snapped = _step_dir(Y, D, t, X, SNAP, Yn)
-        if snapped and ev.outside(Yn):
+        # (at f = +inf any point is kept, the snapped one included)
+        if snapped and self.f < np.inf and ev.outside(Yn):
             # the snap left the domain: the plain step, without a weights pass at the snap
             _step_dir(Y, D, t, X, 0.0, Yn)
             snapped = 0

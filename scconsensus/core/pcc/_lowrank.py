@@ -322,6 +322,10 @@ class LowRankL2:
         _finish_gradient(Y, self.lab, self.off, T, self.cnt, Vc, G, H, curvature)
         return self._value(Y, M, T)
 
+    def outside(self, Z) -> bool:
+        """False: squared l2 is finite everywhere (the batch solver's domain check)."""
+        return False
+
     def segment(self, Y, D) -> None:
         """Coefficients in ``t`` of ``f(Y + t D)`` (a quartic), for :meth:`phi`."""
         Y0, M, T = self._last if self._last is not None else (None, None, None)
