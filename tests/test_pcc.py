@@ -483,3 +483,19 @@ def test_cluster_relationships_rows_sum_to_one():
     assert np.all(M >= 0)
     hard = np.eye(3)[rng.integers(0, 3, 30)]
     np.testing.assert_allclose(cluster_relationships(hard), np.eye(3))
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_start_outside_kl_domain_is_refused(sparse):
+    """A one-hot start puts q = 0 on co-clustered pairs (KL = +inf): a clear error, not NaN."""
+    labels = np.repeat(np.repeat(np.arange(3), 20)[:, None], 8, axis=1)
+    labels[:6, :4] = (labels[:6, :4] + 1) % 3  # some items co-clustered across groups
+    C, N = coassociation(labels)
+    if sparse:
+        C, N = sp.csr_matrix(C - np.diag(np.diag(C))), sp.csr_matrix(N - np.diag(np.diag(N)))
+    one_hot = np.eye(3)[np.repeat(np.arange(3), 20)]
+    with pytest.raises(ValueError, match=r"init gives an infinite objective .'kl'.*0\.9 \* init"):
+        pcc(C, N, 3, "kl", init=one_hot)
+    res = pcc(C, N, 3, "kl", init=0.9 * one_hot + 0.1 / 3)  # the fix the message names
+    assert np.isfinite(res.objective_trace).all()
+    assert np.isfinite(pcc(C, N, 3, "l2", init=one_hot).objective)  # l2 is finite everywhere

@@ -235,8 +235,10 @@ def pcc(
     n_init, tol, max_iter = _check_run(n_init, init, tol, max_iter, n * K, trace_every)
     scale = weight / n
     run = {"max_iter": max_iter, "tol_abs": tol * scale, "trace_every": trace_every}
+    starts = _starts(init, n, K, n_init, random_state)
+    _check_start_in_domain(init, starts[0], data, sparse_input, bregman)
     runs = []
-    for Y in _starts(init, n, K, n_init, random_state):
+    for Y in starts:
         runs.append((*_solve(data, sparse_input, Y, bregman, solver, run), Y))
     best = min(range(len(runs)), key=lambda r: runs[r][0])  # the first of equal objectives
     obj, trace, n_iter, status, gap, n_polish, Y = runs[best]
@@ -327,6 +329,29 @@ def _starts(init, n: int, K: int, n_init: int, random_state) -> list[np.ndarray]
     return starts + [_random_start(n, K, s) for s in seqs]
 
 
+def _objective(data, sparse_input: bool, Y, bregman) -> float:
+    """Eq. (3) at ``Y`` over the co-sampled pairs."""
+    if sparse_input:
+        return _sparse.objective_sparse(*data[:4], Y, bregman)
+    return _greedy.objective_dense(*data, Y, bregman)
+
+
+def _check_start_in_domain(init, Y, data, sparse_input: bool, bregman) -> None:
+    """A given start ``Y`` with zeros must give a finite objective (it can leave KL's domain).
+
+    A start without zeros has every ``q`` inside (0, 1): nothing to check, no extra pass.
+    """
+    if init is None or not (Y == 0).any():
+        return
+    if not np.isfinite(_objective(data, sparse_input, Y, bregman)):
+        raise ValueError(
+            f"init gives an infinite objective ({bregman.name!r}): some items co-clustered in the "
+            "ensemble share no cluster in init (q = 0 where p > 0), or two items not always "
+            "co-clustered sit wholly in the same cluster (q = 1 where p < 1). Start inside the "
+            "simplex, e.g. init = 0.9 * init + 0.1 / n_clusters (as the default starts do)."
+        )
+
+
 def _solve(data, sparse_input: bool, Y, bregman, solver: str, run: dict) -> tuple:
     """One start, in place on ``Y``: ``(objective, trace, n_iter, status, gap, n_polish)``."""
     n_polish = 0
@@ -339,10 +364,7 @@ def _solve(data, sparse_input: bool, Y, bregman, solver: str, run: dict) -> tupl
         trace, n_iter, status, gap = _sparse.solve_sparse(*data, Y, bregman, **run)
     else:
         trace, n_iter, status, gap = _greedy.solve_dense(*data, Y, bregman, **run)
-    if sparse_input:
-        obj = _sparse.objective_sparse(*data[:4], Y, bregman)
-    else:
-        obj = _greedy.objective_dense(*data, Y, bregman)
+    obj = _objective(data, sparse_input, Y, bregman)
     if not np.all(np.isfinite(Y)):  # pragma: no cover - a solver bug, never user input
         raise RuntimeError("PCC produced non-finite memberships; please report this.")
     trace[-1] = obj
