@@ -18,7 +18,9 @@ n_init
     the lowest objective is returned. Default 3, or 1 with ``init``.
 init
     Optional ``(n, K)`` starting memberships (rows on the simplex); it counts as
-    the first of the ``n_init`` starts, the others are random.""",
+    the first of the ``n_init`` starts, the others are random. With zeros in it,
+    its objective must be finite: for KL no two co-clustered items may share no
+    cluster (a one-hot start fails; smooth it, e.g. ``0.9 * init + 0.1 / K``).""",
     "pcc_trace_every": """\
 trace_every
     Record the objective once every this many iterations (``1``: every iteration).
