@@ -177,9 +177,9 @@ def _vec_weights_col(P, N, A, W, W2, kind, j):
     for i in range(j):
         nij = np.float64(N[j, i])
         d, d1, d2 = _vector.terms(kind, P[j, i], A[i, j])
-        f += nij * d if nij > 0.0 else 0.0
-        W[i, j] = nij * d1 if nij > 0.0 else 0.0
-        W2[i, j] = nij * d2 if nij > 0.0 else 0.0
+        f += nij * d if nij > 0.0 else 0.0  # d may be +inf where N = 0: not 0 * inf
+        W[i, j] = nij * d1
+        W2[i, j] = nij * d2
     return f
 
 
@@ -229,6 +229,14 @@ def _dense_phi_col(P, N, A, B, E, t, kind, par, j):
     return df, d2f
 
 
+@numba.njit(cache=True, error_model="numpy", inline="always")
+def _vec_phi_terms(kind, nij, p, a, b, e, t):
+    """:func:`_phi_terms` for KL and l2, branch-free (inside the vectorised loops)."""
+    dq = b + 2.0 * t * e
+    d1, d2 = _vector.derivs(kind, p, a + t * (b + t * e))
+    return nij * d1 * dq, nij * (d2 * dq * dq + 2.0 * e * d1)
+
+
 @numba.njit(cache=True, error_model="numpy", fastmath=FASTMATH)
 def _vec_phi_col(P, N, A, B, E, t, kind, j):
     """:func:`_dense_phi_col` for KL and l2, branch-free: LLVM vectorises the loop.
@@ -239,13 +247,9 @@ def _vec_phi_col(P, N, A, B, E, t, kind, j):
     df = 0.0
     d2f = 0.0
     for i in range(j):
-        nij = np.float64(N[j, i])
-        b = B[i, j]
-        e = E[i, j]
-        dq = b + 2.0 * t * e
-        d1, d2 = _vector.derivs(kind, P[j, i], A[i, j] + t * (b + t * e))
-        df += nij * d1 * dq
-        d2f += nij * (d2 * dq * dq + 2.0 * e * d1)
+        g1, g2 = _vec_phi_terms(kind, np.float64(N[j, i]), P[j, i], A[i, j], B[i, j], E[i, j], t)
+        df += g1
+        d2f += g2
     return df, d2f
 
 
@@ -442,12 +446,9 @@ def _vec_segment_phi(seg, lo, hi, t, kind):
     df = 0.0
     d2f = 0.0
     for r in range(lo, hi):
-        b = seg[3, r]
-        e = seg[4, r]
-        dq = b + 2.0 * t * e
-        d1, d2 = _vector.derivs(kind, seg[1, r], seg[2, r] + t * (b + t * e))
-        df += seg[0, r] * d1 * dq
-        d2f += seg[0, r] * (d2 * dq * dq + 2.0 * e * d1)
+        g1, g2 = _vec_phi_terms(kind, seg[0, r], seg[1, r], seg[2, r], seg[3, r], seg[4, r], t)
+        df += g1
+        d2f += g2
     return df, d2f
 
 
