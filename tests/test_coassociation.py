@@ -111,3 +111,25 @@ def test_memory_guard(monkeypatch):
     monkeypatch.setattr(scc_settings, "max_dense_bytes", 1000)
     with pytest.raises(MemoryError, match="mode='sparse'"):
         coassociation(np.zeros((100, 2), dtype=int))
+
+
+@pytest.mark.parametrize("scale", [10**7, 10**9])
+def test_large_label_values_cost_what_their_clusters_cost(scale):
+    # counts depend on which labels are equal, never on their values: one-hot columns
+    # per label value made 10**7 take 6.5 s and 740 MB for 60 items, 10**9 a MemoryError
+    labels = np.repeat([[0, 0, 1], [1, 1, 0], [2, 2, 2]], 20, axis=0)
+    labels[::7, 1] = -1  # unsampled items stay unsampled after the renumbering
+    big = np.where(labels >= 0, labels * scale + 3, -1)
+    C, N = coassociation(big)
+    C0, N0 = coassociation(labels)
+    assert np.array_equal(C, C0) and np.array_equal(N, N0)
+    assert np.array_equal(C, brute_force(labels)[0])
+
+
+def test_compact_labels_keeps_order_and_unsampled():
+    from scconsensus.core._labels import compact_labels
+
+    labels = np.array([[9, 0, 5], [-1, 0, 7], [3, 1, -1], [9, 1, 5]], dtype=np.int32)
+    out = compact_labels(labels)
+    assert out.tolist() == [[1, 0, 0], [-1, 0, 1], [0, 1, -1], [1, 1, 0]]
+    assert compact_labels(out) is out  # already compact: no copy

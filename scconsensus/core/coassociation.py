@@ -19,6 +19,7 @@ import scipy.sparse as sp
 
 from .._validation import RandomState, check_dense_memory, check_labels, check_rng
 from ._distributed import count_pairs_distributed
+from ._labels import compact_labels
 from ._pairs import check_pairs, count_pairs
 
 __all__ = ["coassociation", "pairs_from_sparse", "sample_pairs"]
@@ -29,6 +30,7 @@ _BLOCK = 2048
 
 def _one_hot(labels: np.ndarray) -> tuple[sp.csr_matrix, sp.csr_matrix]:
     """Sparse one-hot ``H`` (n x Σk_l) and sampling indicator ``S`` (n x R)."""
+    labels = compact_labels(labels)
     n, n_partitions = labels.shape
     sampled = labels >= 0
     offsets = np.zeros(n_partitions + 1, dtype=np.int64)
