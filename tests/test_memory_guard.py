@@ -119,7 +119,7 @@ def test_pcc_dense_refused_sparse_runs(low_limit, adata):
 
 def test_pla_dense_refused(low_limit, adata):
     with pytest.raises(MemoryError, match=rf"{N_ITEMS} x {N_ITEMS}.*mode='sparse'"):
-        scc.tl.pla(adata, n_clusters=3, mode="dense", lam=1.0)
+        scc.tl.pla(adata, n_clusters=3, mode="dense")
     assert "pla" not in adata.obs
 
 

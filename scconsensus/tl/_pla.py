@@ -135,6 +135,8 @@ CORE_ARGS = frozenset(
 
 def _route(adata: AnnData, mode: str, use_rep, fit_size, fit_fraction) -> tuple[str, object]:
     """``(mode, X)``: ``"auto"`` resolved by the fitted items, ``X`` for sparse kNN pairs."""
+    # anything but "dense" or "auto" would otherwise fall through to the sparse route
+    check_choice(mode, ("auto", "dense", "sparse"), "mode")
     if mode == "dense":
         return mode, None
     n_fit = fit_count(adata.n_obs, fit_size, fit_fraction)

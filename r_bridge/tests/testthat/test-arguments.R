@@ -51,7 +51,7 @@ test_that("snake_case and dotted spellings of named arguments map onto them (ite
     expect_equal(d$uns$dpp$params$n_runs, 12L)
     expect_equal(d$uns$dpp$params$random_state, 2L)
     # key_added is name
-    p <- pla(x, nClusters = 2, key_added = "myPla", lam = 0, ensembleArgs = small_ensemble,
+    p <- pla(x, nClusters = 2, key_added = "myPla", ensembleArgs = small_ensemble,
              progress = FALSE)
     expect_true("myPla" %in% names(p$obs))
     expect_error(pla(x, name = "a", key_added = "b"), "same argument")

@@ -25,7 +25,7 @@ test_that("clusterRows(t(x), PCCParam(nClusters = 4)) gives a factor with levels
 test_that("PLAParam and DPPParam with clusterRows, and [[ / [[<- on any argument", {
     skip_without_python()
     x <- two_groups()
-    cl <- bluster::clusterRows(t(x), PLAParam(nClusters = 2, lam = 0,
+    cl <- bluster::clusterRows(t(x), PLAParam(nClusters = 2,
                                               ensembleArgs = small_ensemble))
     expect_identical(levels(cl), c("1", "2"))
     expect_gt(ari(cl, truth), 0.95)

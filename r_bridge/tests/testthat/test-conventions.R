@@ -13,7 +13,7 @@ test_that("ensemble(sce) then dpp(sce): the stored ensemble goes only to methods
                     progress = FALSE)
     sce <- dpp(sce, nRuns = 20, use.dimred = "PCA", progress = FALSE)
     expect_gt(ari(sce$dpp, truth), 0.95)
-    sce <- pla(sce, nClusters = 2, lam = 0, progress = FALSE)
+    sce <- pla(sce, nClusters = 2, progress = FALSE)
     expect_gt(ari(sce$pla, truth), 0.95)
     # an explicit ensemble for dpp is still an error
     expect_error(dpp(make_sce(), ensemble = matrix(1L, 40, 2)), "no argument 'ensemble'")
@@ -39,7 +39,7 @@ test_that("ensembleKey picks the stored ensemble and is recorded truthfully (ite
     # the stored ensembles are left as they were
     expect_identical(SingleCellExperiment::reducedDim(out, "ens_k2"), ens)
     # snake_case spelling and pla too
-    out <- pla(sce, nClusters = 2, ensemble_key = "ens_k2", lam = 0, progress = FALSE)
+    out <- pla(sce, nClusters = 2, ensemble_key = "ens_k2", progress = FALSE)
     expect_equal(S4Vectors::metadata(out)$pla$params$ensemble_key, "ens_k2")
     expect_error(pcc(sce, ensembleKey = "nope"),
                  "ensembleKey = 'nope' is not among reducedDimNames\\(x\\)")
@@ -61,7 +61,7 @@ test_that("labels are 1..k without empty levels, memberships named alike (item 5
     expect_identical(as.character(res$labels),
                      colnames(res$membership)[apply(res$membership, 1, which.max)])
     expect_equal(unname(rowSums(res$membership)), rep(1, 40), tolerance = 1e-8)
-    for (r in list(pla(x, nClusters = 3, lam = 0, ensembleArgs = small_ensemble,
+    for (r in list(pla(x, nClusters = 3, ensembleArgs = small_ensemble,
                        progress = FALSE),
                    dpp(x, nRuns = 20, progress = FALSE))) {
         expect_identical(levels(r$labels), as.character(seq_len(nlevels(r$labels))))
@@ -108,7 +108,7 @@ test_that("Python warnings are R warnings; errors have no Python prefix (item 5)
     x <- two_groups()
     ens <- ensemble(x, nPartitions = 6, k = 2, progress = FALSE)$labels
     ens[1, ] <- NA  # item 1 in no partition
-    expect_warning(pla(x, nClusters = 2, ensemble = ens, lam = 0, progress = FALSE),
+    expect_warning(pla(x, nClusters = 2, ensemble = ens, progress = FALSE),
                    "1 item\\(s\\) are in no partition")
     err <- tryCatch(pcc(x, nClusters = 1, ensembleArgs = small_ensemble, progress = FALSE),
                     error = conditionMessage)

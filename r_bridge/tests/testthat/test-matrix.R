@@ -39,7 +39,7 @@ test_that("a given ensemble is used, and results repeat with the same randomStat
 test_that("pla() and dpp() on a matrix", {
     skip_without_python()
     x <- two_groups()
-    res <- pla(x, nClusters = 2, ensembleArgs = small_ensemble, lam = 0)
+    res <- pla(x, nClusters = 2, ensembleArgs = small_ensemble)
     expect_equal(dim(res$membership), c(40L, 2L))
     expect_equal(unname(rowSums(res$membership)), rep(1, 40), tolerance = 1e-8)
     expect_gt(ari(res$labels, truth), 0.95)

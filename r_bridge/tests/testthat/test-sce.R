@@ -28,7 +28,7 @@ test_that("ensemble(sce) is stored and reused; name, assay.type and use.dimred w
     sce <- ensemble(make_sce(), nPartitions = 10, k = c(2, 3), use.dimred = "PCA")
     ens <- SingleCellExperiment::reducedDim(sce, "scc_ensemble")
     expect_equal(dim(ens), c(40L, 10L))
-    out <- pla(sce, nClusters = 2, name = "myPla", lam = 0)
+    out <- pla(sce, nClusters = 2, name = "myPla")
     expect_true("myPla" %in% names(SummarizedExperiment::colData(out)))
     expect_true("myPla_membership" %in% SingleCellExperiment::reducedDimNames(out))
     # the stored ensemble was reused, not rebuilt

@@ -6,11 +6,13 @@ weighted
     Weighted PLA: learn the partition weights ``α`` (entropy-regularised, eq. 21).
 lam
     λ of the entropy regulariser (> 0), or ``"cv"`` to choose it from ``lam_grid``
-    by ``cv_folds``-fold cross-validation over items.
+    by ``cv_folds``-fold cross-validation over items. Only weighted PLA uses it: a
+    number with ``weighted=False`` has no effect and gives a ``UserWarning``.
 lam_grid
-    λ values tried by cross-validation.
+    λ values tried by cross-validation: a non-empty sequence of positive numbers.
 cv_folds
-    Folds of held-out items (at least 2).
+    Folds of held-out items: at least 2 and at most the number of fitted items
+    (each fold refits the weights for every λ of the grid, so the cost grows with it).
 cv_score
     What the cross-validation minimises over the held-out items (whose
     posteriors come from the out-of-sample extension), per unit of

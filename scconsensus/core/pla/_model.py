@@ -17,6 +17,7 @@ unweighted PLA exactly.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -458,13 +459,14 @@ def pla(
     n = members.n_items
     K = check_n_clusters(n_clusters, n)
     check_choice(mode, ("auto", "dense", "sparse"), "mode")
-    _check_weighting(weighted, lam, lam_grid, cv_folds, cv_score, max_outer)
     n_restarts = check_restarts(n_restarts, "n_restarts")
     em_kw = {"max_iter": check_int(max_iter, "max_iter", 1), "tol": check_number(tol, "tol")}
     init = _check_init(init, n, K)
     s_em, s_fit, s_pairs, s_cv = seed_sequence(random_state).spawn(4)
     fit_index = fit_subset(n, fit_size, fit_fraction, K, np.random.default_rng(s_fit))
     fit_index = np.arange(n) if fit_index is None else fit_index
+    weighting = (weighted, lam, lam_grid, cv_folds, cv_score, max_outer)
+    lam_grid, cv_folds = check_weighting(*weighting, fit_index.size)
     fit_members = members.subset(fit_index)
     route = (mode, X, pairs, n_neighbors, n_random, diagonal, s_pairs)
     problem, mode, n_stored = _problem(fit_members, fit_index, n, *route)
@@ -477,8 +479,7 @@ def pla(
         cv = {"lam_grid": lam_grid, "cv_folds": int(cv_folds), "cv_score": cv_score, "seed": s_cv}
         cv.update(n_restarts=n_restarts, progress=progress)
         fit = _weighting(problem, K, fit, lam, weights, cv, outer)
-    items = (members, fit_members, fit_index)
-    return _result(fit, restarts, items, weights, mode, n_stored)
+    return _result(fit, restarts, (members, fit_members, fit_index), weights, mode, n_stored)
 
 
 def _weighting(problem, K: int, fit, lam, weights: dict, cv: dict, outer: dict):
@@ -527,23 +528,60 @@ def _result(fit, restarts, items, weights: dict, mode: str, n_stored: int) -> PL
     )
 
 
-def _check_weighting(weighted, lam, lam_grid, cv_folds, cv_score, max_outer) -> None:
-    """Refuse a bad ``cv_score``, ``weighted``, λ, λ grid, fold count or ``max_outer``."""
+def check_weighting(
+    weighted, lam, lam_grid, cv_folds, cv_score, max_outer, n_fit: int
+) -> tuple[tuple[float, ...], int]:
+    """``(lam_grid, cv_folds)`` checked, refusing a bad weighting argument before any work.
+
+    Parameters
+    ----------
+    weighted, lam, lam_grid, cv_folds, cv_score, max_outer
+        As :func:`pla` takes them.
+    n_fit
+        Items the cross-validation splits into folds (the fitted subset).
+
+    Returns
+    -------
+    The λ grid as a tuple of floats and the number of folds as an int.
+    """
     check_choice(cv_score, tuple(_CV_COLUMNS), "cv_score")
     if not isinstance(weighted, bool | np.bool_):
         raise ValueError(f"weighted must be True or False, got {weighted!r}.")
-    if weighted:
-        if isinstance(lam, str):
-            check_choice(lam, ("cv",), "lam")
-            grid = np.asarray(lam_grid, dtype=np.float64).ravel()
-            if grid.size == 0 or not np.all(np.isfinite(grid)) or grid.min() <= 0:
-                raise ValueError("lam_grid must hold positive, finite λ values.")
-            if int(cv_folds) < 2:
-                raise ValueError(f"cv_folds must be at least 2, got {cv_folds}.")
-        elif not (np.isfinite(lam) and float(lam) > 0):
+    lam_grid = _check_lam_grid(lam_grid)
+    cv_folds = check_int(cv_folds, "cv_folds", 2)
+    if weighted and isinstance(lam, str):
+        check_choice(lam, ("cv",), "lam")
+        # every fold refits the weights for every λ: more folds than items cannot split
+        if cv_folds > n_fit:
+            raise ValueError(
+                f"cv_folds={cv_folds} is more than the {n_fit} fitted items it splits into "
+                f"folds; choose cv_folds between 2 and {n_fit} (3 to 10 is usual)."
+            )
+    elif weighted:
+        if not (check_number(lam, "lam") > 0):
             raise ValueError(f"lam must be a positive number or 'cv', got {lam!r}.")
-    if int(max_outer) < 1:
-        raise ValueError(f"max_outer must be at least 1, got {max_outer}.")
+    elif not (isinstance(lam, str) and lam == "cv"):
+        warnings.warn(
+            f"lam={lam!r} has no effect with weighted=False: λ only regularises the partition "
+            "weights of weighted PLA. Pass weighted=True to use it, or leave lam out.",
+            UserWarning,
+            stacklevel=3,
+        )
+    check_int(max_outer, "max_outer", 1)
+    return lam_grid, cv_folds
+
+
+def _check_lam_grid(lam_grid) -> tuple[float, ...]:
+    """``lam_grid`` as a tuple of positive finite floats (a lone number is refused)."""
+    if isinstance(lam_grid, str) or not isinstance(lam_grid, Sequence | np.ndarray):
+        raise ValueError(
+            f"lam_grid must be a non-empty sequence of positive numbers, e.g. (0.1, 1.0, 10.0), "
+            f"got {lam_grid!r}; to fix λ instead of cross-validating it, pass lam=<number>."
+        )
+    grid = tuple(check_number(x, "each lam_grid value") for x in np.ravel(lam_grid))
+    if not grid or min(grid) <= 0:
+        raise ValueError(f"lam_grid must hold positive, finite λ values, got {list(lam_grid)!r}.")
+    return grid
 
 
 def _check_init(init, n: int, K: int) -> np.ndarray | None:
@@ -560,6 +598,8 @@ def _check_init(init, n: int, K: int) -> np.ndarray | None:
 
 def _problem(fit_members, fit_index, n, mode, X, pairs, n_neighbors, n_random, diagonal, seed):
     """``(problem, mode, n_stored)``: the EM problem on all pairs or on sampled ones."""
+    n_neighbors = check_int(n_neighbors, "n_neighbors", 0)
+    n_random = check_int(n_random, "n_random", 0)
     r = fit_index.size
     if mode == "auto":
         mode = "dense" if r <= settings.dense_auto_max_items else "sparse"
