@@ -123,13 +123,18 @@ def check_restarts(value: Any, name: str) -> int:
     return value
 
 
-def check_number(value: Any, name: str) -> float:
-    """A finite real number (no strings, booleans, arrays or tuples)."""
+def check_number(value: Any, name: str, *, within: tuple[float, float] | None = None) -> float:
+    """A finite real number (no strings, booleans, arrays or tuples), in ``within`` if given.
+
+    ``within`` is a closed interval ``(low, high)``.
+    """
     if isinstance(value, str | bool) or not isinstance(value, int | float | np.number):
         raise ValueError(f"{name} must be a number, got {value!r}.")
     value = float(value)
     if not np.isfinite(value):
         raise ValueError(f"{name} must be finite, got {value}.")
+    if within is not None and not within[0] <= value <= within[1]:
+        raise ValueError(f"{name}={value:g} must lie in [{within[0]:g}, {within[1]:g}].")
     return value
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 
@@ -102,3 +104,27 @@ def drop_empty_clusters(
         else:
             labels = np.where(labels >= 0, hard_labels(membership), -1)
     return membership, labels.astype(np.int32), kept
+
+
+def warn_in_no_partition(n_items: int, what: str, *, stacklevel: int = 2) -> None:
+    """Warn that ``n_items`` items are in no partition of the ensemble (nothing if 0).
+
+    Such items carry no co-clustering evidence, so every consensus gives them the
+    uniform ``what`` (and no hard label); one wording for every method.
+
+    Parameters
+    ----------
+    n_items
+        Items that no partition sampled.
+    what
+        What they get uniform, e.g. ``"memberships"`` or ``"posteriors"``.
+    stacklevel
+        As in :func:`warnings.warn`, counted from the caller of this function.
+    """
+    if n_items:
+        warnings.warn(
+            f"{int(n_items)} item(s) are in no partition; they get uniform {what}. "
+            "Generate the ensemble with predict_unsampled=True or more partitions.",
+            RuntimeWarning,
+            stacklevel=stacklevel + 1,
+        )

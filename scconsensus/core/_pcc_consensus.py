@@ -23,13 +23,14 @@ from .._validation import (
     RandomState,
     check_choice,
     check_dense_memory,
+    check_int,
     check_labels,
     check_matrix,
     check_min_mass,
     check_rng,
 )
 from ._ensemble_pairs import ensemble_pairs
-from ._membership import drop_empty_clusters, hard_labels
+from ._membership import drop_empty_clusters, hard_labels, warn_in_no_partition
 from ._pairs import check_pairs
 from ._plan import ConsensusPlan, plan_consensus
 from ._subset import fit_subset
@@ -148,6 +149,8 @@ def pcc_consensus(
     check_choice(pairs, PAIRS, "pairs")
     labels = check_labels(labels)
     min_mass = check_min_mass(min_mass, labels.shape[0])
+    n_neighbors = check_int(n_neighbors, "n_neighbors", 1)
+    n_random = check_int(n_random, "n_random", 0)
     mode, fit_size = _route(mode, solver, divergence, fit_size)
     plan, labels, fitted, fit_idx = _plan(
         labels, n_clusters, partitions, init, random_state, fit_size, fit_fraction
@@ -218,6 +221,8 @@ def _plan(labels, n_clusters, partitions, init, random_state, fit_size, fit_frac
     rng = check_rng(random_state if isinstance(random_state, int | None) else 0)
     fit_idx = fit_subset(labels.shape[0], fit_size, fit_fraction, plan.n_clusters, rng)
     labels = labels[:, plan.columns]
+    # no evidence at all for them: uniform rows, as in PLA, but said rather than silent
+    warn_in_no_partition((labels < 0).all(axis=1).sum(), "memberships", stacklevel=3)
     return plan, labels, labels if fit_idx is None else labels[fit_idx], fit_idx
 
 

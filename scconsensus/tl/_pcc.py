@@ -9,7 +9,7 @@ from scanpy import logging as logg
 
 from .._docs import doc_params
 from .._progress import check_progress
-from .._validation import RandomState, check_key, check_min_mass
+from .._validation import RandomState, check_key, check_min_mass, check_number
 from ..core._pcc_consensus import PCCConsensus, pcc_consensus
 from ..core.pcc import Bregman, cluster_relationships
 from ..core.pcc._doc import PCC_PARAMS
@@ -85,10 +85,10 @@ def pcc(
     >>> adata.obsm["pcc_membership"].shape[0]
     150
     """
-    key_added = check_key(key_added)
-    progress = check_progress(progress)
+    key_added, progress = check_key(key_added), check_progress(progress)
     labels = get_ensemble(adata, ensemble_key)
     min_mass = check_min_mass(min_mass, labels.shape[0])
+    check_number(relationship_threshold, "relationship_threshold", within=(0.0, 1.0))
     params = {name: value for name, value in locals().items() if name in PARAMS}
     kwargs = {name: value for name, value in locals().items() if name in CORE_ARGS}
     has_rep = use_rep is not None or "X_pca" in adata.obsm

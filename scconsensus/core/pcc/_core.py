@@ -6,7 +6,14 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..._docs import doc_params
-from ..._validation import check_int, check_n_clusters, check_restarts, seed_sequence
+from ..._validation import (
+    check_int,
+    check_min_mass,
+    check_n_clusters,
+    check_number,
+    check_restarts,
+    seed_sequence,
+)
 from .._membership import hard_labels, order_clusters
 from . import _batch, _greedy, _sparse, _sweep
 from ._checks import ASYMMETRIC, C_ABOVE_N, NEGATIVE, NONFINITE, dense_flags
@@ -231,7 +238,7 @@ def pcc(
     data, sparse_input, weight, has_pair = _check_input(C, N)
     n = has_pair.size
     solver = _resolve_solver(solver, sparse_input)
-    K = check_n_clusters(n_clusters, n)
+    K, min_mass = check_n_clusters(n_clusters, n), check_min_mass(min_mass, n)
     n_init, tol, max_iter = _check_run(n_init, init, tol, max_iter, n * K, trace_every)
     scale = weight / n
     run = {"max_iter": max_iter, "tol_abs": tol * scale, "trace_every": trace_every}
@@ -279,6 +286,13 @@ def _check_input(C, N) -> tuple[tuple, bool, float, np.ndarray]:
     sampled pairs; ``weight`` the total co-sampling count and ``has_pair`` whether
     each item has a co-sampled partner.
     """
+    for name, M in (("C", C), ("N", N)):
+        if M is None:
+            raise ValueError(
+                f"{name} is required: pcc takes the co-clustering counts C and the "
+                "co-sampling counts N of the same items, e.g. "
+                "C, N = scconsensus.core.coassociation(labels); pcc(C, N, n_clusters)."
+            )
     if sp.issparse(C) or sp.issparse(N):
         indptr, indices, cval, nval, mirror, n = _check_sparse(C, N)
         data, sparse_input = (indptr, indices, cval, nval, mirror), True
@@ -304,8 +318,8 @@ def _check_run(n_init, init, tol, max_iter, nK: int, trace_every) -> tuple[int, 
     if n_init is None:
         n_init = 1 if init is not None else 3
     n_init = check_restarts(n_init, "n_init")
-    tol = float(tol)
-    if not (tol > 0 and np.isfinite(tol)):
+    tol = check_number(tol, "tol")
+    if not tol > 0:
         raise ValueError(f"tol must be a positive number, got {tol}.")
     max_iter = check_int(50 * nK if max_iter is None else max_iter, "max_iter", 0)
     _greedy.trace_stride(max_iter, nK, trace_every)  # checks trace_every for every solver
@@ -315,6 +329,14 @@ def _check_run(n_init, init, tol, max_iter, nK: int, trace_every) -> tuple[int, 
 def _starts(init, n: int, K: int, n_init: int, random_state) -> list[np.ndarray]:
     """``init`` (checked) when given, then random points of the simplex: ``n_init`` in all."""
     starts = []
+    if isinstance(init, str):
+        # the named starts belong to the ensemble-level functions, which compute them
+        raise ValueError(
+            f"init={init!r} is not a start of this array-level function: pass an "
+            "(n_items, n_clusters) membership array, or init=None for n_init random "
+            "points of the simplex. Named starts ('spectral', 'ensemble', 'random') are "
+            "options of scconsensus.core.pcc_consensus and scconsensus.tl.pcc."
+        )
     if init is not None:
         Y0 = np.array(init, dtype=np.float64)
         if Y0.shape != (n, K):

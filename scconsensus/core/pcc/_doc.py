@@ -18,7 +18,8 @@ n_init
     the lowest objective is returned. Default 3, or 1 with ``init``.
 init
     Optional ``(n, K)`` starting memberships (rows on the simplex); it counts as
-    the first of the ``n_init`` starts, the others are random. With zeros in it,
+    the first of the ``n_init`` starts, the others are random (``None``: random
+    starts only; the named starts are :func:`scconsensus.core.pcc_consensus`'s). With zeros in it,
     its objective must be finite: for KL no two co-clustered items may share no
     cluster (a one-hot start fails; smooth it, e.g. ``0.9 * init + 0.1 / K``).""",
     "pcc_trace_every": """\
@@ -115,7 +116,7 @@ n_clusters
 use_rep
     Representation for the kNN pairs (default ``X_pca`` when present).
 relationship_threshold
-    Memberships below this are ignored in the cluster-relationship matrix.""",
+    Memberships below this, in ``[0, 1]``, are ignored in the cluster-relationship matrix.""",
     "pcc_n_init": """\
 n_init
     Starts: the ``init`` start and ``n_init - 1`` random points of the simplex;
@@ -127,5 +128,11 @@ n_init
 ``cluster_relationships`` (the matrix ``m_ij`` of Sect. 7.4), ``fit_size`` (items
 fitted), ``fit_indices`` (when a subset was fitted), ``partitions_used``, the
 choice of ``K`` (``n_clusters_chosen``, ``k_selection``...) and, on the sparse
-route, ``n_pairs`` and ``pair_source`` (``"knn"``/``"ensemble"``).""",
+route, ``n_pairs`` and ``pair_source`` (``"knn"``/``"ensemble"``).
+
+Items that no partition of the ensemble sampled (a small ``subsample`` with few
+partitions) carry no co-association evidence: they get a uniform membership row
+(``1 / k`` each), a missing hard label (NaN in ``.obs[key_added]``), confidence
+``1 / k`` and the largest entropy, and a ``RuntimeWarning`` gives their number.
+Build the ensemble with ``predict_unsampled=True`` or more partitions to label them.""",
 }

@@ -45,7 +45,7 @@ import numpy as np
 
 from ..._docs import doc_params
 from ..._threads import one_blas_thread
-from ..._validation import check_labels, check_n_clusters
+from ..._validation import check_labels, check_min_mass, check_n_clusters
 from .._membership import hard_labels
 from .._pairs import pair_counts
 from . import _batch
@@ -505,7 +505,7 @@ def pcc_lowrank(
     3
     """
     bregman, op = _check_lowrank(labels, divergence)
-    K = check_n_clusters(n_clusters, op.n)
+    K, min_mass = check_n_clusters(n_clusters, op.n), check_min_mass(min_mass, op.n)
     n_init, tol, max_iter = _check_run(n_init, init, tol, max_iter, op.n * K, None)
     scale = op.weight / op.n
     runs = [
