@@ -5,12 +5,15 @@ Each failing call must name the problem and the fix and leave the AnnData as it 
 
 from __future__ import annotations
 
+import warnings
+
 import anndata as ad
 import numpy as np
 import pandas as pd
 import pytest
 
 import scconsensus as scc
+from scconsensus.core import plan_consensus, select_k
 from scconsensus.core.pla import pla as core_pla
 
 
@@ -73,3 +76,74 @@ def test_core_pla_cv_folds_counts_the_fitted_items(small):
     labels = small.obsm["scc_ensemble"]
     with pytest.raises(ValueError, match="more than the 30 fitted items"):
         core_pla(labels, 3, weighted=True, cv_folds=40, fit_size=30)
+
+
+# ------------------------------------------------------------------------ 3: select_k
+
+
+@pytest.mark.parametrize("k", [3, 4, 5])
+@pytest.mark.parametrize("n_partitions", [1, 3])
+def test_select_k_unanimous_few_partitions_give_their_k(k, n_partitions):
+    truth = np.repeat(np.arange(k), 20)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sel = select_k(np.stack([truth] * n_partitions, axis=1))
+    assert sel.n_clusters == k
+
+
+def test_pcc_auto_on_three_agreeing_partitions_finds_the_five_groups():
+    rng = np.random.default_rng(0)
+    X = np.concatenate([rng.normal(c * 10, 1, (60, 5)) for c in range(5)])
+    a = ad.AnnData(X)
+    scc.tl.ensemble(a, n_partitions=3, k=5, random_state=0)
+    scc.tl.pcc(a, n_init=1)
+    assert a.obs["pcc"].nunique() == 5
+
+
+def test_select_k_too_few_undecided_partitions_warn():
+    rng = np.random.default_rng(1)
+    truth = np.repeat(np.arange(3), 30)
+    labels = np.stack([truth * 3 + rng.integers(0, m, 90) for m in (1, 2, 3)], axis=1)
+    with pytest.warns(UserWarning, match=r"3 partition\(s\) are too few.*n_partitions=20"):
+        sel = select_k(labels)
+    assert "too few" in sel.reason
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"max_k": 1}, "max_k must be at least 2"),
+        ({"max_k": "4"}, "not the string"),
+        ({"threshold": -1}, r"threshold must be in \(0, 1\]"),
+        ({"threshold": 0}, r"threshold must be in \(0, 1\]"),
+    ],
+)
+def test_select_k_bad_arguments(kwargs, match):
+    truth = np.repeat(np.arange(3), 20)
+    with pytest.raises(ValueError, match=match):
+        select_k(np.stack([truth] * 6, axis=1), **kwargs)
+
+
+# ------------------------------------------------------- 6: the "few partitions" warning
+
+
+def _ensemble_of_sizes(sizes, n=80):
+    """One partition of ``s`` clusters per entry (items dealt round-robin)."""
+    return np.stack([np.arange(n) % s for s in sizes], axis=1).astype(np.int32)
+
+
+def test_far_partitions_note_counts_the_exact_ones():
+    labels = _ensemble_of_sizes([3, 3, 5, 6, 7, 8, 9, 10])
+    note = plan_consensus(labels, 3, init="random").note
+    assert "only 2 of the ensemble's 8 partition(s) have about 3 clusters (2 exactly 3)" in note
+    assert "up to 4 cluster(s) more or fewer" in note
+    assert "nearest" not in note
+
+
+def test_far_partitions_note_does_not_advise_what_was_done():
+    # k='auto' ensembles: the advice is more partitions or a range, never k='auto' again
+    labels = _ensemble_of_sizes([2, 2, 2, 3, 4, 5, 8, 12, 20])
+    note = plan_consensus(labels, 8, init="random").note
+    assert note.startswith("only 1 of the ensemble's 9 partition(s) have about 8 clusters")
+    assert "k='auto'" not in note and "n_partitions" in note and "k=(5, 11)" in note
+    assert plan_consensus(_ensemble_of_sizes([8] * 6), 8, init="random").note == ""

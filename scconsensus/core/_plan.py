@@ -96,6 +96,28 @@ def _cover_items(labels, sizes, K, columns) -> np.ndarray:
     return np.array(sorted(chosen), dtype=np.int64)
 
 
+def _far_note(sizes: np.ndarray, columns: np.ndarray, K: int) -> str:
+    """Why the fit uses partitions far from ``K`` and what to build instead, or ``""``.
+
+    Counts what the ensemble holds (the advice must not repeat how the user built it,
+    which this function cannot see): partitions of about ``K`` clusters (the window of
+    :func:`matched_partitions`), those of exactly ``K``, and the farthest one used.
+    """
+    far = int(np.abs(sizes[columns] - K).max())
+    if far <= K / 4:
+        return ""
+    near = int(((sizes * 1.25 >= K) & (sizes <= K * 1.25)).sum())
+    exact = int((sizes == K).sum())
+    low, high = max(2, K - K // 4 - 1), K + K // 4 + 1
+    return (
+        f"only {near} of the ensemble's {sizes.size} partition(s) have about {K} clusters "
+        f"({exact} exactly {K}), so the fit also uses partitions with up to {far} cluster(s) "
+        f"more or fewer; the consensus model fits best to partitions near its K: rebuild "
+        f"the ensemble with more partitions (n_partitions) or a k range around {K}, "
+        f"e.g. k=({low}, {high})"
+    )
+
+
 @doc_params()
 def plan_consensus(
     labels: np.ndarray,
@@ -149,13 +171,7 @@ def plan_consensus(
     note = ""
     if partitions == "matched":
         columns = _cover_items(labels, sizes, K, matched_partitions(sizes, K))
-        far = int(np.abs(sizes[columns] - K).max())
-        if far > K / 4:
-            note = (
-                f"the ensemble has few partitions with about {K} clusters (the nearest have "
-                f"{far} more or fewer); the consensus model fits best to partitions near its "
-                f"K: rebuild the ensemble with k='auto' or a k range around {K}"
-            )
+        note = _far_note(sizes, columns, K)
     start = None
     if init == "spectral":
         start = smoothed_one_hot(spectral_consensus(labels, K, random_state=random_state), K)

@@ -25,13 +25,20 @@ number of clusters lies near ``K``.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from .._docs import doc_params
-from .._validation import RandomState, check_labels, check_number, seed_sequence
+from .._validation import (
+    RandomState,
+    check_fraction,
+    check_int,
+    check_labels,
+    seed_sequence,
+)
 from ._spectral import incidence_spectrum, partition_sizes
 
 __all__ = ["KSelection", "matched_partitions", "select_k"]
@@ -62,11 +69,18 @@ class KSelection:
     reason: str
 
 
+#: Partitions finer than a candidate K needed to judge it, and below which an ensemble
+#: without a clear split gets a warning instead of a silent fallback.
+MIN_PARTITIONS = 5
+
+
 def _candidate_cap(sizes: np.ndarray, n_items: int, max_k: int | None) -> int:
     """Largest K that can be judged: enough partitions at least that fine, and either
     enough finer ones to see the next split or none at all (an ensemble at one
     resolution ``k`` can then still choose ``K = k``)."""
-    need = max(5, int(np.ceil(0.1 * sizes.size)))
+    # an ensemble of fewer than MIN_PARTITIONS partitions judges a K by all of them, so
+    # that a unanimous one (every partition cuts the same k groups) can choose K = k
+    need = min(max(MIN_PARTITIONS, int(np.ceil(0.1 * sizes.size))), sizes.size)
     cap = 2
     for K in range(2, int(sizes.max()) + 1):
         finer, here = int((sizes >= K + 1).sum()), int((sizes >= K).sum())
@@ -109,10 +123,13 @@ def select_k(
         The partitions should span several numbers of clusters (the default
         ensemble of :func:`scconsensus.tl.ensemble` does).
     max_k
-        Largest ``K`` considered (default: as far as the ensemble's partitions
-        allow judging, i.e. while at least 10 % of them are finer).
+        Largest ``K`` considered, at least 2 (default: as far as the ensemble's
+        partitions allow judging, i.e. while at least 10 % of them, and at least 5,
+        are finer; an ensemble of fewer than 5 partitions needs all of them).
     threshold
-        Smallest drop of the (enveloped) eigenvalue that counts as a split.
+        Smallest drop of the (enveloped) eigenvalue that counts as a split, in
+        ``(0, 1]``. With fewer than 5 partitions and no drop this large, a
+        ``UserWarning`` says that they are too few to choose ``K``.
     max_items
         Items drawn at random to compute the evidence (the number of groups is
         a property of the whole; this bounds the cost for large data).
@@ -135,7 +152,11 @@ def select_k(
     4
     """
     labels = check_labels(labels)
-    threshold = check_number(threshold, "threshold")
+    # drops are of eigenvalues in [0, 1]: a threshold outside (0, 1] decides nothing
+    threshold = check_fraction(threshold, "threshold")
+    if max_k is not None:
+        max_k = check_int(max_k, "max_k", 2)
+    max_items = check_int(max_items, "max_items", 2)
     n = labels.shape[0]
     seeds = seed_sequence(random_state).spawn(2)
     if n > max_items:
@@ -153,7 +174,7 @@ def select_k(
     envelope = np.minimum.accumulate(eig)
     # a split counts when the next two candidates both stay below: one low value is noise
     drop = envelope[:-2] - np.maximum(eig[1:-1], eig[2:])
-    K, reason = _choose(Ks[:-2], drop, threshold)
+    K, reason = _choose(Ks[:-2], drop, threshold, sizes.size)
     table = pd.DataFrame(
         {
             "n_clusters": Ks[:-2],
@@ -167,7 +188,11 @@ def select_k(
     return KSelection(n_clusters=int(K), table=table, threshold=threshold, reason=reason)
 
 
-def _choose(Ks: np.ndarray, drop: np.ndarray, threshold: float) -> tuple[int, str]:
+def _choose(
+    Ks: np.ndarray, drop: np.ndarray, threshold: float, n_partitions: int
+) -> tuple[int, str]:
+    """``(K, reason)``: the first clear split, else the largest drop (with a warning when
+    the partitions are too few for the fallback to mean anything)."""
     hit = np.flatnonzero(drop >= threshold)
     if hit.size:
         K = int(Ks[hit[0]])
@@ -177,10 +202,21 @@ def _choose(Ks: np.ndarray, drop: np.ndarray, threshold: float) -> tuple[int, st
         )
     t = int(np.argmax(drop))
     K = int(Ks[t])
-    return K, (
+    reason = (
         f"K={K}: no split drops the normalised co-association by {threshold:g}; "
         f"the largest drop ({drop[t]:.3f}) is after K={K}"
     )
+    if n_partitions < MIN_PARTITIONS:
+        reason += f"; only {n_partitions} partition(s), too few to choose K"
+        warnings.warn(
+            f"select_k: {n_partitions} partition(s) are too few to choose the number of "
+            f"clusters (no split is clear, so K={K} is only the largest drop). Build more "
+            "partitions, e.g. tl.ensemble(n_partitions=20) or more (the default is 100), "
+            "or give the number of clusters.",
+            UserWarning,
+            stacklevel=3,
+        )
+    return K, reason
 
 
 def matched_partitions(
