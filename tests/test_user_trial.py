@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 import scconsensus as scc
-from scconsensus.core import plan_consensus, select_k
+from scconsensus.core import plan_consensus, select_k, spectral_consensus
 from scconsensus.core.pla import pla as core_pla
 
 
@@ -147,3 +147,21 @@ def test_far_partitions_note_does_not_advise_what_was_done():
     assert note.startswith("only 1 of the ensemble's 9 partition(s) have about 8 clusters")
     assert "k='auto'" not in note and "n_partitions" in note and "k=(5, 11)" in note
     assert plan_consensus(_ensemble_of_sizes([8] * 6), 8, init="random").note == ""
+
+
+# ------------------------------------------------------------- 4: spectral_consensus K
+
+
+@pytest.mark.parametrize(
+    ("K", "match"),
+    [
+        ("3", "not the string '3'"),
+        (100, "n_clusters=100 is too large for 60 items; choose n_clusters < 60"),
+        (1, "n_clusters must be at least 2"),
+        (2.5, "must be an integer"),
+    ],
+)
+def test_spectral_consensus_checks_k(K, match):
+    labels = np.stack([np.repeat(np.arange(3), 20)] * 3, axis=1)
+    with pytest.raises(ValueError, match=match):
+        spectral_consensus(labels, K)

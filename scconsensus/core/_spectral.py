@@ -18,7 +18,13 @@ from scipy.sparse.linalg import svds
 
 from .._docs import doc_params
 from .._threads import one_blas_thread
-from .._validation import RandomState, check_labels, check_rng, seed_sequence
+from .._validation import (
+    RandomState,
+    check_labels,
+    check_n_clusters,
+    check_rng,
+    seed_sequence,
+)
 from .coassociation import _one_hot
 
 __all__ = ["incidence_matrix", "incidence_spectrum", "partition_sizes", "spectral_consensus"]
@@ -149,7 +155,8 @@ def spectral_consensus(
     """
     from sklearn.cluster import KMeans
 
-    K = int(n_clusters)
+    labels = check_labels(labels)
+    K = check_n_clusters(n_clusters, labels.shape[0])
     seeds = seed_sequence(random_state).spawn(2)
     _, U = incidence_spectrum(labels, K, random_state=np.random.default_rng(seeds[0]))
     E = U / np.maximum(np.linalg.norm(U, axis=1, keepdims=True), 1e-12)
