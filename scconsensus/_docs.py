@@ -184,8 +184,9 @@ method
     ``resolution``; ``k`` unused).
 k
     Clusters per partition: an int; a ``(lo, hi)`` tuple, drawn uniformly (inclusive)
-    per partition; a list, cycled; or ``"auto"`` (default): drawn log-uniformly from 2
-    to ``sqrt(n_sampled)`` (within [10, 50]). Why: the consensus methods choose the
+    per partition; a list (or any other sequence of ints: ``range``, 1-D array),
+    cycled; or ``"auto"`` (default): drawn log-uniformly from 2 to
+    ``sqrt(n_sampled)`` (within [10, 50]). Why: the consensus methods choose the
     number of stable groups from partitions of every resolution, then fit those near
     the chosen one (:func:`scconsensus.core.select_k`); a log scale gives every
     doubling of the resolution the same number of partitions.""",

@@ -123,6 +123,16 @@ def check_restarts(value: Any, name: str) -> int:
     return value
 
 
+def check_bool(value: Any, name: str) -> bool:
+    """``True`` or ``False`` (numpy booleans included); ``"yes"``, ``1`` and ``None`` are refused.
+
+    A truthy string would otherwise switch an option on, and ``copy="no"`` would copy.
+    """
+    if not isinstance(value, bool | np.bool_):
+        raise ValueError(f"{name} must be True or False, got {value!r}.")
+    return bool(value)
+
+
 def check_number(value: Any, name: str, *, within: tuple[float, float] | None = None) -> float:
     """A finite real number (no strings, booleans, arrays or tuples), in ``within`` if given.
 

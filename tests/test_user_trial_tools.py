@@ -88,3 +88,82 @@ def test_core_pcc_refuses_bad_parameters():
     labels = np.ascontiguousarray(GROUPS, dtype=np.int32)
     with pytest.raises(ValueError, match=r"min_mass=-1 must lie"):
         pcc_lowrank(labels, 3, "l2", min_mass=-1)
+
+
+# ------------------------------------------------------------- 2: k as a sequence
+
+
+def test_ensemble_takes_k_as_any_sequence_of_ints():
+    from scconsensus.core.ensemble import generate_ensemble
+
+    X = np.random.default_rng(1).normal(size=(40, 3))
+
+    def run(k):
+        return generate_ensemble(X, 6, k=k, progress=False).labels
+
+    assert np.array_equal(run(range(3, 6)), run([3, 4, 5]))
+    assert np.array_equal(run(np.array([3, 5])), run([3, 5]))
+    assert np.array_equal(run(np.int64(4)), run(np.array(4)))
+    a = _adata()
+    scc.tl.ensemble(a, 4, k=range(3, 6), key_added="ens")
+    assert a.uns["ens"]["params"]["k"].tolist() == [3, 4, 5]
+    with pytest.raises(ValueError, match="k as an array must be 1-D"):
+        run(np.array([[3, 5]]))
+    with pytest.raises(ValueError, match=r"sequence of ints \(list, range, 1-D array\)"):
+        run({3, 5})
+
+
+# ---------------------------------------------- 3: key_added over the user's data
+
+
+def test_ensemble_refuses_to_overwrite_what_it_did_not_write():
+    a = _adata()
+    a.obsm["X_pca"] = np.random.default_rng(3).normal(size=(a.n_obs, 2))
+    a.uns["pcc"] = {"params": {}}
+    _refused(
+        scc.tl.ensemble,
+        a,
+        r"would overwrite .obsm\['X_pca'\].*key_added='scc_ensemble_2'",
+        n_partitions=3,
+        key_added="X_pca",
+    )
+    _refused(scc.tl.ensemble, a, r"would overwrite .uns\['pcc'\]", n_partitions=3, key_added="pcc")
+    # its own ensemble is replaced as before
+    scc.tl.ensemble(a, 3, k=3, key_added="ens")
+    scc.tl.ensemble(a, 4, k=3, key_added="ens")
+    assert a.obsm["ens"].shape == (a.n_obs, 4)
+
+
+def test_ensemble_warns_when_partitions_are_smaller_than_k():
+    a = ad.AnnData(np.random.default_rng(2).normal(size=(200, 3)))
+    with pytest.warns(UserWarning, match=r"subsample=0.01 leaves 2 of 200 items per partition"):
+        scc.tl.ensemble(a, 3, subsample=0.01)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        scc.tl.ensemble(a, 3)
+
+
+# -------------------------------------------------------------- 5, 6: copy
+
+
+def test_copy_must_be_a_bool():
+    _refused(scc.tl.ensemble, _adata(), "copy must be True or False, got 'yes'", copy="yes")
+    _refused(scc.tl.pcc, _adata(), "copy must be True or False, got 1", copy=1)
+
+
+@pytest.mark.parametrize(
+    ("tool", "kwargs"),
+    [
+        (scc.tl.ensemble, {"n_partitions": 3}),
+        (scc.tl.pcc, {"n_clusters": 3}),
+        (scc.tl.coassociation, {}),
+        (scc.tl.consensus_k, {"max_k": 3, "reps": 3}),
+    ],
+)
+def test_copy_of_a_backed_adata_is_refused_before_any_work(tool, kwargs, tmp_path):
+    _adata().write_h5ad(tmp_path / "a.h5ad")
+    backed = ad.read_h5ad(tmp_path / "a.h5ad", backed="r")
+    with pytest.raises(ValueError, match=r"backed mode.*adata.to_memory\(\)"):
+        tool(backed, copy=True, **kwargs)
+    assert set(backed.obs) == set() and set(backed.obsm) == {"scc_ensemble"}
+    backed.file.close()

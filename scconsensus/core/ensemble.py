@@ -6,6 +6,7 @@ Each partition draws its own subsample, method and ``k`` from a child of one
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -114,13 +115,50 @@ def _k_choices(
         if not values:
             raise ValueError("k is an empty list.")
     else:
-        raise ValueError(f"k must be an int, a (lo, hi) tuple or a list of ints, got {k!r}.")
+        raise ValueError(
+            "k must be 'auto', an int, a (lo, hi) tuple or a sequence of ints (list, range, "
+            f"1-D array), got {k!r}."
+        )
     for v in values:
         if v < 2:
             raise ValueError(f"k={v} is too small: every partition needs at least 2 clusters.")
         if v >= n_items:
             raise ValueError(too_many_clusters("k", v, n_items, "sampled items per partition"))
     return kind, values
+
+
+def _k_argument(k: Any) -> Any:
+    """``k`` with a ``range`` or a numpy array as the list (or int) it stands for."""
+    if isinstance(k, range):
+        return list(k)
+    if isinstance(k, np.ndarray):
+        if k.ndim > 1:
+            raise ValueError(
+                f"k as an array must be 1-D (a list of k values), got shape {k.shape}."
+            )
+        return k.item() if k.ndim == 0 else k.tolist()
+    return k
+
+
+def _warn_small_subsample(k: Any, methods: list[str], subsample: float, n_sub: int, n: int):
+    """Warn when ``k="auto"`` must cap its resolution because partitions have few items.
+
+    An explicit ``k`` at or above the items per partition is refused by :func:`_k_choices`;
+    ``"auto"`` instead shrinks to what the subsample allows, which hides a typo such as
+    ``subsample=0.001`` (partitions of 2 items).
+    """
+    wanted = auto_k_max(n)
+    if not (isinstance(k, str) and k == "auto") or all(m == "leiden" for m in methods):
+        return
+    if n_sub < wanted:
+        warnings.warn(
+            f"subsample={subsample:g} leaves {n_sub} of {n} items per partition, fewer than "
+            f"the {wanted} clusters k='auto' asks for at most on {n} items; each partition "
+            f"gets at most {auto_k_max(n_sub)} clusters and most items are left out of it. "
+            "Raise subsample (default 0.8) or pass a smaller k.",
+            UserWarning,
+            stacklevel=4,  # past generate_ensemble and its renamed_args wrapper
+        )
 
 
 def _plan(
@@ -476,6 +514,8 @@ def generate_ensemble(
     graph_source = "given" if graph is not None else "knn"
     n_sub = max(2, round(subsample * n))
     n_feat = max(1, round(feature_subsample * p))
+    k = _k_argument(k)
+    _warn_small_subsample(k, methods, subsample, n_sub, n)
     specs = _plan(n_partitions, methods, k, n_sub, random_state)
     _check_hc_memory(methods, n_sub)
     if client is not None:

@@ -33,7 +33,7 @@ from .._validation import (
     check_key,
     check_n_clusters,
 )
-from ..tl._anndata import get_rep, sanitize_uns, store_consensus
+from ..tl._anndata import check_copy, get_rep, sanitize_uns, store_consensus
 from ._errors import require_r_package, require_rpy2
 from ._session import numpy_converter, quiet_r
 
@@ -256,7 +256,7 @@ def consensus_cluster_plus(
     """
     if not isinstance(adata, AnnData):
         raise ValueError(f"Expected an AnnData object, got {type(adata).__name__}.")
-    key_added = check_key(key_added)
+    key_added, copy = check_key(key_added), check_copy(adata, copy)
     X = _item_matrix(adata, use_rep, layer)
     linkages = (inner_linkage, final_linkage)
     args = _r_args(X, max_k, reps, p_item, p_feature, cluster_alg, distance, linkages, seed)

@@ -23,7 +23,7 @@ from anndata import AnnData
 from scanpy import logging as logg
 
 from .._docs import doc_params
-from .._validation import check_key, check_labels, check_matrix
+from .._validation import check_bool, check_key, check_labels, check_matrix
 from ..core._membership import (
     confidence,
     drop_empty_clusters,
@@ -112,6 +112,35 @@ def get_ensemble(adata: AnnData, ensemble_key: str = "scc_ensemble") -> np.ndarr
             "first, or pass ensemble_key naming an existing ensemble."
         )
     return check_labels(adata.obsm[ensemble_key], f"adata.obsm[{ensemble_key!r}]")
+
+
+def check_copy(adata: AnnData, copy: Any) -> bool:
+    """``copy`` checked against ``adata`` before any work: a backed AnnData cannot be copied.
+
+    anndata copies a backed object only to a new file, so ``copy=True`` would fail in
+    :meth:`anndata.AnnData.copy` after the whole computation; refused up front instead.
+
+    Parameters
+    ----------
+    adata
+        The AnnData a tool was given.
+    copy
+        The tool's ``copy`` argument.
+
+    Returns
+    -------
+    bool
+        ``copy`` as a bool.
+    """
+    copy = check_bool(copy, "copy")
+    if copy and isinstance(adata, AnnData) and adata.isbacked:
+        raise ValueError(
+            f"copy=True cannot copy an AnnData opened in backed mode ({adata.filename}): anndata "
+            "copies those only to a file. Load it first with adata = adata.to_memory(), or "
+            "make a file copy with adata.copy(filename='copy.h5ad') and pass that with "
+            "copy=False."
+        )
+    return copy
 
 
 #: A membership row whose largest and smallest entries differ by less than this is uniform.

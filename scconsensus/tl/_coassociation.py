@@ -12,7 +12,7 @@ from .._settings import settings
 from .._validation import RandomState, check_choice, check_key
 from ..core.coassociation import coassociation as _coassociation
 from ..core.coassociation import sample_pairs
-from ._anndata import get_ensemble, get_rep, sanitize_uns, warn_overwrite
+from ._anndata import check_copy, get_ensemble, get_rep, sanitize_uns, warn_overwrite
 
 
 @doc_params()
@@ -144,7 +144,7 @@ def coassociation(
     >>> adata.obsp["scc_coassoc_c"].shape
     (150, 150)
     """
-    key_added = check_key(key_added)
+    key_added, copy = check_key(key_added), check_copy(adata, copy)
     labels = get_ensemble(adata, ensemble_key)
     mode = resolve_mode(mode, labels.shape[0])
     C, N = ensemble_coassociation(

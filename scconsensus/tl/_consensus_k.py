@@ -16,7 +16,7 @@ from .._docs import doc_params
 from .._progress import check_progress
 from .._validation import RandomState, check_choice, check_int, check_key
 from ..core.consensus_k import consensus_k as _consensus_k
-from ._anndata import get_rep, sanitize_uns, store_consensus, warn_overwrite
+from ._anndata import check_copy, get_rep, sanitize_uns, store_consensus, warn_overwrite
 
 #: The statistics and output parameters of :func:`consensus_k` (docstring text).
 _OUTPUT_DOC = """\
@@ -82,7 +82,7 @@ def consensus_k(
     >>> adata.uns["consensus_k"]["pac"].shape, adata.obsm["consensus_k_labels"].shape
     ((3,), (150, 3))
     """
-    key_added = check_key(key_added)
+    key_added, copy = check_key(key_added), check_copy(adata, copy)
     X = get_rep(adata, use_rep, layer=layer)
     kept = _kept_k(keep_k, max_k)
     adata = adata.copy() if copy else adata

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from anndata import AnnData
 from scanpy import logging as logg
@@ -11,7 +11,7 @@ from .._docs import doc_params
 from .._progress import check_progress
 from .._validation import RandomState, check_key, check_n_jobs, renamed_args
 from ..core.ensemble import generate_ensemble
-from ._anndata import get_rep, sanitize_uns, warn_overwrite
+from ._anndata import check_copy, get_rep, sanitize_uns, warn_overwrite
 
 
 @renamed_args(methods="method")
@@ -70,7 +70,8 @@ def ensemble(
     >>> adata.obsm["scc_ensemble"].shape
     (150, 10)
     """
-    key_added = check_key(key_added)
+    key_added, copy = check_key(key_added), check_copy(adata, copy)
+    _check_target(adata, key_added)
     n_jobs = check_n_jobs(n_jobs)
     X = get_rep(adata, use_rep, layer=layer)
     graph, graph_key = _leiden_graph(adata, method, neighbors_key, obsp, feature_subsample)
@@ -95,6 +96,33 @@ def ensemble(
     )
     params = dict(result.params, use_rep=use_rep, layer=layer, graph=graph_key)
     return _store(adata.copy() if copy else adata, result, params, key_added, start, copy)
+
+
+def _check_target(adata: AnnData, key_added: str) -> None:
+    """Refuse to replace an ``.obsm``/``.uns`` entry that is not an ensemble of ours.
+
+    An ensemble is recorded as ``.uns[key]`` with ``"params"`` and ``"partitions"``
+    (:func:`_store`); anything else under ``key`` is the user's, e.g. ``"X_pca"``,
+    which a label matrix would silently replace.
+    """
+    if not isinstance(adata, AnnData):
+        return  # get_rep names the type
+    record = adata.uns.get(key_added)
+    ours = isinstance(record, Mapping) and {"params", "partitions"} <= set(record)
+    taken = [
+        f".{slot}[{key_added!r}]" for slot in ("obsm", "uns") if key_added in getattr(adata, slot)
+    ]
+    if taken and not ours:
+        free = next(
+            key
+            for key in ("scc_ensemble", *(f"scc_ensemble_{i}" for i in range(2, 10**6)))
+            if key not in adata.obsm and key not in adata.uns
+        )
+        raise ValueError(
+            f"key_added={key_added!r} would overwrite {' and '.join(taken)}, which is not an "
+            f"ensemble written by scconsensus.tl.ensemble; pass another key_added, e.g. "
+            f"key_added={free!r} (and ensemble_key={free!r} to the consensus tools)."
+        )
 
 
 def _store(adata: AnnData, result, params: dict, key_added: str, start, copy: bool):

@@ -13,7 +13,7 @@ from .._validation import RandomState, check_key, check_min_mass, check_number
 from ..core._pcc_consensus import PCCConsensus, pcc_consensus
 from ..core.pcc import Bregman, cluster_relationships
 from ..core.pcc._doc import PCC_PARAMS
-from ._anndata import get_ensemble, get_rep, store_consensus
+from ._anndata import check_copy, get_ensemble, get_rep, store_consensus
 from ._selection import log_plan, selection_uns
 
 __all__ = ["pcc"]
@@ -86,7 +86,7 @@ def pcc(
     150
     """
     key_added, progress = check_key(key_added), check_progress(progress)
-    labels = get_ensemble(adata, ensemble_key)
+    labels, copy = get_ensemble(adata, ensemble_key), check_copy(adata, copy)
     min_mass = check_min_mass(min_mass, labels.shape[0])
     check_number(relationship_threshold, "relationship_threshold", within=(0.0, 1.0))
     params = {name: value for name, value in locals().items() if name in PARAMS}
