@@ -46,6 +46,7 @@ import numpy as np
 from ..._docs import doc_params
 from ..._threads import one_blas_thread
 from ..._validation import check_labels, check_min_mass, check_n_clusters
+from .._labels import compact_labels
 from .._membership import hard_labels
 from .._pairs import pair_counts
 from . import _batch
@@ -211,19 +212,11 @@ def _pair_constant(lab):
 
 
 def _compact(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(lab, off)``: labels with cluster ids below the item count, row offsets per partition."""
-    n, R = labels.shape
-    lab = labels
-    top = labels.max(axis=0).clip(min=-1) + 1
-    if (top > n).any():
-        # sparse label values would make the cluster-sum table large: renumber them
-        lab = labels.copy()
-        for r in np.flatnonzero(top > n):
-            col = labels[:, r]
-            seen = col >= 0
-            lab[seen, r] = np.unique(col[seen], return_inverse=True)[1]
-        top = lab.max(axis=0).clip(min=-1) + 1
-    off = np.zeros(R + 1, np.int64)
+    """``(lab, off)``: labels numbered ``0..k-1`` per partition, row offsets per partition."""
+    # sparse label values would make the cluster-sum table large: renumber them
+    lab = compact_labels(labels)
+    top = lab.max(axis=0).clip(min=-1) + 1
+    off = np.zeros(labels.shape[1] + 1, np.int64)
     np.cumsum(top, out=off[1:])
     return np.ascontiguousarray(lab, dtype=np.int32), off
 
