@@ -8,6 +8,7 @@ from __future__ import annotations
 import warnings
 
 import anndata as ad
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
@@ -165,3 +166,25 @@ def test_spectral_consensus_checks_k(K, match):
     labels = np.stack([np.repeat(np.arange(3), 20)] * 3, axis=1)
     with pytest.raises(ValueError, match=match):
         spectral_consensus(labels, K)
+
+
+# ------------------------------------------------ 5: consensus_heatmap, dpp reference_size
+
+
+@pytest.mark.parametrize("max_items", [0, 1, -5, "100"])
+def test_heatmap_max_items_checked(adata, max_items):
+    _refused(scc.pl.consensus_heatmap, adata, "max_items", "scc_ensemble", max_items=max_items)
+
+
+def test_heatmap_of_consensus_k_without_matrices_names_store_matrices(adata):
+    scc.tl.consensus_k(adata, max_k=4, reps=5, random_state=0)
+    key = f"consensus_k_k{adata.uns['consensus_k']['best_k']}"
+    with pytest.raises(ValueError, match=r"run it again with store_matrices=True"):
+        scc.pl.consensus_heatmap(adata, key, show=False)
+    scc.tl.consensus_k(adata, max_k=4, reps=5, random_state=0, store_matrices=True)
+    assert scc.pl.consensus_heatmap(adata, key, show=False) is not None
+    plt.close("all")
+
+
+def test_dpp_reference_size_below_two_refused(adata):
+    _refused(scc.tl.dpp, adata, "reference_size must be at least 2", reference_size=1)

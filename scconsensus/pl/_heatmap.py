@@ -11,7 +11,7 @@ from anndata import AnnData
 from matplotlib.axes import Axes
 
 from .._docs import doc_params
-from .._validation import check_dense_memory
+from .._validation import check_dense_memory, check_int
 from ._utils import as_list, check_adata, column_colors, finish, get_axes
 
 #: The heatmap draws a dense matrix; it shrinks by showing fewer items, not by a sparse mode.
@@ -71,18 +71,30 @@ def consensus_matrix(adata: AnnData, key: str, items: np.ndarray | None = None) 
     if ensemble_key in adata.obsm:
         labels = np.asarray(adata.obsm[ensemble_key])[sel]
         return _ensemble_ratio(labels if columns is None else labels[:, columns])
+    raise ValueError(_no_matrix(adata, key, ensemble_key))
+
+
+def _no_matrix(adata: AnnData, key: str, ensemble_key: str | None) -> str:
+    """Why no consensus matrix was found for ``key``, and what to run to have one."""
     found = (
         f" Its ensemble .obsm[{ensemble_key!r}] is gone: rebuild it with "
         f"scc.tl.ensemble(adata, key_added={ensemble_key!r})."
         if ensemble_key
         else ""
     )
-    raise ValueError(
+    if f"{key}_item_consensus" in adata.obsm:
+        # the layout of one k of tl.consensus_k / r.consensus_cluster_plus, run without
+        # its matrices (store_matrices=False, the default)
+        found = (
+            f" {key!r} is a result of tl.consensus_k or r.consensus_cluster_plus run without "
+            "its consensus matrices: run it again with store_matrices=True."
+        )
+    return (
         f"No consensus matrix for key={key!r}.{found} Expected .obsp[{key!r}], "
-        f".obsp['{key}_consensus'] (tl.consensus_k / r.consensus_cluster_plus with stored "
-        f"matrices), .obsp['{key}_c'] and ['{key}_n'] (tl.coassociation), an ensemble in "
-        f".obsm[{key!r}] (tl.ensemble), or a result of tl.pcc / tl.pla whose ensemble is "
-        "still in .obsm."
+        f".obsp['{key}_consensus'] (tl.consensus_k / r.consensus_cluster_plus with "
+        f"store_matrices=True), .obsp['{key}_c'] and ['{key}_n'] (tl.coassociation), an "
+        f"ensemble in .obsm[{key!r}] (tl.ensemble), or a result of tl.pcc / tl.pla whose "
+        "ensemble is still in .obsm."
     )
 
 
@@ -145,6 +157,8 @@ def _sample(adata: AnnData, labels, max_items: int, seed: int) -> np.ndarray | N
 
 def _heatmap_rows(adata: AnnData, key: str, groupby, max_items, random_state):
     """The matrix of the drawn items, their row order, and their indices in ``adata``."""
+    if max_items is not None:
+        max_items = check_int(max_items, "max_items", 2)
     if groupby is not None and groupby not in adata.obs:
         raise ValueError(
             f"groupby={groupby!r} is not a column of adata.obs "
@@ -215,11 +229,11 @@ def consensus_heatmap(
     {adata}
     key
         Where the matrix is: an ``.obsp`` key, a result key with
-        ``.obsp[f"{key}_consensus"]`` (e.g. ``"consensus_k_k3"``, ``"ccp_k3"``), a
-        :func:`~scconsensus.tl.coassociation` key, an ensemble in ``.obsm``
-        (``"scc_ensemble"``), or a :func:`~scconsensus.tl.pcc` / :func:`~scconsensus.tl.pla`
-        result (``"pcc"``): the co-association of the partitions it fitted, ordered by its
-        labels.
+        ``.obsp[f"{key}_consensus"]`` (e.g. ``"consensus_k_k3"``, ``"ccp_k3"``, written
+        by ``store_matrices=True``), a :func:`~scconsensus.tl.coassociation` key, an
+        ensemble in ``.obsm`` (``"scc_ensemble"``), or a :func:`~scconsensus.tl.pcc` /
+        :func:`~scconsensus.tl.pla` result (``"pcc"``): the co-association of the
+        partitions it fitted, ordered by its labels.
     groupby
         ``.obs`` column whose groups order the rows and columns (default: ``key`` when
         it is an ``.obs`` column, else the average-linkage order of ``1 - M``).
@@ -229,7 +243,7 @@ def consensus_heatmap(
     cmap
         Colour map of the consensus values (0..1).
     max_items
-        Above this many items a stratified random subset (by ``groupby``) is drawn.
+        Above this many items (at least 2) a stratified random subset is drawn.
     {random_state}
         Here it seeds that subset.
     title, legend

@@ -155,7 +155,8 @@ def _check_params(n, sampler, n_runs, a, tau, s, k_max, expected_size, n_compone
 def _check_reference_size(reference_size) -> int | None:
     if reference_size is None:
         return None
-    return check_int(reference_size, "reference_size", 1)
+    # the DPP of the kernel of one item draws at most one generator, a single Voronoi cell
+    return check_int(reference_size, "reference_size", 2)
 
 
 def _kmeans_run(X: np.ndarray, k: int, seed: int) -> np.ndarray:

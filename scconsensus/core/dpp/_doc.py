@@ -22,7 +22,8 @@ reference_size
     ``Σ λ/(1+λ)`` grows with ``n`` and with the dimension (180 generators on 2,000
     items in 50 dimensions, 147 in the low-rank route at 10,000), each run is a very
     fine Voronoi partition and the consensus fragments into too many clusters. Data
-    with at most ``reference_size`` items get the paper's kernel unchanged.
+    with at most ``reference_size`` items get the paper's kernel unchanged. At least 2:
+    the kernel of one item draws at most one generator, so no partition.
 expected_size
     Not in the paper: draw from ``DPP(c L)`` with ``c`` set so that the mean number
     of generators per run is ``expected_size`` (same eigenvectors, so the same
