@@ -146,12 +146,29 @@ def run_method(adata: ad.AnnData, name: str, **options: Any) -> None:
     fn(adata, **{k: v for k, v in options.items() if k in accepted and v is not None})
 
 
+def _truth_column(adata: ad.AnnData, truth: str | None) -> str | None:
+    """The ``.obs`` column to score against: ``truth`` as given, else ``"truth"`` if present.
+
+    A column asked for by name must exist: scoring against nothing would look like a run
+    without scores, not like a typo.
+    """
+    if truth is None:
+        return "truth" if "truth" in adata.obs else None
+    if truth not in adata.obs:
+        raise ValueError(
+            f"--truth {truth!r} is not a column of the input's .obs; available: "
+            f"{list(adata.obs.columns)}. Pass one of them, or leave --truth out."
+        )
+    return truth
+
+
 def run(args: argparse.Namespace) -> int:
     methods = args.method or available_methods()
     extra = _parse_params(args.param)
     k = _k_values(args.k)
     _check_args(args, methods, extra)
     adata = _load(args.input)
+    truth = _truth_column(adata, args.truth)
     if args.n_clusters != "auto" and args.n_clusters >= adata.n_obs:
         raise ValueError(
             f"--n-clusters {args.n_clusters} is too large for {adata.n_obs} items; "
@@ -189,7 +206,6 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     adata.write_h5ad(out)
-    truth = args.truth if args.truth in adata.obs else None
     table = results_table(adata, methods, truth)
     if not table.empty:
         # cluster sizes make lines wider than a terminal; report.md lists them
@@ -223,7 +239,7 @@ def demo(args: argparse.Namespace) -> int:
         random_state=0,
         n_jobs=1,
         n_clusters="auto",
-        truth="truth",
+        truth=None,
         param=[],
     )
     print(
@@ -285,7 +301,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_run.add_argument("--random-state", type=int, default=0)
     p_run.add_argument("--n-jobs", type=int, default=1)
-    p_run.add_argument("--truth", default="truth", help=".obs column to score against")
+    p_run.add_argument(
+        "--truth",
+        default=None,
+        help=".obs column to score against (default: 'truth' when INPUT has it)",
+    )
     p_run.add_argument(
         "--param", action="append", default=[], help="extra KEY=VALUE passed to the methods"
     )

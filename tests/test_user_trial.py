@@ -188,3 +188,16 @@ def test_heatmap_of_consensus_k_without_matrices_names_store_matrices(adata):
 
 def test_dpp_reference_size_below_two_refused(adata):
     _refused(scc.tl.dpp, adata, "reference_size must be at least 2", reference_size=1)
+
+
+# ------------------------------------------------------------------ 7: CLI --truth
+
+
+def test_cli_unknown_truth_column_is_an_error(tmp_path, capsys):
+    from scconsensus.cli import main
+
+    out = tmp_path / "x.h5ad"
+    rc = main(["run", "iris", "--method", "pcc", "--truth", "nope", "--out", str(out)])
+    assert rc == 2 and not out.exists()
+    err = capsys.readouterr().err
+    assert "--truth 'nope' is not a column" in err and "available: ['truth'" in err
