@@ -64,7 +64,11 @@ def test_pcc_says_nothing_when_every_item_is_sampled():
     ("kwargs", "match"),
     [
         ({"tol": "1e-3"}, "tol must be a number, got '1e-3'"),
-        ({"n_neighbors": 0, "mode": "sparse"}, "n_neighbors must be a positive integer"),
+        ({"n_neighbors": -1, "mode": "sparse"}, "n_neighbors must be a non-negative integer"),
+        (
+            {"n_neighbors": 0, "n_random": 0, "mode": "sparse"},
+            r"Give n_neighbors > 0 or n_random > 0",
+        ),
         ({"n_random": -1, "mode": "sparse"}, "n_random must be a non-negative integer"),
         ({"relationship_threshold": 2}, r"relationship_threshold=2 must lie in \[0, 1\]"),
         ({"relationship_threshold": -1}, r"relationship_threshold=-1 must lie in \[0, 1\]"),
@@ -158,6 +162,8 @@ def test_copy_must_be_a_bool():
         (scc.tl.pcc, {"n_clusters": 3}),
         (scc.tl.coassociation, {}),
         (scc.tl.consensus_k, {"max_k": 3, "reps": 3}),
+        (scc.tl.pla, {"n_clusters": 3}),
+        (scc.tl.dpp, {"n_runs": 2}),
     ],
 )
 def test_copy_of_a_backed_adata_is_refused_before_any_work(tool, kwargs, tmp_path):
@@ -166,4 +172,15 @@ def test_copy_of_a_backed_adata_is_refused_before_any_work(tool, kwargs, tmp_pat
     with pytest.raises(ValueError, match=r"backed mode.*adata.to_memory\(\)"):
         tool(backed, copy=True, **kwargs)
     assert set(backed.obs) == set() and set(backed.obsm) == {"scc_ensemble"}
+    backed.file.close()
+
+
+def test_pla_transfer_refuses_copy_of_a_backed_adata(tmp_path):
+    ref = _adata()
+    scc.tl.pla(ref, n_clusters=3)
+    _adata().write_h5ad(tmp_path / "new.h5ad")
+    backed = ad.read_h5ad(tmp_path / "new.h5ad", backed="r")
+    with pytest.raises(ValueError, match=r"backed mode.*adata.to_memory\(\)"):
+        scc.tl.pla_transfer(backed, ref, new_ensemble_key="scc_ensemble", copy=True)
+    assert set(backed.obs) == set()
     backed.file.close()

@@ -53,6 +53,8 @@ DENSE_ADVICE = (
 #: the ensemble instead of a kNN graph.
 ENSEMBLE_PAIRS_ABOVE = 100_000
 
+NO_PAIRS = "Give n_neighbors > 0 or n_random > 0 pairs per item (sparse mode samples them)."
+
 
 @dataclass
 class PCCConsensus:
@@ -149,8 +151,10 @@ def pcc_consensus(
     check_choice(pairs, PAIRS, "pairs")
     labels = check_labels(labels)
     min_mass = check_min_mass(min_mass, labels.shape[0])
-    n_neighbors = check_int(n_neighbors, "n_neighbors", 1)
+    n_neighbors = check_int(n_neighbors, "n_neighbors", 0)
     n_random = check_int(n_random, "n_random", 0)
+    if n_neighbors == n_random == 0:
+        raise ValueError(NO_PAIRS)
     mode, fit_size = _route(mode, solver, divergence, fit_size)
     plan, labels, fitted, fit_idx = _plan(
         labels, n_clusters, partitions, init, random_state, fit_size, fit_fraction
@@ -279,6 +283,6 @@ def _ensemble_and_random_pairs(labels, n_per_item, n_random, random_state) -> np
     if n_random > 0:
         parts.append(sample_pairs(n, None, n_random=n_random, random_state=random_state))
     if not parts:
-        raise ValueError("Give n_neighbors > 0 or n_random > 0 pairs per item.")
+        raise ValueError(NO_PAIRS)
     rows, cols = check_pairs(np.concatenate(parts), n)
     return np.column_stack([rows, cols])

@@ -12,7 +12,7 @@ from .._validation import RandomState, check_int, check_key
 from ..core.dpp import dpp_consensus
 from ..core.dpp._api import REFERENCE_SIZE
 from ..core.dpp._doc import DPP_PARAMS
-from ._anndata import get_rep, store_consensus
+from ._anndata import check_copy, get_rep, store_consensus
 
 # dpp_consensus options that tl.dpp passes through unchanged and records in .uns params
 _CORE_ARGUMENTS = (
@@ -95,7 +95,7 @@ def dpp(
     True
     """
     arguments = dict(locals())  # the options passed through to the core, by name
-    key_added = check_key(key_added)
+    key_added, copy = check_key(key_added), check_copy(adata, copy)
     n_runs = check_int(n_runs, "n_runs", 1)
     X = get_rep(adata, use_rep, layer=layer)
     start = _log_start(n_runs, sampler, X.shape[0], mode)

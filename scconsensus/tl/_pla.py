@@ -16,7 +16,7 @@ from ..core._subset import fit_count
 from ..core.pla import LAMBDA_GRID, pla_extend, predict_ensemble_labels
 from ..core.pla import pla as _pla
 from ..core.pla._doc import PLA_PARAMS
-from ._anndata import get_ensemble, get_rep, store_consensus
+from ._anndata import check_copy, get_ensemble, get_rep, store_consensus
 from ._selection import log_plan, selection_uns
 
 __all__ = ["pla", "transfer"]
@@ -86,7 +86,7 @@ def pla(
     >>> adata.obsm["pla_membership"].shape
     (150, 3)
     """
-    key_added = check_key(key_added)
+    key_added, copy = check_key(key_added), check_copy(adata, copy)
     progress = check_progress(progress)
     check_choice(init, ("spectral", "random"), "init")
     params = {name: value for name, value in locals().items() if name in PARAMS}
@@ -204,6 +204,7 @@ def transfer(
     if not isinstance(adata_ref, AnnData) or not isinstance(adata_new, AnnData):
         raise ValueError("adata_ref and adata_new must both be AnnData objects.")
     key_added = check_key(key if key_added is None else key_added)
+    copy = check_copy(adata_new, copy)
     labels_ref, used, n_full, posteriors, weights, fit_index = _reference(adata_ref, key)
     if new_ensemble_key is not None:
         labels_new = _shared_labels(adata_new, new_ensemble_key, used, n_full)

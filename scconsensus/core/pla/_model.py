@@ -38,6 +38,7 @@ from ..._validation import (
     check_restarts,
     seed_sequence,
 )
+from .._membership import warn_in_no_partition
 from .._subset import fit_subset
 from ..coassociation import sample_pairs
 from ._doc import PLA_PARAMS
@@ -616,13 +617,7 @@ def _problem(fit_members, fit_index, n, mode, X, pairs, n_neighbors, n_random, d
 
 def _warn_uncovered(members, fit_index) -> None:
     uncovered = members.sampled()[fit_index] == 0
-    if uncovered.any():
-        warnings.warn(
-            f"{int(uncovered.sum())} item(s) are in no partition; they get uniform "
-            "posteriors. Generate the ensemble with predict_unsampled=True or more partitions.",
-            RuntimeWarning,
-            stacklevel=3,
-        )
+    warn_in_no_partition(int(uncovered.sum()), "posteriors", stacklevel=3)
 
 
 def _unweighted(n_partitions: int) -> dict:
