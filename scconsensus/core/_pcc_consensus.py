@@ -151,10 +151,7 @@ def pcc_consensus(
     check_choice(pairs, PAIRS, "pairs")
     labels = check_labels(labels)
     min_mass = check_min_mass(min_mass, labels.shape[0])
-    n_neighbors = check_int(n_neighbors, "n_neighbors", 0)
-    n_random = check_int(n_random, "n_random", 0)
-    if n_neighbors == n_random == 0:
-        raise ValueError(NO_PAIRS)
+    n_neighbors, n_random = _pairs_per_item(n_neighbors, n_random)
     mode, fit_size = _route(mode, solver, divergence, fit_size)
     plan, labels, fitted, fit_idx = _plan(
         labels, n_clusters, partitions, init, random_state, fit_size, fit_fraction
@@ -272,6 +269,15 @@ def _pair_source(pairs: str, n: int, has_rep: bool) -> str:
             "or use pairs='ensemble'."
         )
     return pairs
+
+
+def _pairs_per_item(n_neighbors, n_random) -> tuple[int, int]:
+    """``(n_neighbors, n_random)`` checked: both >= 0, not both 0 (sparse mode samples them)."""
+    n_neighbors = check_int(n_neighbors, "n_neighbors", 0)
+    n_random = check_int(n_random, "n_random", 0)
+    if n_neighbors == n_random == 0:
+        raise ValueError(NO_PAIRS)
+    return n_neighbors, n_random
 
 
 def _ensemble_and_random_pairs(labels, n_per_item, n_random, random_state) -> np.ndarray:
