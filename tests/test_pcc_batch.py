@@ -95,9 +95,9 @@ CASES += [("blobs", s) for s in range(3)]
 # local minimum, better or worse. It is worse than greedy by more than 1e-6 (relative) on
 # these six of the 16 cases (bound = measured x ~1.5), worst on blobs0-l2; better by up
 # to 3.7e-4 on others. With the conjugate factor of the steps before the preconditioned
-# one (Polak-Ribiere on the raw steps) it was worse on four, by up to 8.5e-3 (random1-l2),
-# 9.0e-3 summed over the cases against 9.0e-4 now. From the default (spectral) start see
-# test_batch_matches_greedy_from_same_start.
+# one (Polak-Ribiere on the raw steps; b604f75, re-run) it was worse on four, by up to
+# 8.5e-3 (random1-l2), 9.0e-3 summed over the cases against 9.0e-4 now. From the default
+# (spectral) start see test_batch_matches_greedy_from_same_start.
 BATCH_WORSE = {
     ("planted", 2, "kl"): 1e-5,  # measured 5.4e-6
     ("random", 0, "kl"): 4e-4,  # 2.7e-4

@@ -184,3 +184,48 @@ def test_pla_transfer_refuses_copy_of_a_backed_adata(tmp_path):
         scc.tl.pla_transfer(backed, ref, new_ensemble_key="scc_ensemble", copy=True)
     assert set(backed.obs) == set()
     backed.file.close()
+
+
+# ---------------------------------------------------------- review follow-ups
+
+
+def test_ensemble_replaces_its_labels_after_concat_dropped_the_record():
+    a = ad.AnnData(np.random.default_rng(0).normal(size=(60, 3)))
+    scc.tl.ensemble(a, 4, k=3, random_state=0)
+    b = ad.concat([a[:30], a[30:]])  # keeps .obsm, drops .uns
+    assert "scc_ensemble" in b.obsm and "scc_ensemble" not in b.uns
+    scc.tl.ensemble(b, 4, k=3, random_state=1)
+    assert b.obsm["scc_ensemble"].shape == (60, 4) and "params" in b.uns["scc_ensemble"]
+    b.obsm["X_pca"] = np.zeros((60, 2))
+    with pytest.raises(ValueError, match="not an ensemble"):
+        scc.tl.ensemble(b, 4, k=3, key_added="X_pca")
+
+
+def test_default_subsample_on_small_data_does_not_warn():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        scc.tl.ensemble(ad.AnnData(np.random.default_rng(0).normal(size=(10, 3))), 4)
+
+
+def test_coassociation_takes_label_ids_at_the_int32_limit():
+    top = 2**31 - 1
+    labels = np.array([[0, top], [1, top], [1, 5], [0, 5]], dtype=np.int32)
+    C, N = coassociation(labels)
+    C0, N0 = coassociation(np.array([[0, 1], [1, 1], [1, 0], [0, 0]], dtype=np.int32))
+    np.testing.assert_array_equal(C, C0)
+    np.testing.assert_array_equal(N, N0)
+
+
+def test_no_pairs_per_item_only_matters_in_sparse_mode():
+    dense = scc.core.pcc_consensus(GROUPS, 3, mode="dense", n_neighbors=0, n_random=0, n_init=1)
+    assert dense.route == "dense"
+    with pytest.raises(ValueError, match="Give n_neighbors > 0 or n_random > 0"):
+        scc.core.pcc_consensus(GROUPS, 3, mode="sparse", n_neighbors=0, n_random=0)
+
+
+def test_pla_lam_grid_as_a_pandas_series():
+    import pandas as pd
+
+    a = _adata()
+    scc.tl.pla(a, n_clusters=3, weighted=True, lam_grid=pd.Series([0.1, 1.0]), cv_folds=2)
+    assert list(a.uns["pla"]["params"]["lam_grid"]) == [0.1, 1.0]

@@ -59,7 +59,7 @@ def compact_labels(labels: np.ndarray) -> np.ndarray:
     [[1, 0], [-1, 1], [0, 1]]
     """
     n, n_partitions = labels.shape
-    top = labels.max(axis=0).clip(min=-1) + 1
+    top = labels.max(axis=0).astype(np.int64).clip(min=-1) + 1  # 2**31 - 1 + 1 wraps in int32
     out = labels
     for r in range(n_partitions):
         col = labels[:, r]

@@ -151,7 +151,7 @@ def pcc_consensus(
     check_choice(pairs, PAIRS, "pairs")
     labels = check_labels(labels)
     min_mass = check_min_mass(min_mass, labels.shape[0])
-    n_neighbors, n_random = _pairs_per_item(n_neighbors, n_random)
+    n_neighbors, n_random = _pairs_per_item(n_neighbors, n_random, mode)
     mode, fit_size = _route(mode, solver, divergence, fit_size)
     plan, labels, fitted, fit_idx = _plan(
         labels, n_clusters, partitions, init, random_state, fit_size, fit_fraction
@@ -271,11 +271,14 @@ def _pair_source(pairs: str, n: int, has_rep: bool) -> str:
     return pairs
 
 
-def _pairs_per_item(n_neighbors, n_random) -> tuple[int, int]:
-    """``(n_neighbors, n_random)`` checked: both >= 0, not both 0 (sparse mode samples them)."""
+def _pairs_per_item(n_neighbors, n_random, mode) -> tuple[int, int]:
+    """``(n_neighbors, n_random)`` checked: both >= 0, not both 0 when ``mode="sparse"``.
+
+    (``"auto"`` that resolves to sparse meets the same error where the pairs are drawn.)
+    """
     n_neighbors = check_int(n_neighbors, "n_neighbors", 0)
     n_random = check_int(n_random, "n_random", 0)
-    if n_neighbors == n_random == 0:
+    if mode == "sparse" and n_neighbors == n_random == 0:
         raise ValueError(NO_PAIRS)
     return n_neighbors, n_random
 

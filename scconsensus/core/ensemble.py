@@ -150,7 +150,8 @@ def _warn_small_subsample(k: Any, methods: list[str], subsample: float, n_sub: i
     wanted = auto_k_max(n)
     if not (isinstance(k, str) and k == "auto") or all(m == "leiden" for m in methods):
         return
-    if n_sub < wanted:
+    # small data: auto_k_max(n) is n - 1, so the default 0.8 always trims it a little
+    if 2 * auto_k_max(n_sub) < wanted:
         warnings.warn(
             f"subsample={subsample:g} leaves {n_sub} of {n} items per partition, fewer than "
             f"the {wanted} clusters k='auto' asks for at most on {n} items; each partition "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+import numpy as np
 from anndata import AnnData
 from scanpy import logging as logg
 
@@ -102,13 +103,19 @@ def _check_target(adata: AnnData, key_added: str) -> None:
     """Refuse to replace an ``.obsm``/``.uns`` entry that is not an ensemble of ours.
 
     An ensemble is recorded as ``.uns[key]`` with ``"params"`` and ``"partitions"``
-    (:func:`_store`); anything else under ``key`` is the user's, e.g. ``"X_pca"``,
-    which a label matrix would silently replace.
+    (:func:`_store`), or is an integer label matrix in ``.obsm[key]`` without a record;
+    anything else under ``key`` is the user's, e.g. ``"X_pca"``, which a label matrix
+    would silently replace.
     """
     if not isinstance(adata, AnnData):
         return  # get_rep names the type
     record = adata.uns.get(key_added)
     ours = isinstance(record, Mapping) and {"params", "partitions"} <= set(record)
+    if record is None and key_added in adata.obsm:
+        # labels without their record (ad.concat drops .uns; labels put there by hand):
+        # an integer matrix is an ensemble; a float one (X_pca) is not
+        found = adata.obsm[key_added]
+        ours = isinstance(found, np.ndarray) and np.issubdtype(found.dtype, np.integer)
     taken = [
         f".{slot}[{key_added!r}]" for slot in ("obsm", "uns") if key_added in getattr(adata, slot)
     ]

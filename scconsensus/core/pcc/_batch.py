@@ -935,7 +935,9 @@ class _State:
         ``z = -R / eta`` is the gradient scaled by the projected diagonal-Newton
         metric, so ``beta = g.(z - z_prev) / (g_prev . z_prev)``: conjugacy across
         the slow modes that move whole clusters together, which the per-item
-        scaling cannot see (Nocedal and Wright 2006, Sect. 5.2).
+        scaling cannot see (Nocedal and Wright 2006, Sect. 5.2). Only ``beta`` is the
+        textbook's: it multiplies the last step as taken (``t`` times the segment), not
+        the last direction at this step's scale; measured, rescaling it was no better.
         """
         Z = R / self.eta
         beta = 0.0

@@ -17,7 +17,6 @@ unweighted PLA exactly.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -574,7 +573,7 @@ def check_weighting(
 
 def _check_lam_grid(lam_grid) -> tuple[float, ...]:
     """``lam_grid`` as a tuple of positive finite floats (a lone number is refused)."""
-    if isinstance(lam_grid, str) or not isinstance(lam_grid, Sequence | np.ndarray):
+    if isinstance(lam_grid, str) or np.ndim(lam_grid) != 1:
         raise ValueError(
             f"lam_grid must be a non-empty sequence of positive numbers, e.g. (0.1, 1.0, 10.0), "
             f"got {lam_grid!r}; to fix λ instead of cross-validating it, pass lam=<number>."
