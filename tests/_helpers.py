@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
 
 
 def planted(n_per=15, k=3, R=30, noise=0.15, missing=0.0, seed=0):
@@ -60,3 +63,32 @@ def block_matrix(sizes, within=1.0, between=0.0):
     M = B[lab][:, lab]
     np.fill_diagonal(M, 1.0)
     return M, lab
+
+
+def same(a, b) -> bool:
+    """Deep equality of AnnData slots (arrays, frames, sparse, nested dicts)."""
+    if isinstance(a, dict) or (hasattr(a, "keys") and not isinstance(a, pd.DataFrame)):
+        return set(a.keys()) == set(b.keys()) and all(same(a[k], b[k]) for k in a.keys())
+    if isinstance(a, pd.DataFrame | pd.Series):
+        return type(a) is type(b) and a.equals(b)
+    if sp.issparse(a):
+        return sp.issparse(b) and a.shape == b.shape and (a != b).nnz == 0
+    if isinstance(a, np.ndarray):
+        return isinstance(b, np.ndarray) and np.array_equal(a, b, equal_nan=a.dtype.kind == "f")
+    if isinstance(a, float) and np.isnan(a):
+        return isinstance(b, float) and np.isnan(b)
+    return bool(a == b)
+
+
+def assert_unchanged(before, after) -> None:
+    """Every slot of the AnnData ``after`` equals that of the copy ``before``."""
+    for slot in ("X", "obs", "var", "obsm", "obsp", "uns", "layers"):
+        assert same(getattr(before, slot), getattr(after, slot)), f".{slot} changed"
+
+
+def fails_cleanly(fn, adata, match, *args, raises=ValueError, **kwargs):
+    """``fn(adata, ...)`` raises ``raises`` matching ``match``, and ``adata`` is untouched."""
+    before = adata.copy()
+    with pytest.raises(raises, match=match):
+        fn(adata, *args, **kwargs)
+    assert_unchanged(before, adata)

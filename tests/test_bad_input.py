@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import scanpy as sc
-import scipy.sparse as sp
+from _helpers import assert_unchanged, fails_cleanly
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -74,32 +74,9 @@ def scanpy_log():
 # ------------------------------------------------------------------ "unchanged" check
 
 
-def _same(a, b) -> bool:
-    """Deep equality of AnnData slots (arrays, frames, sparse, nested dicts)."""
-    if isinstance(a, dict) or (hasattr(a, "keys") and not isinstance(a, pd.DataFrame)):
-        return set(a.keys()) == set(b.keys()) and all(_same(a[k], b[k]) for k in a.keys())
-    if isinstance(a, pd.DataFrame | pd.Series):
-        return type(a) is type(b) and a.equals(b)
-    if sp.issparse(a):
-        return sp.issparse(b) and a.shape == b.shape and (a != b).nnz == 0
-    if isinstance(a, np.ndarray):
-        return isinstance(b, np.ndarray) and np.array_equal(a, b, equal_nan=a.dtype.kind == "f")
-    if isinstance(a, float) and np.isnan(a):
-        return isinstance(b, float) and np.isnan(b)
-    return bool(a == b)
-
-
-def _assert_unchanged(before: ad.AnnData, after: ad.AnnData) -> None:
-    for slot in ("X", "obs", "var", "obsm", "obsp", "uns", "layers"):
-        assert _same(getattr(before, slot), getattr(after, slot)), f".{slot} changed"
-
-
 def _fails_cleanly(fn, adata, match, *args, **kwargs):
     """``fn(adata, ...)`` raises ValueError/MemoryError matching ``match``; adata untouched."""
-    before = adata.copy()
-    with pytest.raises((ValueError, MemoryError), match=match):
-        fn(adata, *args, **kwargs)
-    _assert_unchanged(before, adata)
+    fails_cleanly(fn, adata, match, *args, raises=(ValueError, MemoryError), **kwargs)
 
 
 # --------------------------------------------------------------------- item 1: R_HOME
@@ -262,7 +239,7 @@ def test_08_memory_message_sizes_and_advice(low_limit, adata, fn, kwargs):
     assert "0.0 GiB" not in message and "1000 bytes" in message
     assert "KiB" in message
     assert "mode='sparse'" not in message.split(". ")[1]  # no advice they cannot follow
-    _assert_unchanged(before, adata)
+    assert_unchanged(before, adata)
     plt.close("all")
 
 
@@ -326,7 +303,7 @@ def test_10_no_impossible_advice(adata, fn, n, kwargs):
     with pytest.raises(ValueError) as info:
         fn(a, **kwargs)
     assert "< 2" not in str(info.value) and "at least 3 items" in str(info.value)
-    _assert_unchanged(before, a)
+    assert_unchanged(before, a)
 
 
 # --------------------------------------------------------------- item 11: min_mass
@@ -434,7 +411,7 @@ def test_failing_call_leaves_adata_unchanged(small, name):
     before = a.copy()
     with pytest.raises((ValueError, KeyError, TypeError, MemoryError)):
         fn(a, **kwargs)
-    _assert_unchanged(before, a)
+    assert_unchanged(before, a)
     plt.close("all")
 
 
@@ -506,4 +483,4 @@ def test_fuzz_results_or_documented_errors(name, data):
     except DOCUMENTED as err:
         assert str(err), f"{type(err).__name__} without a message"
         assert not any(m in str(err) for m in PYTHON_MESSAGES), str(err)
-        _assert_unchanged(before, a)
+        assert_unchanged(before, a)

@@ -12,6 +12,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
+from _helpers import fails_cleanly
 
 import scconsensus as scc
 from scconsensus.core import plan_consensus, select_k, spectral_consensus
@@ -35,12 +36,7 @@ def adata(small):
     return small.copy()
 
 
-def _refused(fn, adata, match, *args, **kwargs):
-    """``fn(adata, ...)`` raises ValueError matching ``match`` and writes nothing."""
-    keys = (set(adata.obs), set(adata.obsm), set(adata.uns))
-    with pytest.raises(ValueError, match=match):
-        fn(adata, *args, **kwargs)
-    assert (set(adata.obs), set(adata.obsm), set(adata.uns)) == keys
+_refused = fails_cleanly
 
 
 # ------------------------------------------------------------------ 1, 2: tl.pla arguments

@@ -10,6 +10,7 @@ import warnings
 import anndata as ad
 import numpy as np
 import pytest
+from _helpers import fails_cleanly
 
 import scconsensus as scc
 from scconsensus.core import coassociation
@@ -25,15 +26,7 @@ def _adata(labels=GROUPS) -> ad.AnnData:
     return a
 
 
-def _refused(fn, adata, match, **kwargs):
-    """``fn(adata, **kwargs)`` raises ValueError matching ``match``; adata unchanged."""
-    before = adata.copy()
-    with pytest.raises(ValueError, match=match):
-        fn(adata, **kwargs)
-    assert list(adata.obs) == list(before.obs) and list(adata.obsm) == list(before.obsm)
-    assert list(adata.uns) == list(before.uns)
-    for key in before.obsm:
-        assert np.array_equal(adata.obsm[key], before.obsm[key])
+_refused = fails_cleanly
 
 
 # ---------------------------------------------------- 1: items in no partition

@@ -28,6 +28,7 @@ from ..._progress import progress_bar
 from ..._settings import settings
 from ..._validation import (
     RandomState,
+    check_bool,
     check_choice,
     check_dense_memory,
     check_int,
@@ -545,8 +546,7 @@ def check_weighting(
     The λ grid as a tuple of floats and the number of folds as an int.
     """
     check_choice(cv_score, tuple(_CV_COLUMNS), "cv_score")
-    if not isinstance(weighted, bool | np.bool_):
-        raise ValueError(f"weighted must be True or False, got {weighted!r}.")
+    check_bool(weighted, "weighted")
     lam_grid = _check_lam_grid(lam_grid)
     cv_folds = check_int(cv_folds, "cv_folds", 2)
     if weighted and isinstance(lam, str):
