@@ -258,6 +258,76 @@ def test_active_pair_route_equals_all_pairs(divergence):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-9)
 
 
+def _brute_terms(divergence, p, q):
+    """``(d, d', d'')`` of KL or squared l2 in plain numpy."""
+    if divergence == "l2":
+        return (q - p) ** 2, 2 * (q - p), np.full_like(q, 2.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        d = np.where(p > 0, p * np.log(p / q), 0) + np.where(
+            p < 1, (1 - p) * np.log((1 - p) / (1 - q)), 0
+        )
+    return d, (1 - p) / (1 - q) - p / q, p / q**2 + (1 - p) / (1 - q) ** 2
+
+
+@pytest.mark.parametrize("divergence", ["kl", "l2"])
+def test_sparse_evaluator_against_brute_force(divergence):
+    """Objective, gradient, curvature and ``phi'``, ``phi''`` on sampled pairs.
+
+    600 items (three blocks of rows), random pairs plus a hub item paired with 200 others
+    (rows of uneven length).
+    """
+    from scconsensus.core.pcc import _batch
+    from scconsensus.core.pcc._divergences import check_divergence
+
+    labels = blob_ensemble(n=600, centers=5, R=20, seed=4)
+    rng = np.random.default_rng(1)
+    pairs = np.vstack(
+        [rng.integers(0, 600, (3000, 2)), np.column_stack([np.zeros(200, int), np.arange(1, 201)])]
+    )
+    pairs = np.unique(np.sort(pairs[pairs[:, 0] != pairs[:, 1]], axis=1), axis=0)
+    C, N = coassociation(labels, "sparse", pairs=pairs)
+    Y = rng.dirichlet(np.ones(7), 600)
+    D = 0.5 * (rng.dirichlet(np.ones(7), 600) - Y)
+    ev = _batch._SparseEvaluator(
+        C.indptr, C.indices, C.data, N.data, None, check_divergence(divergence)
+    )
+    G, H = np.empty_like(Y), np.empty_like(Y)
+    f = ev.weights(Y, G, H)
+    ev.segment(Y, D)
+    i, j = pairs.T
+    nij = N[i, j].A1
+    p = C[i, j].A1 / nij
+
+    def at(t):
+        Z = Y + t * D
+        q = np.einsum("ik,ik->i", Z[i], Z[j])
+        dq = (
+            np.einsum("ik,ik->i", Y[i], D[j])
+            + np.einsum("ik,ik->i", D[i], Y[j])
+            + 2 * t * np.einsum("ik,ik->i", D[i], D[j])
+        )
+        d, d1, d2 = _brute_terms(divergence, p, q)
+        e2 = 2 * np.einsum("ik,ik->i", D[i], D[j])
+        return (
+            nij * d,
+            nij * d1,
+            nij * d2,
+            (nij * d1 * dq).sum(),
+            (nij * (d2 * dq**2 + d1 * e2)).sum(),
+        )
+
+    d, w, w2, *_ = at(0.0)
+    G_ref, H_ref = np.zeros_like(Y), np.zeros_like(Y)
+    for a, b in ((i, j), (j, i)):
+        np.add.at(G_ref, a, w[:, None] * Y[b])
+        np.add.at(H_ref, a, w2[:, None] * Y[b] ** 2)
+    assert f == pytest.approx(d.sum(), rel=1e-12)
+    np.testing.assert_allclose(G, G_ref, rtol=1e-11, atol=1e-11)
+    np.testing.assert_allclose(H, H_ref, rtol=1e-11, atol=1e-11)
+    for t in (0.0, 0.4, 1.0):
+        np.testing.assert_allclose(ev.phi(t), at(t)[3:], rtol=1e-10)
+
+
 @pytest.mark.parametrize("divergence", ["kl", "l2"])
 def test_batch_same_result_for_any_blas_thread_count(divergence):
     """Identical results whatever the BLAS thread setting (the solver pins one thread)."""
@@ -290,7 +360,7 @@ def test_order_decreasing_sorts_with_ties(K):
 _NUMBA_THREADS_SCRIPT = """
 import numba, numpy as np
 from sklearn.datasets import make_blobs
-from scconsensus.core import coassociation, generate_ensemble, pcc, plan_consensus
+from scconsensus.core import coassociation, generate_ensemble, pcc, plan_consensus, sample_pairs
 from scconsensus.core.pcc import _batch
 # the benchmark's default-start case, smaller: from the spectral start KL's supports
 # become sparse and the active-pair route takes over from the all-pairs one
@@ -317,6 +387,15 @@ for divergence in ("kl", "l2"):
         out.append((res.objective, res.n_iter, res.membership.tobytes()))
     same = all(o == out[0] for o in out[1:])
     print(divergence, same, out[0][0], out[0][1], max(active, default=0), len(dense))
+# sampled pairs: the CSR kernels run blocks of rows (1,200 items: five blocks)
+Cs, Ns = coassociation(ens.labels[:, plan.columns], "sparse", pairs=sample_pairs(1200, n_random=8))
+for divergence in ("kl", "l2"):
+    out = []
+    for threads in (1, 2, 4):
+        numba.set_num_threads(threads)
+        res = pcc(Cs, Ns, 12, divergence, solver="batch", init=plan.start, n_init=1, max_iter=40)
+        out.append((res.objective, res.n_iter, res.membership.tobytes()))
+    print("sparse-" + divergence, all(o == out[0] for o in out[1:]), out[0][0], out[0][1])
 """
 
 
@@ -338,7 +417,14 @@ def test_batch_same_result_for_any_numba_thread_count():
         check=True,
     ).stdout.split("\n")
     lines = [line.split() for line in out if line]
-    assert [line[:2] for line in lines] == [["kl", "True"], ["l2", "True"]], out
+    assert [line[:2] for line in lines] == [
+        ["kl", "True"],
+        ["l2", "True"],
+        ["sparse-kl", "True"],
+        ["sparse-l2", "True"],
+    ], out
+    assert all(int(line[3]) > 0 for line in lines[2:]), out  # sparse steps were taken
+    lines = lines[:2]
     # the all-pairs route ran for both, the active one for KL on more than one block of
     # pairs (and 1,200 items > one block of rows): every blocked sum was exercised
     from scconsensus.core.pcc._parallel import BLOCK

@@ -366,39 +366,81 @@ def _chunk_weights(Y, ii, jj, cc, nn, rptr, rcol, c1, c2, kind, par, GHp, c, lo,
     return f
 
 
-@numba.njit(cache=True, error_model="numpy")
-def _csr_weights(indptr, indices, cval, nval, mirror, Y, W, W2, G, H, kind, par):
-    """:func:`_pair_weights` on a mirrored CSR pattern, in two passes.
-
-    The terms of each unordered pair once (``j > i``, mirrored into ``W``,
-    ``W2``), then ``G``, ``H`` row by row: every write goes to the row at hand,
-    so on randomly sampled pairs only ``y_j`` is a scattered read.
-    """
-    n, K = Y.shape
+@numba.njit(cache=True, error_model="numpy", fastmath=FASTMATH)
+def _vec_row_terms(cval, nval, lo, buf, m, kind):
+    """Row ``lo``'s ``m`` pair weights from ``q = buf[0]`` into ``buf[1:3]``, branch-free."""
     f = 0.0
-    for i in range(n):
-        for t in range(indptr[i], indptr[i + 1]):
-            j = indices[t]
-            if j > i:
-                q = 0.0
-                for k in range(K):
-                    q += Y[i, k] * Y[j, k]
-                nij = nval[t]
-                d, d1, d2 = _terms(kind, par, cval[t] / nij, q)
-                f += nij * d
-                W[t] = W[mirror[t]] = nij * d1
-                W2[t] = W2[mirror[t]] = nij * d2
-    for i in range(n):
-        for k in range(K):
-            G[i, k] = 0.0
-            H[i, k] = 0.0
-        for t in range(indptr[i], indptr[i + 1]):
-            j = indices[t]
-            for k in range(K):
-                y = Y[j, k]
-                G[i, k] += W[t] * y
-                H[i, k] += W2[t] * y * y
+    for u in range(m):
+        nij = nval[lo + u]
+        d, d1, d2 = _vector.terms(kind, cval[lo + u] / nij, buf[0, u])
+        f += nij * d
+        buf[1, u] = nij * d1
+        buf[2, u] = nij * d2
     return f
+
+
+@numba.njit(cache=True, error_model="numpy", inline="always")
+def _row_terms(cval, nval, lo, buf, m, kind, par):
+    if _vector.vectorised(kind):
+        return _vec_row_terms(cval, nval, lo, buf, m, kind)
+    f = 0.0
+    for u in range(m):
+        nij = nval[lo + u]
+        d, d1, d2 = _terms(kind, par, cval[lo + u] / nij, buf[0, u])
+        f += nij * d
+        buf[1, u] = nij * d1
+        buf[2, u] = nij * d2
+    return f
+
+
+@numba.njit(cache=True, error_model="numpy", inline="always")
+def _csr_row(indptr, indices, cval, nval, Y, G, H, kind, par, i, buf):
+    # q of the row's pairs, their weights in one vectorised pass, then G[i], H[i] while the
+    # partners' memberships are still in cache
+    lo, hi = indptr[i], indptr[i + 1]
+    K = Y.shape[1]
+    for t in range(lo, hi):
+        j = indices[t]
+        q = 0.0
+        for k in range(K):
+            q += Y[i, k] * Y[j, k]
+        buf[0, t - lo] = q
+    f = _row_terms(cval, nval, lo, buf, hi - lo, kind, par)
+    for k in range(K):
+        G[i, k] = 0.0
+        H[i, k] = 0.0
+    for t in range(lo, hi):
+        j = indices[t]
+        w = buf[1, t - lo]
+        w2 = buf[2, t - lo]
+        for k in range(K):
+            y = Y[j, k]
+            G[i, k] += w * y
+            H[i, k] += w2 * y * y
+    return f
+
+
+@numba.njit(cache=True, error_model="numpy", parallel=True)
+def _csr_weights(indptr, indices, cval, nval, Y, G, H, kind, par, width):
+    """Objective at ``Y`` on a symmetric CSR pattern; ``G``, ``H`` row by row.
+
+    Each row takes the terms of every pair it stores, so a pair's terms are
+    computed twice (the objective is halved): every write goes to the row at
+    hand and a partner's membership is fetched once. On randomly sampled pairs
+    that fetch is the cost, and writing each pair's weight to its mirror slot
+    cost more than the second evaluation. ``width`` is the longest row; blocks
+    of ``ROWS`` rows run in parallel, their partial sums added in order.
+    """
+    n = Y.shape[0]
+    nb = (n + ROWS - 1) // ROWS
+    part = np.zeros(nb)
+    for blk in numba.prange(nb):
+        buf = np.empty((3, width))
+        f = 0.0
+        for i in range(blk * ROWS, min(n, blk * ROWS + ROWS)):
+            f += _csr_row(indptr, indices, cval, nval, Y, G, H, kind, par, i, buf)
+        part[blk] = f
+    return 0.5 * ordered_sum(part)
 
 
 @numba.njit(cache=True, error_model="numpy", inline="always")
@@ -413,6 +455,19 @@ def _segment_row(Y, D, i, j, rptr, rcol):
         b += Y[i, k] * D[j, k] + D[i, k] * Y[j, k]
         e += D[i, k] * D[j, k]
     return a, b, e
+
+
+@numba.njit(cache=True, error_model="numpy", inline="always")
+def _put_segment_row(out, r, nij, cij, a, b, e):
+    """Column ``r`` of ``out`` = ``(n_ij, p_ij, a, b, e)``; the next free column."""
+    if b == 0.0 and e == 0.0:
+        return r  # q does not move along the segment: adds exactly 0 to phi' and phi''
+    out[0, r] = nij
+    out[1, r] = cij / nij
+    out[2, r] = a
+    out[3, r] = b
+    out[4, r] = e
+    return r + 1
 
 
 @numba.njit(cache=True, error_model="numpy", parallel=True)
@@ -430,15 +485,45 @@ def _pair_segment(Y, D, ii, jj, cc, nn, rptr, rcol, out):
         r = blk * BLOCK
         for t in range(blk * BLOCK, min(m, blk * BLOCK + BLOCK)):
             a, b, e = _segment_row(Y, D, ii[t], jj[t], rptr, rcol)
-            if b == 0.0 and e == 0.0:
-                continue  # q does not move along the segment: adds exactly 0 to phi' and phi''
-            out[0, r] = nn[t]
-            out[1, r] = cc[t] / nn[t]
-            out[2, r] = a
-            out[3, r] = b
-            out[4, r] = e
-            r += 1
+            r = _put_segment_row(out, r, nn[t], cc[t], a, b, e)
         count[blk] = r - blk * BLOCK
+    return count
+
+
+@numba.njit(cache=True, error_model="numpy", inline="always")
+def _segment_full(Y, D, i, j):
+    # _segment_row over all K: where a partner's memberships must be fetched anyway, the
+    # support indirection costs more than it saves (on the Sect. 7.3 shape, K = 10: 147 against
+    # 213 ms at full supports, the same at two clusters per item)
+    a = 0.0
+    b = 0.0
+    e = 0.0
+    for k in range(Y.shape[1]):
+        a += Y[i, k] * Y[j, k]
+        b += Y[i, k] * D[j, k] + D[i, k] * Y[j, k]
+        e += D[i, k] * D[j, k]
+    return a, b, e
+
+
+@numba.njit(cache=True, error_model="numpy", parallel=True)
+def _csr_segment(Y, D, indptr, indices, cval, nval, start, out):
+    """:func:`_pair_segment` on the pairs ``j > i`` of a symmetric CSR pattern.
+
+    Blocks of ``ROWS`` rows; block ``b`` writes its moving pairs from column
+    ``start[b]`` on (its count of pairs ``j > i``) and returns how many it wrote.
+    """
+    n = Y.shape[0]
+    nb = (n + ROWS - 1) // ROWS
+    count = np.zeros(nb, np.int64)
+    for blk in numba.prange(nb):
+        r = start[blk]
+        for i in range(blk * ROWS, min(n, blk * ROWS + ROWS)):
+            for t in range(indptr[i], indptr[i + 1]):
+                j = indices[t]
+                if j > i:
+                    a, b, e = _segment_full(Y, D, i, j)
+                    r = _put_segment_row(out, r, nval[t], cval[t], a, b, e)
+        count[blk] = r - start[blk]
     return count
 
 
@@ -468,12 +553,12 @@ def _segment_phi(seg, lo, hi, t, kind, par):
 
 
 @numba.njit(cache=True, error_model="numpy", parallel=True)
-def _pair_phi(seg, count, t, kind, par):
-    """``phi'(t)``, ``phi''(t)`` over the rows :func:`_pair_segment` wrote (``count`` per block)."""
+def _pair_phi(seg, start, count, t, kind, par):
+    """``phi'(t)``, ``phi''(t)`` over the segment rows: ``count[b]`` of them from ``start[b]``."""
     nb = count.shape[0]
     part = np.zeros((nb, 2))
     for blk in numba.prange(nb):
-        df, d2f = _segment_phi(seg, blk * BLOCK, blk * BLOCK + count[blk], t, kind, par)
+        df, d2f = _segment_phi(seg, start[blk], start[blk] + count[blk], t, kind, par)
         part[blk, 0] = df
         part[blk, 1] = d2f
     return ordered_sum(part[:, 0]), ordered_sum(part[:, 1])
@@ -811,7 +896,7 @@ class _DenseEvaluator:
 
     def phi(self, t):
         if self.active:
-            return self.k["_pair_phi"](self.seg, self.m, float(t), self.kind, self.par)
+            return _pair_phi_at(self, t)
         return self.k["_dense_phi"](
             self.P, self.N, self.A, self.B, self.E, float(t), self.kind, self.par
         )
@@ -829,41 +914,45 @@ def _pair_segment_at(ev, Y, D, sup):
     """``ev.seg``, ``ev.m``: the segment rows of ``Y + t D`` on the pairs ``ev.cover``."""
     ev.seg = np.empty((5, ev.cover[0].shape[0]))
     ev.m = _pair_segment(Y, D, *ev.cover, sup[0], sup[1], ev.seg)
+    ev.start = BLOCK * np.arange(ev.m.shape[0])
+
+
+def _pair_phi_at(ev, t):
+    """``phi'(t)``, ``phi''(t)`` over the segment rows of ``ev`` (``seg``, ``start``, ``m``)."""
+    return ev.k["_pair_phi"](ev.seg, ev.start, ev.m, float(t), ev.kind, ev.par)
 
 
 class _SparseEvaluator:
-    """The same on the sampled pairs of a CSR pattern: O(nnz K) per pass."""
+    """The same on the sampled pairs of a symmetric CSR pattern: O(nnz K) per pass."""
 
     def __init__(self, indptr, indices, cval, nval, mirror, bregman):
         self.kind, self.par = bregman.kind, bregman.param
         self.k = bregman.kernels("_batch")
         n = indptr.shape[0] - 1
-        self.csr = (indptr, indices, cval, nval, mirror)
-        self.W, self.W2 = np.empty(indices.shape[0]), np.empty(indices.shape[0])
-        rows = np.repeat(np.arange(n), np.diff(indptr))
+        self.csr = (indptr, indices, cval, nval)
+        degree = np.diff(indptr)
+        self.width = int(degree.max(initial=0))
+        rows = np.repeat(np.arange(n), degree)
         self.wrow = np.bincount(rows, weights=nval, minlength=n)
         self.wrow[self.wrow <= 0] = 1.0
-        upper = indices > rows  # the segment rows: each unordered pair once
-        self.cover = (
-            rows[upper],
-            indices[upper].astype(np.int64),
-            cval[upper].astype(np.float64),
-            nval[upper].astype(np.float64),
-        )
+        # the segment rows: each unordered pair once (j > i), blocks of ROWS rows
+        upper = np.bincount(rows[indices > rows], minlength=n)
+        per_block = np.add.reduceat(upper, np.arange(0, n, ROWS)) if n else upper
+        self.start = np.concatenate(([0], np.cumsum(per_block)[:-1])).astype(np.int64)
+        self.seg = np.empty((5, int(upper.sum())))
 
     def weights(self, Y, G, H, curvature=True):
-        args = (*self.csr, Y, self.W, self.W2, G, H, self.kind, self.par)
-        return self.k["_csr_weights"](*args)
+        return self.k["_csr_weights"](*self.csr, Y, G, H, self.kind, self.par, self.width)
 
     def outside(self, Z):
         """False: on sampled pairs a point outside the domain is left to the weights pass."""
         return False
 
     def segment(self, Y, D):
-        _pair_segment_at(self, Y, D, _active.supports(np.abs(Y) + np.abs(D)))
+        self.m = _csr_segment(Y, D, *self.csr, self.start, self.seg)
 
     def phi(self, t):
-        return self.k["_pair_phi"](self.seg, self.m, float(t), self.kind, self.par)
+        return _pair_phi_at(self, t)
 
 
 def _line_search(phi, slope, rtol=0.1, max_eval=6):
