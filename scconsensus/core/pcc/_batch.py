@@ -368,7 +368,7 @@ def _chunk_weights(Y, ii, jj, cc, nn, rptr, rcol, c1, c2, kind, par, GHp, c, lo,
 
 @numba.njit(cache=True, error_model="numpy", fastmath=FASTMATH)
 def _vec_row_terms(cval, nval, lo, buf, m, kind):
-    """Row ``lo``'s ``m`` pair weights from ``q = buf[0]`` into ``buf[1:3]``, branch-free."""
+    """Weights of CSR entries ``lo:lo + m`` (``q = buf[0]`` in, ``buf[1:3]`` out), no branches."""
     f = 0.0
     for u in range(m):
         nij = nval[lo + u]
@@ -911,7 +911,7 @@ def _pair_weights_at(ev, cover, Y, sup, Gt, Ht, G, H):
 
 
 def _pair_segment_at(ev, Y, D, sup):
-    """``ev.seg``, ``ev.m``: the segment rows of ``Y + t D`` on the pairs ``ev.cover``."""
+    """``ev.seg``, ``ev.m``, ``ev.start``: the segment rows of ``Y + t D`` on ``ev.cover``."""
     ev.seg = np.empty((5, ev.cover[0].shape[0]))
     ev.m = _pair_segment(Y, D, *ev.cover, sup[0], sup[1], ev.seg)
     ev.start = BLOCK * np.arange(ev.m.shape[0])

@@ -85,7 +85,7 @@ def _visit(
     yold = buf[5, :K]
     # the partners into contiguous buffers: p = c / N, w = N, q = y_i . y_j, Z = y_j; q from
     # the memberships, not from the greedy solver's stored A, whose mirror slots cost a cache
-    # miss per partner to keep (Sect. 7.3 shape, l2: 36-42 -> 30-33 s, KL 102 -> 96 s)
+    # miss per partner to keep (Sect. 7.3 shape, l2: 36-42 -> 30-41 s, KL 102-103 -> 96-100 s)
     m = 0
     lo = indptr[i]
     for t in range(lo, indptr[i + 1]):
