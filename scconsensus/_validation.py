@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import difflib
 import functools
-import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -16,6 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._settings import settings
+from ._warnings import warn
 
 RandomState = int | np.random.Generator | np.random.RandomState | None
 
@@ -381,11 +381,10 @@ def renamed_args(**old_to_new: str) -> Callable:
                     continue
                 if new in kwargs:
                     raise ValueError(f"Pass {new}= only ({old}= is its old name).")
-                warnings.warn(
+                warn(
                     f"{function.__name__}(): {old}= is now {new}=; the old name will stop "
                     "working in the next release.",
                     FutureWarning,
-                    stacklevel=2,
                 )
                 kwargs[new] = kwargs.pop(old)
             return function(*args, **kwargs)

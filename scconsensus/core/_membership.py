@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
+
+from .._warnings import warn
 
 
 def order_clusters(membership: np.ndarray, *, min_mass: float = 0.0) -> np.ndarray:
@@ -106,7 +106,7 @@ def drop_empty_clusters(
     return membership, labels.astype(np.int32), kept
 
 
-def warn_in_no_partition(n_items: int, what: str, *, stacklevel: int = 2) -> None:
+def warn_in_no_partition(n_items: int, what: str) -> None:
     """Warn that ``n_items`` items are in no partition of the ensemble (nothing if 0).
 
     Such items carry no co-clustering evidence, so every consensus gives them the
@@ -118,13 +118,10 @@ def warn_in_no_partition(n_items: int, what: str, *, stacklevel: int = 2) -> Non
         Items that no partition sampled.
     what
         What they get uniform, e.g. ``"memberships"`` or ``"posteriors"``.
-    stacklevel
-        As in :func:`warnings.warn`, counted from the caller of this function.
     """
     if n_items:
-        warnings.warn(
+        warn(
             f"{int(n_items)} item(s) are in no partition; they get uniform {what}. "
             "Generate the ensemble with predict_unsampled=True or more partitions.",
             RuntimeWarning,
-            stacklevel=stacklevel + 1,
         )

@@ -223,7 +223,7 @@ def _plan(labels, n_clusters, partitions, init, random_state, fit_size, fit_frac
     fit_idx = fit_subset(labels.shape[0], fit_size, fit_fraction, plan.n_clusters, rng)
     labels = labels[:, plan.columns]
     # no evidence at all for them: uniform rows, as in PLA, but said rather than silent
-    warn_in_no_partition((labels < 0).all(axis=1).sum(), "memberships", stacklevel=3)
+    warn_in_no_partition((labels < 0).all(axis=1).sum(), "memberships")
     return plan, labels, labels if fit_idx is None else labels[fit_idx], fit_idx
 
 

@@ -25,7 +25,6 @@ number of clusters lies near ``K``.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,6 +38,7 @@ from .._validation import (
     check_labels,
     seed_sequence,
 )
+from .._warnings import warn
 from ._spectral import incidence_spectrum, partition_sizes
 
 __all__ = ["KSelection", "matched_partitions", "select_k"]
@@ -208,13 +208,12 @@ def _choose(
     )
     if n_partitions < MIN_PARTITIONS:
         reason += f"; only {n_partitions} partition(s), too few to choose K"
-        warnings.warn(
+        warn(
             f"select_k: {n_partitions} partition(s) are too few to choose the number of "
             f"clusters (no split is clear, so K={K} is only the largest drop). Build more "
             "partitions, e.g. tl.ensemble(n_partitions=20) or more (the default is 100), "
             "or give the number of clusters.",
             UserWarning,
-            stacklevel=3,
         )
     return K, reason
 

@@ -6,7 +6,6 @@ Each partition draws its own subsample, method and ``k`` from a child of one
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,6 +29,7 @@ from .._validation import (
     seed_sequence,
     too_many_clusters,
 )
+from .._warnings import warn
 from ._distance import condensed_distance
 
 __all__ = ["METHODS", "Ensemble", "generate_ensemble"]
@@ -152,13 +152,12 @@ def _warn_small_subsample(k: Any, methods: list[str], subsample: float, n_sub: i
         return
     # small data: auto_k_max(n) is n - 1, so the default 0.8 always trims it a little
     if 2 * auto_k_max(n_sub) < wanted:
-        warnings.warn(
+        warn(
             f"subsample={subsample:g} leaves {n_sub} of {n} items per partition, fewer than "
             f"the {wanted} clusters k='auto' asks for at most on {n} items; each partition "
             f"gets at most {auto_k_max(n_sub)} clusters and most items are left out of it. "
             "Raise subsample (default 0.8) or pass a smaller k.",
             UserWarning,
-            stacklevel=4,  # past generate_ensemble and its renamed_args wrapper
         )
 
 

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import warnings
-
 from anndata import AnnData
 
 from .._docs import doc_params
 from .._validation import renamed_args
+from .._warnings import warn
 from ._pla import transfer as _transfer
 
 __all__ = ["pla_transfer"]
@@ -95,12 +94,11 @@ def _has_pla(adata: AnnData, key: str) -> bool:
 def _scanpy_order(adata: AnnData, adata_ref: AnnData, key: str) -> tuple[AnnData, AnnData]:
     """``(adata, adata_ref)``; the old order (reference first) is swapped with a FutureWarning."""
     if adata is not adata_ref and _has_pla(adata, key) and not _has_pla(adata_ref, key):
-        warnings.warn(
+        warn(
             "pla_transfer(adata_ref, adata_new) is now pla_transfer(adata, adata_ref), as "
             "sc.tl.ingest(adata, adata_ref): the reference goes second. The old order "
             "will stop working in the next release.",
             FutureWarning,
-            stacklevel=4,  # the caller of pla_transfer (through renamed_args)
         )
         return adata_ref, adata
     return adata, adata_ref

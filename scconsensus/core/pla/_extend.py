@@ -23,12 +23,11 @@ ensembles (O(k r (n-r)) in the paper's dense form).
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import scipy.sparse as sp
 
 from ..._validation import check_labels, check_matrix
+from ..._warnings import warn
 from ._members import Members, as_members
 
 __all__ = ["pla_extend", "predict_ensemble_labels"]
@@ -105,12 +104,11 @@ def pla_extend(
     alpha = _check_weights(weights, fitted.n_partitions)
     out, empty = _extend(np.asarray(posteriors), fitted, new, alpha)
     if empty.any():
-        warnings.warn(
+        warn(
             f"{int(empty.sum())} new item(s) share no cluster with any fitted item "
             "(never sampled, or weights zero on their partitions); they get uniform "
             "posteriors.",
             RuntimeWarning,
-            stacklevel=2,
         )
     return out
 

@@ -38,6 +38,7 @@ from ..._validation import (
     check_restarts,
     seed_sequence,
 )
+from ..._warnings import warn
 from .._membership import warn_in_no_partition
 from .._subset import fit_subset
 from ..coassociation import sample_pairs
@@ -561,11 +562,10 @@ def check_weighting(
         if not (check_number(lam, "lam") > 0):
             raise ValueError(f"lam must be a positive number or 'cv', got {lam!r}.")
     elif not (isinstance(lam, str) and lam == "cv"):
-        warnings.warn(
+        warn(
             f"lam={lam!r} has no effect with weighted=False: λ only regularises the partition "
             "weights of weighted PLA. Pass weighted=True to use it, or leave lam out.",
             UserWarning,
-            stacklevel=3,
         )
     check_int(max_outer, "max_outer", 1)
     return lam_grid, cv_folds
@@ -616,7 +616,7 @@ def _problem(fit_members, fit_index, n, mode, X, pairs, n_neighbors, n_random, d
 
 def _warn_uncovered(members, fit_index) -> None:
     uncovered = members.sampled()[fit_index] == 0
-    warn_in_no_partition(int(uncovered.sum()), "posteriors", stacklevel=3)
+    warn_in_no_partition(int(uncovered.sum()), "posteriors")
 
 
 def _unweighted(n_partitions: int) -> dict:
@@ -658,11 +658,10 @@ def _all_items(fit, members, fit_members, fit_index, weights):
         ext, empty = _extend(fit.posteriors, fit_members, members.subset(rest), weights["weights"])
         posteriors[rest] = ext
         if empty.any():
-            warnings.warn(
+            warn(
                 f"{int(empty.sum())} extended item(s) share no cluster with a fitted item; "
                 "they get uniform posteriors.",
                 RuntimeWarning,
-                stacklevel=3,
             )
     prior = fit.marginals @ fit.posteriors
     posteriors, likelihoods = merge_duplicates(posteriors, fit.likelihoods, prior)
