@@ -66,10 +66,21 @@ def test_pcc_says_nothing_when_every_item_is_sampled():
         ({"relationship_threshold": 2}, r"relationship_threshold=2 must lie in \[0, 1\]"),
         ({"relationship_threshold": -1}, r"relationship_threshold=-1 must lie in \[0, 1\]"),
         ({"relationship_threshold": "0.1"}, "relationship_threshold must be a number"),
+        ({"tol": 0}, "tol must be a positive number"),
+        ({"divergence": "kld"}, "divergence='kld' is not supported"),
+        ({"n_init": 0}, "n_init must be a positive integer"),
+        ({"max_iter": -1}, "max_iter must be a non-negative integer"),
     ],
 )
-def test_pcc_refuses_bad_parameters(kwargs, match):
-    _refused(scc.tl.pcc, _adata(), match, n_clusters=3, n_init=1, **kwargs)
+def test_pcc_refuses_bad_parameters(kwargs, match, monkeypatch):
+    """Before any work: planning (the spectral start) and counting pairs come after the checks."""
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("planned before checking the arguments")
+
+    monkeypatch.setattr("scconsensus.core._pcc_consensus._plan", no_work)
+    kwargs = {"n_init": 1, **kwargs}
+    _refused(scc.tl.pcc, _adata(), match, n_clusters=3, **kwargs)
 
 
 def test_core_pcc_refuses_bad_parameters():

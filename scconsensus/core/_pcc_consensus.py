@@ -36,7 +36,7 @@ from ._plan import ConsensusPlan, plan_consensus
 from ._subset import fit_subset
 from .coassociation import coassociation, sample_pairs
 from .pcc import Bregman, PCCResult, pcc, pcc_extend, pcc_lowrank
-from .pcc._core import SOLVERS
+from .pcc._core import SOLVERS, check_run
 from .pcc._doc import PCC_PARAMS
 from .pcc._lowrank import check_lowrank_options
 
@@ -152,6 +152,7 @@ def pcc_consensus(
     labels = check_labels(labels)
     min_mass = check_min_mass(min_mass, labels.shape[0])
     n_neighbors, n_random = _pairs_per_item(n_neighbors, n_random, mode)
+    check_run(divergence, n_init, tol, max_iter)
     mode, fit_size = _route(mode, solver, divergence, fit_size)
     plan, labels, fitted, fit_idx = _plan(
         labels, n_clusters, partitions, init, random_state, fit_size, fit_fraction

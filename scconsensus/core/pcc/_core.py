@@ -313,14 +313,32 @@ def _check_input(C, N) -> tuple[tuple, bool, float, np.ndarray]:
     return data, sparse_input, weight, has_pair
 
 
+def check_run(divergence, n_init, tol, max_iter) -> None:
+    """Check the run arguments as :func:`pcc` will, for callers that do other work first.
+
+    ``None`` for ``n_init`` or ``max_iter`` is :func:`pcc`'s default, left to it.
+    """
+    check_divergence(divergence)
+    if n_init is not None:
+        check_restarts(n_init, "n_init")
+    _check_tol(tol)
+    if max_iter is not None:
+        check_int(max_iter, "max_iter", 0)
+
+
+def _check_tol(tol) -> float:
+    tol = check_number(tol, "tol")
+    if not tol > 0:
+        raise ValueError(f"tol must be a positive number, got {tol}.")
+    return tol
+
+
 def _check_run(n_init, init, tol, max_iter, nK: int, trace_every) -> tuple[int, float, int]:
     """``(n_init, tol, max_iter)`` checked, with their defaults."""
     if n_init is None:
         n_init = 1 if init is not None else 3
     n_init = check_restarts(n_init, "n_init")
-    tol = check_number(tol, "tol")
-    if not tol > 0:
-        raise ValueError(f"tol must be a positive number, got {tol}.")
+    tol = _check_tol(tol)
     max_iter = check_int(50 * nK if max_iter is None else max_iter, "max_iter", 0)
     _greedy.trace_stride(max_iter, nK, trace_every)  # checks trace_every for every solver
     return n_init, tol, max_iter
