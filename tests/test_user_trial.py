@@ -57,10 +57,29 @@ def test_pla_unknown_mode_is_refused(adata, mode):
         ({"weighted": True, "lam_grid": [1.0, float("nan")]}, "must be finite"),
         ({"n_neighbors": -1}, "n_neighbors must be a non-negative integer"),
         ({"n_random": -2}, "n_random must be a non-negative integer"),
+        ({"mode": "Dense"}, r"mode='Dense' is not supported"),
+        ({"n_restarts": 0}, "n_restarts must be a positive integer"),
+        ({"max_iter": 0}, "max_iter must be a positive integer"),
+        ({"tol": "x"}, "tol must be a number"),
+        ({"weighted": True, "lam": -1}, "lam must be a positive number or 'cv'"),
+        ({"weighted": True, "cv_score": "auc"}, "cv_score='auc' is not supported"),
+        ({"weighted": "yes"}, "weighted must be True or False"),
+        ({"fit_size": -5}, "fit_size must be a positive integer"),
+        ({"use_rep": "X_umap"}, r"use_rep='X_umap' is not in adata.obsm"),
     ],
 )
-def test_pla_bad_weighting_and_pair_counts_refused_up_front(adata, kwargs, match):
+def test_pla_bad_arguments_refused_before_planning(adata, kwargs, match, monkeypatch):
+    def no_work(*args, **kwargs):
+        raise AssertionError("planned before checking the arguments")
+
+    monkeypatch.setattr("scconsensus.tl._pla.plan_consensus", no_work)
     _refused(scc.tl.pla, adata, match, n_clusters=3, **kwargs)
+
+
+@pytest.mark.parametrize("function", ["pcc", "pla", "coassociation"])
+def test_misspelt_use_rep_refused_on_the_dense_route_too(adata, function):
+    # the dense route never reads use_rep; a typo must not pass unnoticed
+    _refused(getattr(scc.tl, function), adata, r"use_rep='X_pcaa' is not in", use_rep="X_pcaa")
 
 
 def test_pla_lam_without_weighting_warns(adata):

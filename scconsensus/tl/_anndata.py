@@ -79,15 +79,24 @@ def get_rep(adata: AnnData, use_rep: str | None = None, *, layer: str | None = N
         if adata.X is None:
             raise ValueError("adata.X is empty; pass use_rep naming an .obsm entry.")
         return check_matrix(adata.X, "adata.X")
-    if use_rep not in adata.obsm:
-        raise ValueError(
-            f"use_rep={use_rep!r} is not in adata.obsm (available: {list(adata.obsm)}). "
-            "Compute it first (e.g. sc.pp.pca) or pass use_rep='X'."
-        )
+    check_use_rep(adata, use_rep)
     rep = adata.obsm[use_rep]
     if isinstance(rep, pd.DataFrame):
         rep = rep.to_numpy()
     return check_matrix(rep, f"adata.obsm[{use_rep!r}]")
+
+
+def check_use_rep(adata: AnnData, use_rep: str | None) -> None:
+    """Refuse a ``use_rep`` naming nothing in ``.obsm``, before any work and even if unused.
+
+    The consensus methods read it on their sparse route only; a misspelt key would
+    otherwise pass unnoticed on the dense one.
+    """
+    if use_rep is not None and use_rep != "X" and use_rep not in adata.obsm:
+        raise ValueError(
+            f"use_rep={use_rep!r} is not in adata.obsm (available: {list(adata.obsm)}). "
+            "Compute it first (e.g. sc.pp.pca) or pass use_rep='X'."
+        )
 
 
 @doc_params()

@@ -12,7 +12,14 @@ from .._settings import settings
 from .._validation import RandomState, check_choice, check_key
 from ..core.coassociation import coassociation as _coassociation
 from ..core.coassociation import sample_pairs
-from ._anndata import check_copy, get_ensemble, get_rep, sanitize_uns, warn_overwrite
+from ._anndata import (
+    check_copy,
+    check_use_rep,
+    get_ensemble,
+    get_rep,
+    sanitize_uns,
+    warn_overwrite,
+)
 
 
 @doc_params()
@@ -85,6 +92,7 @@ def ensemble_coassociation(
         :func:`scconsensus.core.coassociation.coassociation`.
     """
     labels = get_ensemble(adata, ensemble_key)
+    check_use_rep(adata, use_rep)
     mode = resolve_mode(mode, labels.shape[0])
     if mode == "dense":
         return _coassociation(labels, "dense")

@@ -13,7 +13,7 @@ from .._validation import RandomState, check_key, check_min_mass, check_number
 from ..core._pcc_consensus import PCCConsensus, pcc_consensus
 from ..core.pcc import Bregman, cluster_relationships
 from ..core.pcc._doc import PCC_PARAMS
-from ._anndata import check_copy, get_ensemble, get_rep, store_consensus
+from ._anndata import check_copy, check_use_rep, get_ensemble, get_rep, store_consensus
 from ._selection import log_plan, selection_uns
 
 __all__ = ["pcc"]
@@ -48,10 +48,9 @@ def pcc(
 ) -> AnnData | None:
     """Probabilistic consensus clustering (Lourenço et al., Machine Learning 2015).
 
-    Fits soft memberships ``y_i`` so that ``y_i . y_j`` matches the observed
-    co-clustering frequency ``c_ij / N_ij`` of the ensemble under a Bregman
-    divergence, with the paper's greedy primal line search; the steps are
-    :func:`scconsensus.core.pcc_consensus`'s (solver: :func:`scconsensus.core.pcc`).
+    Soft memberships ``y_i`` whose products ``y_i . y_j`` match the ensemble's co-clustering
+    frequencies ``c_ij / N_ij`` under a Bregman divergence, by
+    :func:`scconsensus.core.pcc_consensus` (solvers: :func:`scconsensus.core.pcc`).
 
     Parameters
     ----------
@@ -89,6 +88,7 @@ def pcc(
     labels, copy = get_ensemble(adata, ensemble_key), check_copy(adata, copy)
     min_mass = check_min_mass(min_mass, labels.shape[0])
     check_number(relationship_threshold, "relationship_threshold", within=(0.0, 1.0))
+    check_use_rep(adata, use_rep)
     params = {name: value for name, value in locals().items() if name in PARAMS}
     kwargs = {name: value for name, value in locals().items() if name in CORE_ARGS}
     has_rep = use_rep is not None or "X_pca" in adata.obsm

@@ -16,7 +16,8 @@ from ..core._subset import fit_count
 from ..core.pla import LAMBDA_GRID, pla_extend, predict_ensemble_labels
 from ..core.pla import pla as _pla
 from ..core.pla._doc import PLA_PARAMS
-from ._anndata import check_copy, get_ensemble, get_rep, store_consensus
+from ..core.pla._model import check_pla_args
+from ._anndata import check_copy, check_use_rep, get_ensemble, get_rep, store_consensus
 from ._selection import log_plan, selection_uns
 
 __all__ = ["pla", "transfer"]
@@ -90,14 +91,14 @@ def pla(
     progress = check_progress(progress)
     check_choice(init, ("spectral", "random"), "init")
     params = {name: value for name, value in locals().items() if name in PARAMS}
+    kwargs = {name: value for name, value in locals().items() if name in CORE_ARGS}
     labels = get_ensemble(adata, ensemble_key)
+    resolved, X = _route(adata, mode, use_rep, kwargs)
     plan = plan_consensus(
         labels, n_clusters, partitions=partitions, init=init, random_state=random_state
     )
     log_plan(plan)
-    resolved, X = _route(adata, mode, use_rep, fit_size, fit_fraction)
     start = logg.info(f"running {'weighted ' if weighted else ''}PLA, n_clusters={plan.n_clusters}")
-    kwargs = {name: value for name, value in locals().items() if name in CORE_ARGS}
     labels = labels[:, plan.columns]
     res = _pla(labels, plan.n_clusters, mode=resolved, X=X, init=plan.start, **kwargs)
     adata = adata.copy() if copy else adata
@@ -133,13 +134,18 @@ CORE_ARGS = frozenset(
 ) | {"fit_size", "fit_fraction", "n_restarts", "max_iter", "tol", "random_state", "progress"}
 
 
-def _route(adata: AnnData, mode: str, use_rep, fit_size, fit_fraction) -> tuple[str, object]:
-    """``(mode, X)``: ``"auto"`` resolved by the fitted items, ``X`` for sparse kNN pairs."""
-    # anything but "dense" or "auto" would otherwise fall through to the sparse route
-    check_choice(mode, ("auto", "dense", "sparse"), "mode")
+def _route(adata: AnnData, mode: str, use_rep, kwargs: dict) -> tuple[str, object]:
+    """``(mode, X)``: ``"auto"`` resolved by the fitted items, ``X`` for sparse kNN pairs.
+
+    The core fit's arguments ``kwargs`` are checked first, before the plan; a
+    ``use_rep`` naming nothing is refused even on the dense route, which never reads it.
+    """
+    check_use_rep(adata, use_rep)
+    n_fit = fit_count(adata.n_obs, kwargs["fit_size"], kwargs["fit_fraction"])
+    # mode among auto/dense/sparse: anything else would fall through to the sparse route
+    check_pla_args(n_fit, mode=mode, **kwargs)
     if mode == "dense":
         return mode, None
-    n_fit = fit_count(adata.n_obs, fit_size, fit_fraction)
     if mode == "auto" and n_fit <= settings.dense_auto_max_items:
         return mode, None
     has_rep = use_rep is not None or "X_pca" in adata.obsm

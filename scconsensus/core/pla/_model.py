@@ -16,6 +16,7 @@ unweighted PLA exactly.
 
 from __future__ import annotations
 
+import inspect
 import warnings
 from dataclasses import dataclass
 
@@ -460,15 +461,14 @@ def pla(
     members = as_members(ensemble)
     n = members.n_items
     K = check_n_clusters(n_clusters, n)
-    check_choice(mode, ("auto", "dense", "sparse"), "mode")
-    n_restarts = check_restarts(n_restarts, "n_restarts")
-    em_kw = {"max_iter": check_int(max_iter, "max_iter", 1), "tol": check_number(tol, "tol")}
+    n_restarts, em_kw = _check_run(mode, n_restarts, max_iter, tol, n_neighbors, n_random)
     init = _check_init(init, n, K)
     s_em, s_fit, s_pairs, s_cv = seed_sequence(random_state).spawn(4)
     fit_index = fit_subset(n, fit_size, fit_fraction, K, np.random.default_rng(s_fit))
     fit_index = np.arange(n) if fit_index is None else fit_index
     weighting = (weighted, lam, lam_grid, cv_folds, cv_score, max_outer)
     lam_grid, cv_folds = check_weighting(*weighting, fit_index.size)
+    _warn_unused_lam(weighted, lam)
     fit_members = members.subset(fit_index)
     route = (mode, X, pairs, n_neighbors, n_random, diagonal, s_pairs)
     problem, mode, n_stored = _problem(fit_members, fit_index, n, *route)
@@ -558,17 +558,41 @@ def check_weighting(
                 f"cv_folds={cv_folds} is more than the {n_fit} fitted items it splits into "
                 f"folds; choose cv_folds between 2 and {n_fit} (3 to 10 is usual)."
             )
-    elif weighted:
-        if not (check_number(lam, "lam") > 0):
-            raise ValueError(f"lam must be a positive number or 'cv', got {lam!r}.")
-    elif not (isinstance(lam, str) and lam == "cv"):
+    elif weighted and not (check_number(lam, "lam") > 0):
+        raise ValueError(f"lam must be a positive number or 'cv', got {lam!r}.")
+    check_int(max_outer, "max_outer", 1)
+    return lam_grid, cv_folds
+
+
+def _warn_unused_lam(weighted, lam) -> None:
+    if not weighted and not (isinstance(lam, str) and lam == "cv"):
         warn(
             f"lam={lam!r} has no effect with weighted=False: λ only regularises the partition "
             "weights of weighted PLA. Pass weighted=True to use it, or leave lam out.",
             UserWarning,
         )
-    check_int(max_outer, "max_outer", 1)
-    return lam_grid, cv_folds
+
+
+def _check_run(mode, n_restarts, max_iter, tol, n_neighbors, n_random) -> tuple[int, dict]:
+    """``(n_restarts, em_kw)``: the run arguments of :func:`pla` checked."""
+    check_choice(mode, ("auto", "dense", "sparse"), "mode")
+    check_int(n_neighbors, "n_neighbors", 0)
+    check_int(n_random, "n_random", 0)
+    n_restarts = check_restarts(n_restarts, "n_restarts")
+    em_kw = {"max_iter": check_int(max_iter, "max_iter", 1), "tol": check_number(tol, "tol")}
+    return n_restarts, em_kw
+
+
+def check_pla_args(n_fit: int, **kwargs) -> None:
+    """Check keyword arguments of :func:`pla` (its defaults for the rest) before any work.
+
+    For callers that plan the consensus first (``tl.pla``); ``n_fit`` bounds the
+    cross-validation folds. :func:`pla` checks them again, on the items it fits.
+    """
+    a = {**_KEYWORD_DEFAULTS, **kwargs}
+    _check_run(a["mode"], a["n_restarts"], a["max_iter"], a["tol"], a["n_neighbors"], a["n_random"])
+    names = ("weighted", "lam", "lam_grid", "cv_folds", "cv_score", "max_outer")
+    check_weighting(*(a[name] for name in names), n_fit)
 
 
 def _check_lam_grid(lam_grid) -> tuple[float, ...]:
@@ -670,3 +694,11 @@ def _all_items(fit, members, fit_members, fit_index, weights):
     priors = fit.marginals @ fit.posteriors
     order = np.lexsort((np.arange(K), -priors))
     return posteriors[:, order], likelihoods[:, order], priors[order]
+
+
+# pla's keyword arguments and their defaults, for check_pla_args
+_KEYWORD_DEFAULTS = {
+    name: p.default
+    for name, p in inspect.signature(pla).parameters.items()
+    if p.kind is inspect.Parameter.KEYWORD_ONLY
+}
