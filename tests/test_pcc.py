@@ -238,6 +238,22 @@ def test_not_double_convex_is_refused():
         Bregman.power(3.0)
 
 
+@pytest.mark.parametrize(
+    ("grad", "hess", "rates"),
+    [
+        (lambda x: x, lambda x: 2.0 * np.eye(2), "rate 1, its derivative (from hess) says 0.2"),
+        (lambda x: 2.0 * x, lambda x: np.eye(2), "rate 0.2, its derivative (from hess) says 0.1"),
+    ],
+    ids=["half the gradient", "half the Hessian"],
+)
+def test_grad_or_hess_not_of_phi_is_refused(grad, hess, rates):
+    # phi = |x|^2: gradient 2x, Hessian 2I; either one wrong made the divergence (phi, grad)
+    # and its derivative (hess) disagree, and the solvers ran on the mismatch
+    with pytest.raises(ValueError, match="grad and hess do not match phi.*" + re.escape(rates)):
+        Bregman(lambda x: x @ x, grad, hess, name="sq")
+    Bregman(lambda x: x @ x, grad, hess, name="sq", check=False)  # the user's call
+
+
 def test_non_numba_phi_is_refused():
     class Opaque:
         pass

@@ -233,9 +233,10 @@ class Bregman:
     name
         Label recorded in results.
     check
-        Verify numerically that the divergence is convex in its second
-        argument (double convexity, Sect. 2 and 5.2 of the paper); the exact
-        line search relies on it.
+        Verify numerically that ``grad`` and ``hess`` are ``phi``'s
+        (:meth:`check_derivatives`) and that the divergence is convex in its
+        second argument (double convexity, Sect. 2 and 5.2 of the paper); the
+        exact line search relies on both.
 
     Examples
     --------
@@ -285,6 +286,7 @@ class Bregman:
         self._kernel_cache: dict[str, dict[str, Callable]] = {}
         self._respecialized: dict = {}
         if check:
+            self.check_derivatives()
             self.check_double_convex()
 
     @classmethod
@@ -364,6 +366,45 @@ class Bregman:
         fn = self.kernels("_divergences")["_elementwise"]
         flat = (np.ascontiguousarray(p.ravel()), np.ascontiguousarray(q.ravel()))
         return fn(self.kind, self.param, *flat, derivative).reshape(p.shape)
+
+    def check_derivatives(self, n_grid: int = 49, rtol: float = 1e-4) -> None:
+        """Raise ``ValueError`` unless :meth:`derivative` is the derivative of :meth:`divergence`.
+
+        The divergence comes from ``phi`` and ``grad``, its derivative from ``hess``
+        (Sect. 5.2): a ``grad`` or ``hess`` that is not ``phi``'s would make the
+        solvers' line search and objective disagree. Checked by central differences
+        on an interior grid of ``q`` for ``p`` in {0, 0.3, 1}, wherever the divergence
+        is finite.
+
+        Parameters
+        ----------
+        n_grid
+            Points of ``[0.05, 0.95]`` checked.
+        rtol
+            Tolerance relative to the derivative's magnitude (plus ``1e-6`` absolute).
+
+        Raises
+        ------
+        ValueError
+            Naming the first ``p`` and ``q`` where the two disagree.
+        """
+        q = np.linspace(0.05, 0.95, n_grid)
+        h = 1e-6
+        for p in (0.0, 0.3, 1.0):
+            P = np.full_like(q, p)
+            fd = (self.divergence(P, q + h) - self.divergence(P, q - h)) / (2.0 * h)
+            d = self.derivative(P, q)
+            close = np.abs(fd - d) <= rtol * (np.abs(d) + np.abs(fd)) + 1e-6
+            # where phi is infinite at p (on the border) the divergence is too: nothing to compare
+            bad = np.flatnonzero(~close & np.isfinite(fd))
+            if bad.size:
+                i = bad[0]
+                raise ValueError(
+                    f"Bregman {self.name!r}: grad and hess do not match phi. At p={p:g}, "
+                    f"q={q[i]:.3g} the divergence (from phi and grad) changes at rate "
+                    f"{fd[i]:.6g}, its derivative (from hess) says {d[i]:.6g}. Check that grad "
+                    "is the gradient of phi and hess its Hessian, on R^2."
+                )
 
     def check_double_convex(self, n_grid: int = 199, rtol: float = 1e-6) -> None:
         """Raise ``ValueError`` unless ``d(p, .)`` is convex on (0, 1) for ``p`` in {0, 1}.
