@@ -19,10 +19,15 @@ def _outside_level() -> int:
     """The ``stacklevel`` of the first frame outside the package, counted from :func:`warn`."""
     frame = sys._getframe(1)  # the frame of warn(), which calls warnings.warn: level 1
     level = 1
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE):
+    while frame is not None and _inside(frame.f_code.co_filename):
         frame = frame.f_back
         level += 1
     return level
+
+
+def _inside(filename: str) -> bool:
+    # "<stdin>", "<doctest ...>", "<ipython-input-...>" are the user's, wherever the cwd is
+    return not filename.startswith("<") and os.path.abspath(filename).startswith(_PACKAGE)
 
 
 def warn(message: str, category: type[Warning] = UserWarning) -> None:

@@ -63,6 +63,11 @@ CASES = {
         RuntimeWarning,
         "no partition",
     ),
+    "core.pla, lam unused": (
+        lambda: pla(GROUPS, 3, lam=5, random_state=0),
+        UserWarning,
+        "no effect",
+    ),
     "tl.pla, lam unused": (
         lambda: scc.tl.pla(_adata(), n_clusters=3, lam=5),
         UserWarning,
@@ -113,5 +118,18 @@ def test_warning_names_the_callers_line(case):
         warnings.simplefilter("always")
         call()
     hits = [w for w in record if issubclass(w.category, category) and text in str(w.message)]
-    assert hits, [str(w.message) for w in record]
-    assert {w.filename for w in hits} == {__file__}, [(w.filename, w.lineno) for w in hits]
+    assert len(hits) == 1, [str(w.message) for w in record]  # once, not once per layer
+    assert hits[0].filename == __file__, (hits[0].filename, hits[0].lineno)
+
+
+def test_pseudo_files_are_the_users_even_from_the_package_folder(monkeypatch):
+    """``<stdin>``, ``<doctest ...>``, notebook cells: never mistaken for package files."""
+    import os
+
+    from scconsensus import _warnings
+
+    monkeypatch.chdir(os.path.dirname(_warnings.__file__))
+    assert not _warnings._inside("<stdin>")
+    assert not _warnings._inside("<doctest scconsensus.tl.pcc>")
+    assert _warnings._inside(_warnings.__file__)
+    assert not _warnings._inside(__file__)
