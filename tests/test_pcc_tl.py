@@ -128,6 +128,40 @@ def test_pcc_route_is_logged(ens_adata):
     assert "dense co-association of 60 items (mode='auto')" in text
 
 
+@pytest.mark.parametrize("cached", [False, True])
+def test_first_use_of_pcc_says_it_compiles(ens_adata, monkeypatch, cached):
+    """The first fit after an install compiles for 15-40 s: a word before that pause, then never."""
+    import io
+
+    monkeypatch.setattr("scconsensus.tl._pcc.kernels_cached", lambda: cached)
+    old_verbosity, old_file = sc.settings.verbosity, sc.settings.logfile
+    buffer = io.StringIO()
+    sc.settings.verbosity = 1  # scanpy's default: warnings only
+    sc.settings.logfile = buffer
+    try:
+        scc.tl.pcc(ens_adata.copy(), n_clusters=4)
+    finally:
+        sc.settings.verbosity = old_verbosity
+        sc.settings.logfile = old_file
+    assert ("first use of PCC: numba compiles its kernels now" in buffer.getvalue()) != cached
+
+
+def test_kernels_cached_reads_numba_cache(ens_adata, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from scconsensus.core.pcc._cache import kernels_cached
+
+    scc.tl.pcc(ens_adata.copy(), n_clusters=4)  # compiled (or loaded) and on disk now
+    assert kernels_cached()
+    # an empty numba cache: nothing compiled yet
+    code = "from scconsensus.core.pcc._cache import kernels_cached; print(kernels_cached())"
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.stdout.strip() == "False", out.stderr
+
+
 def test_pcc_bad_input(ens_adata):
     adata = ens_adata.copy()
     with pytest.raises(ValueError, match="No ensemble"):

@@ -12,6 +12,7 @@ from .._progress import check_progress
 from .._validation import RandomState, check_key, check_min_mass, check_number
 from ..core._pcc_consensus import PCCConsensus, pcc_consensus
 from ..core.pcc import Bregman, cluster_relationships
+from ..core.pcc._cache import kernels_cached
 from ..core.pcc._doc import PCC_PARAMS
 from ._anndata import check_copy, check_use_rep, get_ensemble, get_rep, store_consensus
 from ._selection import log_plan, selection_uns
@@ -93,7 +94,7 @@ def pcc(
     kwargs = {name: value for name, value in locals().items() if name in CORE_ARGS}
     has_rep = use_rep is not None or "X_pca" in adata.obsm
     X = (lambda: get_rep(adata, use_rep)) if has_rep else None
-    start = logg.info(f"running PCC ({getattr(divergence, 'name', divergence)})")
+    start = _log_start(divergence)
     out = pcc_consensus(labels, X=X, **kwargs)
     _log_run(out, mode, pairs, fit_size, labels.shape[0])
     adata = adata.copy() if copy else adata
@@ -148,6 +149,16 @@ def _log_run(out: PCCConsensus, mode: str, pairs: str, fit_size, n_all: int) -> 
             f"({2 * out.n_pairs / n:.1f} per item; {out.pair_source} + random, pairs={pairs!r}) "
             f"of {n} items (mode={mode!r})"
         )
+
+
+def _log_start(divergence):
+    """Say that PCC starts, and first that numba compiles it if this is its first use."""
+    if not kernels_cached():
+        logg.warning(
+            "first use of PCC: numba compiles its kernels now (15-40 s, once; they are cached "
+            "on disk for every later run)."
+        )
+    return logg.info(f"running PCC ({getattr(divergence, 'name', divergence)})")
 
 
 def _log_finish(out: PCCConsensus, tol: float, key_added: str, start) -> None:

@@ -204,9 +204,9 @@ def pcc(
 
     Minimises eq. (2)-(3) of Lourenço et al. (2015),
     ``f(Y) = sum_{i<j} N_ij d_phi(c_ij / N_ij, y_i . y_j)``, over memberships
-    ``y_i`` on the simplex, with the greedy primal line search of their Sect. 5
-    (a numba kernel, O(nK) per iteration for dense input and O(lK + l log n)
-    with ``l`` sampled pairs per item for sparse input, Sect. 5.4).
+    ``y_i`` on the simplex, down to their KKT rule (eq. 6): by batch steps that move
+    every item at once on dense input, by item visits on sampled pairs, or by the
+    paper's greedy primal line search (Sect. 5) when asked (``solver``).
 
     Parameters
     ----------
