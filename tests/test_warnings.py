@@ -18,6 +18,9 @@ from scconsensus.core.pla import pla, pla_extend
 
 GROUPS = np.repeat([[0, 0, 1], [1, 1, 0], [2, 2, 2]], 12, axis=0).astype(np.int32)
 UNSAMPLED = np.where(np.arange(36)[:, None] < 5, -1, GROUPS).astype(np.int32)
+# five items each alone in their own cluster of every partition: those left out of the fitted
+# subset share no cluster with a fitted item
+LONERS = np.vstack([GROUPS, 100 + np.arange(5)[:, None].repeat(3, axis=1)]).astype(np.int32)
 RNG = np.random.default_rng(0)
 X = RNG.normal(size=(36, 4))
 # three partitions that do not agree on any K: select_k cannot decide
@@ -98,6 +101,11 @@ CASES = {
         _pla_transfer_old_order,
         FutureWarning,
         "reference goes second",
+    ),
+    "core.pla fit on a subset, item sharing no cluster": (
+        lambda: pla(LONERS, 3, fit_size=25, random_state=0),
+        RuntimeWarning,
+        "share no cluster with a fitted item",
     ),
     "core.pla_extend, item sharing no cluster": (
         lambda: pla_extend(
