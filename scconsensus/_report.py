@@ -143,7 +143,7 @@ def _result_figures(
         figures.append(
             _Figure(
                 f"{key}_confidence_{basis}.png",
-                f"`{key}` on the {basis.upper()}: labels, confidence (largest membership) "
+                f"`{key}` on the {basis.upper()}: labels, confidence (membership of its cluster) "
                 "and entropy; low confidence marks items between clusters.",
                 # three panels on a figure of its own: pl.confidence takes no ax
                 lambda: pl.confidence(adata, key, basis, show=False)[0].figure,

@@ -31,10 +31,11 @@ def test_layout_and_h5ad_round_trip(adata, tmp_path):
     M = adata.obsm["dpp_membership"]
     assert M.shape == (100, k)
     np.testing.assert_allclose(M.sum(1), 1.0)
-    np.testing.assert_allclose(adata.obs["dpp_confidence"], M.max(1))
+    codes = labels.cat.codes.to_numpy()
+    np.testing.assert_allclose(adata.obs["dpp_confidence"], M[np.arange(100), codes])
     # the hard labels are the thresholded consensus, and each item sits with its own
     # cluster by mean consensus
-    assert np.mean(M.argmax(1) == labels.cat.codes.to_numpy()) > 0.95
+    assert np.mean(M.argmax(1) == codes) > 0.95
     uns = adata.uns["dpp"]
     assert uns["params"]["sampler"] == "dpp" and uns["params"]["n_runs"] == 40
     cand = uns["candidates"]
@@ -50,6 +51,18 @@ def test_layout_and_h5ad_round_trip(adata, tmp_path):
     np.testing.assert_allclose(back.obsm["dpp_membership"], M)
     pd.testing.assert_frame_equal(back.uns["dpp"]["candidates"], cand)
     assert back.uns["dpp"]["params"]["tau"] == 0.6
+
+
+def test_confidence_is_the_membership_of_the_items_own_cluster():
+    """Where the threshold cut puts a boundary item apart from its largest membership.
+
+    Its confidence was the largest membership, that of another cluster than its label.
+    """
+    a = scc.datasets.iris()
+    scc.tl.dpp(a, progress=False)
+    M, codes = a.obsm["dpp_membership"], a.obs["dpp"].cat.codes.to_numpy()
+    assert (M.argmax(1) != codes).sum() > 0  # iris with the defaults has such items
+    np.testing.assert_allclose(a.obs["dpp_confidence"], M[np.arange(a.n_obs), codes])
 
 
 def test_copy_leaves_input_alone(adata):

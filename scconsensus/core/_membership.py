@@ -47,9 +47,21 @@ def hard_labels(membership: np.ndarray) -> np.ndarray:
     return np.asarray(membership).argmax(axis=1).astype(np.int32)
 
 
-def confidence(membership: np.ndarray) -> np.ndarray:
-    """Largest membership of each item."""
-    return np.asarray(membership).max(axis=1)
+def confidence(membership: np.ndarray, labels: np.ndarray | None = None) -> np.ndarray:
+    """Membership of each item in its own cluster: ``labels`` (``-1``: none), else the largest.
+
+    The two agree where the labels are the argmax (PCC, PLA). DPP's labels are the
+    paper's threshold cut and ConsensusClusterPlus's its hierarchical cut, which can
+    put a boundary item in a cluster other than its largest membership: its confidence
+    is then its membership in that cluster, not in another.
+    """
+    m = np.asarray(membership)
+    top = m.max(axis=1)
+    if labels is None:
+        return top
+    labels = np.asarray(labels)
+    own = m[np.arange(m.shape[0]), np.maximum(labels, 0)]
+    return np.where(labels >= 0, own, top)
 
 
 def entropy(membership: np.ndarray) -> np.ndarray:

@@ -4,7 +4,9 @@ One layout for every consensus method (ours and ConsensusClusterPlus):
 
 - ``.obs[key]``: categorical hard labels ``"0" .. "k-1"``
 - ``.obsm[f"{key}_membership"]``: ``(n_obs, k)`` soft memberships, rows sum to 1
-- ``.obs[f"{key}_confidence"]``: largest membership per item
+- ``.obs[f"{key}_confidence"]``: membership of each item in its own cluster (its label);
+  the largest membership, except where a method's labels are not the argmax (DPP's
+  threshold cut, ConsensusClusterPlus's hierarchical cut)
 - ``.obs[f"{key}_entropy"]``: entropy (nats) of the membership per item
 - ``.uns[key]``: ``{"params": {...}, ...method figures}``
 
@@ -257,7 +259,7 @@ def store_consensus(
     warn_overwrite(adata, obs=obs_keys, obsm=[f"{key_added}_membership"], uns=[key_added])
     adata.obs[key_added] = pd.Categorical.from_codes(labels, categories=categories)
     adata.obsm[f"{key_added}_membership"] = membership
-    adata.obs[f"{key_added}_confidence"] = confidence(membership)
+    adata.obs[f"{key_added}_confidence"] = confidence(membership, labels)
     adata.obs[f"{key_added}_entropy"] = entropy(membership)
     record = {"params": dict(params)}
     if uns:
