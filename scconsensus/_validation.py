@@ -299,6 +299,25 @@ def check_correlation_rows(X: Any, distance: str) -> None:
         )
 
 
+def check_correlation_subsample(n_feat: int, p: int, distance: str, name: str) -> None:
+    """Refuse a feature subsample too small to correlate items on (fewer than 2 features).
+
+    On one feature every item is constant: all correlation distances are undefined, every
+    partition arbitrary, and the consensus looked perfectly stable (PAC 0 at every k).
+    """
+    if n_feat < 1:
+        raise ValueError(
+            f"{name} keeps no feature of {p} per subsample; raise {name} to at least "
+            f"{min(1.0, np.ceil(100 / p) / 100):g}."
+        )
+    if distance in ("pearson", "spearman") and n_feat < 2:
+        raise ValueError(
+            f"{name} keeps {n_feat} of {p} features per subsample, but distance={distance!r} "
+            f"correlates items across features and needs at least 2: raise {name} (to at "
+            f"least {min(1.0, np.ceil(200 / p) / 100):g}) or use distance='euclidean'."
+        )
+
+
 #: Advice of :func:`check_dense_memory` for functions that have a sparse route.
 SPARSE_ADVICE = "Use mode='sparse' (sampled pairs)"
 #: Advice for dense-only functions (consensus-k statistics, ConsensusClusterPlus, heatmaps).

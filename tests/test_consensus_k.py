@@ -345,3 +345,14 @@ def test_python_protocol_agrees_with_ccp_within_sampling_error(ccp_run):
     for k in (2, 3, 4):
         assert adjusted_rand_index(adata.obs[f"ccp_k{k}"], adata.obs[f"consensus_k_k{k}"]) > 0.9
     assert adjusted_rand_index(truth, adata.obs["consensus_k_k3"]) == 1.0
+
+
+def test_feature_subsample_too_small_to_correlate_is_refused():
+    """One feature per subsample: every correlation undefined, NaN labels and PAC 0 at every k."""
+    X, _ = _expression(n_per=5, p=8)
+    with pytest.raises(ValueError, match=r"p_feature keeps 1 of 8 features.*distance='pearson'"):
+        consensus_k(X, max_k=3, reps=4, p_feature=0.1, progress=False)
+    consensus_k(X, max_k=3, reps=4, p_feature=0.1, distance="euclidean", progress=False)
+    with pytest.raises(ValueError, match=r"feature_subsample keeps 1 of 8 features"):
+        generate_ensemble(X, 3, "hc", k=3, distance="spearman", feature_subsample=0.1)
+    generate_ensemble(X, 3, "kmeans", k=3, feature_subsample=0.1, progress=False)

@@ -201,6 +201,9 @@ def test_sparse_input_and_key_added():
         ({"seed": 2**31}, "below 2\\*\\*31"),
         ({"max_k": 7, "p_item": 0.15}, "too few to cut"),
         ({"use_rep": "X_umap"}, "not in adata.obsm"),
+        # one feature of 10 per resampling: R failed deep inside hclust
+        ({"p_feature": 0.15}, r"keeps 1 of 10 features.*needs at least 2.*at least 0\.2"),
+        ({"p_feature": 0.05, "distance": "euclidean"}, "keeps no feature of 10"),
     ],
 )
 def test_bad_input(kwargs, match):

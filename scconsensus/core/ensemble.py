@@ -21,6 +21,7 @@ from .._threads import one_thread
 from .._validation import (
     RandomState,
     check_choice,
+    check_correlation_subsample,
     check_dense_memory,
     check_fraction,
     check_int,
@@ -514,6 +515,8 @@ def generate_ensemble(
     graph_source = "given" if graph is not None else "knn"
     n_sub = max(2, round(subsample * n))
     n_feat = max(1, round(feature_subsample * p))
+    if any(m.startswith("hc") for m in methods):
+        check_correlation_subsample(n_feat, p, distance, "feature_subsample")
     k = _k_argument(k)
     _warn_small_subsample(k, methods, subsample, n_sub, n)
     specs = _plan(n_partitions, methods, k, n_sub, random_state)

@@ -27,6 +27,7 @@ from .._validation import (
     NO_SPARSE_ADVICE,
     check_choice,
     check_correlation_rows,
+    check_correlation_subsample,
     check_dense_memory,
     check_fraction,
     check_int,
@@ -311,6 +312,9 @@ def _r_args(
     if cluster_alg == "km" and distance != "euclidean":
         logg.warning(f"cluster_alg='km' uses euclidean distance; ignoring distance={distance!r}.")
         distance = "euclidean"
+    # ConsensusClusterPlus draws floor(pFeature * features) features
+    p = X.shape[1]
+    check_correlation_subsample(int(np.floor(p_feature * p)), p, distance, "p_feature")
     seed = resolve_seed(seed)
     # ConsensusClusterPlus holds max_k count matrices, the distance and a copy.
     check_dense_memory(

@@ -21,6 +21,7 @@ from ..._validation import (
     RandomState,
     check_choice,
     check_correlation_rows,
+    check_correlation_subsample,
     check_dense_memory,
     check_fraction,
     check_int,
@@ -144,6 +145,7 @@ def _resample_hc(
     n, p = X.shape
     n_sub, n_feat = sizes
     check_correlation_rows(X, distance)
+    check_correlation_subsample(n_feat, p, distance, "p_feature")
     check_dense_memory(n, itemsize=8, what="Consensus-k distance matrix", advice=NO_SPARSE_ADVICE)
     D = None
     if n_feat == p and not (link in ("ward", "centroid") and distance == "euclidean"):
