@@ -94,6 +94,33 @@ def test_round_trip_keeps_results(result_adata):
     assert "logcounts" not in adata.layers
 
 
+def test_uns_round_trip_keeps_none_lists_and_logicals(result_adata):
+    """anndata2ri stopped at the first None of a dict: every later key was lost, silently."""
+    import warnings
+
+    params = {
+        "n_clusters": 4,
+        "max_iter": None,  # before: this and everything after it were dropped
+        "weighted": False,
+        "lam_grid": [0.1, 1.0],
+        "k": (2, 8),
+        "divergence": "kl",
+        "nested": {"fit_size": None, "n_init": 3},
+        "mixed": [1, "a", None],
+    }
+    result_adata.uns["pcc"]["params"] = params
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no NotConvertedWarning per None either
+        back = from_sce(to_sce(result_adata)).uns["pcc"]["params"]
+    assert list(back) == list(params)
+    assert back["n_clusters"] == 4 and back["max_iter"] is None and back["weighted"] is False
+    np.testing.assert_allclose(back["lam_grid"], [0.1, 1.0])
+    np.testing.assert_array_equal(back["k"], [2, 8])
+    assert back["divergence"] == "kl"
+    assert back["nested"] == {"fit_size": None, "n_init": 3}
+    assert back["mixed"] == {"0": 1, "1": "a", "2": None}  # R lists are named, not Python lists
+
+
 def test_choose_x_assay_and_skip_uns(result_adata):
     sce = to_sce(result_adata, uns=False)
     back = from_sce(sce, x_assay="counts")

@@ -20,6 +20,7 @@ from anndata import AnnData
 
 from ._errors import require_r_package, require_rpy2
 from ._session import quiet_r
+from ._uns import decode, encode
 
 
 def _anndata2ri():
@@ -47,8 +48,8 @@ def to_sce(adata: AnnData, *, x_assay: str = "X", uns: bool = True) -> Any:
         Assay name given to ``adata.X`` (e.g. ``"logcounts"`` as Bioconductor
         tools expect); layers keep their names.
     uns
-        Convert ``.uns`` into ``metadata(sce)``. Set ``False`` to skip entries
-        that R cannot represent.
+        Convert ``.uns`` into ``metadata(sce)`` (``None`` as ``NULL``, lists as
+        vectors; see :func:`from_sce`). ``False`` leaves it out.
 
     Returns
     -------
@@ -82,7 +83,7 @@ def to_sce(adata: AnnData, *, x_assay: str = "X", uns: bool = True) -> Any:
         var=adata.var,
         obsm=dict(adata.obsm),
         layers=dict(adata.layers),
-        uns=dict(adata.uns) if uns else None,
+        uns=encode(dict(adata.uns)) if uns else None,
     )
     with quiet_r(), localconverter(anndata2ri.converter), warnings.catch_warnings():
         # anndata2ri 1.3 calls rpy2's deprecated conversion.py2rpy internally.
@@ -109,7 +110,8 @@ def from_sce(sce: Any, *, x_assay: str | None = None, uns: bool = True) -> AnnDa
         Assay that becomes ``X``; the first assay when ``None``. The others
         become layers.
     uns
-        Convert ``metadata(sce)`` into ``.uns``.
+        Convert ``metadata(sce)`` into ``.uns``. R has no scalars: vectors of length
+        one come back as scalars, longer ones as arrays, ``NULL`` as ``None``.
 
     Returns
     -------
@@ -158,12 +160,5 @@ def from_sce(sce: Any, *, x_assay: str | None = None, uns: bool = True) -> AnnDa
             warnings.simplefilter("ignore", FutureWarning)
             warnings.simplefilter("ignore", DeprecationWarning)
             adata = ro.conversion.get_conversion().rpy2py(sce)
-    adata.uns = _str_keys(adata.uns)
+    adata.uns = decode(adata.uns)
     return adata
-
-
-def _str_keys(value: Any) -> Any:
-    # anndata2ri returns numpy.str_ keys; plain str keeps .uns like the user's own.
-    if isinstance(value, dict):
-        return {str(k): _str_keys(v) for k, v in value.items()}
-    return value
