@@ -36,7 +36,8 @@
 #' `k = sccRange(2, 20)` asks [ensemble()] for a number of clusters drawn
 #' uniformly between 2 and 20 (inclusive) in each partition, whereas a vector
 #' such as `k = 2:10` or `k = c(3, 5, 8)` gives the values themselves, cycled
-#' over the partitions. Also for Leiden's `resolution`.
+#' over the partitions. Also for Leiden's `resolution`, which takes one value or
+#' a range, not a vector of values.
 #'
 #' @param lo,hi Lower and upper end (inclusive). `sccRange(c(2, 20))` works too.
 #' @return An object of class `"sccRange"`: the two numbers.
@@ -69,6 +70,18 @@ print.sccRange <- function(x, ...) {
     if (!is.numeric(v) || length(v) == 0L || anyNA(v) || any(v != round(v))) {
         stop("k must be whole numbers: one value (k = 4), the values to use (k = 2:10, ",
              "k = c(3, 5, 8)) or a range drawn per partition (k = sccRange(2, 20)).",
+             call. = FALSE)
+    }
+    invisible()
+}
+
+# Leiden's resolution: one value or sccRange(); Python would read a vector as a range.
+.check_resolution <- function(resolution) {
+    if (is.null(resolution) || inherits(resolution, "sccRange")) return(invisible())
+    v <- unlist(resolution)
+    if (!is.numeric(v) || length(v) != 1L || anyNA(v)) {
+        stop("resolution takes one number (resolution = 1) or a range drawn per partition ",
+             "(resolution = sccRange(0.5, 2)); a vector of values is not supported.",
              call. = FALSE)
     }
     invisible()

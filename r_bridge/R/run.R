@@ -16,8 +16,12 @@
         stop("colLabels = TRUE needs a SingleCellExperiment; x is a ", class(x)[1], ".",
              call. = FALSE)
     }
-    if (method == "ensemble") .check_k(args[["k", exact = TRUE]])
+    if (method == "ensemble") {
+        .check_k(args[["k", exact = TRUE]])
+        .check_resolution(args[["resolution", exact = TRUE]])
+    }
     .check_k(ensembleArgs[["k", exact = TRUE]])
+    .check_resolution(ensembleArgs[["resolution", exact = TRUE]])
     takes_ensemble <- method != "ensemble" &&
         isTRUE(reticulate::py_to_r(.py_try(bridge$uses_ensemble(method))))
     stored <- NULL  # the reducedDim the ensemble was taken from

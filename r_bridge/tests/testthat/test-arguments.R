@@ -76,6 +76,11 @@ test_that("k = 2:10 and k = c(3, 5, 8) are values; sccRange() a range (item 4)",
                  "k must be whole numbers.*k = 2:10.*sccRange\\(2, 20\\)")
     expect_error(ensemble(x, nPartitions = 4, k = "a"), "k must be whole numbers")
     expect_error(pcc(x, ensembleArgs = list(k = 2.5)), "k must be whole numbers")
+    # a vector of resolutions was read as a range in Python, silently
+    expect_error(ensemble(x, nPartitions = 4, method = "leiden", resolution = c(0.5, 1)),
+                 "resolution takes one number.*sccRange\\(0.5, 2\\)")
+    expect_error(pcc(x, ensembleArgs = list(method = "leiden", resolution = c(0.5, 1))),
+                 "resolution takes one number")
     err <- tryCatch(ensemble(x, nPartitions = 4, k = 1:3), error = conditionMessage)
     expect_match(err, "k=1 is too small")
     expect_no_match(err, "tuple|ValueError")
