@@ -155,8 +155,12 @@ print.sccRange <- function(x, ...) {
 .item_matrix <- function(x, assay.type, use.dimred) {
     if (methods::is(x, "SummarizedExperiment")) {
         if (!is.null(use.dimred)) {
-            if (!methods::is(x, "SingleCellExperiment") ||
-                !use.dimred %in% SingleCellExperiment::reducedDimNames(x)) {
+            if (!methods::is(x, "SingleCellExperiment")) {
+                stop("use.dimred needs a SingleCellExperiment (reducedDims); x is a ",
+                     class(x)[1], ": convert it with as(x, 'SingleCellExperiment') and add ",
+                     "the reducedDim, or pass assay.type.", call. = FALSE)
+            }
+            if (!use.dimred %in% SingleCellExperiment::reducedDimNames(x)) {
                 stop("use.dimred = '", use.dimred, "' is not among reducedDimNames(x): ",
                      paste(SingleCellExperiment::reducedDimNames(x), collapse = ", "),
                      call. = FALSE)

@@ -43,6 +43,10 @@ test_that("ensembleKey picks the stored ensemble and is recorded truthfully (ite
     expect_equal(S4Vectors::metadata(out)$pla$params$ensemble_key, "ens_k2")
     expect_error(pcc(sce, ensembleKey = "nope"),
                  "ensembleKey = 'nope' is not among reducedDimNames\\(x\\)")
+    # a SummarizedExperiment has no reducedDims: an R error naming the fix, not an S4 one
+    se <- SummarizedExperiment::SummarizedExperiment(assays = list(logcounts = two_groups()))
+    expect_error(pcc(se, use.dimred = "PCA"),
+                 "use.dimred needs a SingleCellExperiment.*SummarizedExperiment")
     # a key not stored yet, with ensembleArgs: built and stored under that key
     out <- pcc(make_sce(), nClusters = 2, ensembleKey = "mine",
                ensembleArgs = list(nPartitions = 5, k = 2), progress = FALSE)
