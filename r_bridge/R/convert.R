@@ -16,6 +16,15 @@
     if (is.null(names(args)) || any(names(args) == "")) {
         stop("All arguments passed on to scconsensus must be named.", call. = FALSE)
     }
+    # reticulate sends a logical NA as True: the Python message would name a value the
+    # user never gave
+    for (name in names(args)) {
+        v <- args[[name]]
+        if (is.atomic(v) && is.null(dim(v)) && length(v) > 0L && anyNA(v)) {
+            stop(name, " = NA: give a value, or leave ", name, " out for its default.",
+                 call. = FALSE)
+        }
+    }
     conv <- lapply(args, .py_value)
     reticulate::dict(conv)
 }
