@@ -209,6 +209,10 @@ print.sccRange <- function(x, ...) {
 # strings).
 .ensemble_spec <- function(ensemble, n) {
     if (is.null(ensemble)) return(NULL)
+    if (is.list(ensemble) && !is.data.frame(ensemble) && !is.null(ensemble$labels)) {
+        stop("ensemble is the whole result of ensemble(); pass its label matrix: ",
+             "ensemble = ens$labels.", call. = FALSE)
+    }
     if (is.data.frame(ensemble) || methods::is(ensemble, "DataFrame")) {
         ensemble <- do.call(cbind, lapply(as.list(ensemble), as.character))
     }

@@ -3,6 +3,9 @@
 .run_scc <- function(method, x, args, ensemble = NULL, ensembleArgs = list(),
                      assay.type = "logcounts", use.dimred = NULL, progress = FALSE,
                      colLabels = FALSE, ensembleKeyGiven = FALSE) {
+    if (!(isTRUE(progress) || isFALSE(progress))) {
+        stop("progress must be TRUE or FALSE, not ", deparse(progress), ".", call. = FALSE)
+    }
     bridge <- .scc_bridge()
     input <- .item_matrix(x, assay.type, use.dimred)
     n <- input$n

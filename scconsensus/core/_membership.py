@@ -133,7 +133,8 @@ def warn_in_no_partition(n_items: int, what: str) -> None:
     """
     if n_items:
         warn(
-            f"{int(n_items)} item(s) are in no partition; they get uniform {what}. "
+            f"{int(n_items)} item(s) are in no partition; they get uniform {what} and no "
+            "label (NaN; NA in R). "
             "Generate the ensemble with predict_unsampled=True or more partitions.",
             RuntimeWarning,
         )

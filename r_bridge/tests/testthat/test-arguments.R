@@ -79,6 +79,9 @@ test_that("k = 2:10 and k = c(3, 5, 8) are values; sccRange() a range (item 4)",
     # NA arrived in Python as True ("n_clusters must be an integer, got True")
     expect_error(pcc(x, nClusters = NA), "nClusters = NA: give a value, or leave nClusters out")
     expect_error(pcc(x, randomState = NA_integer_), "randomState = NA")
+    expect_error(pcc(x, progress = "no"), "progress must be TRUE or FALSE, not \"no\"")
+    ens <- ensemble(x, nPartitions = 4, k = 2, progress = FALSE)
+    expect_error(pcc(x, ensemble = ens), "whole result of ensemble\\(\\).*ens\\$labels")
     # a vector of resolutions was read as a range in Python, silently
     expect_error(ensemble(x, nPartitions = 4, method = "leiden", resolution = c(0.5, 1)),
                  "resolution takes one number.*sccRange\\(0.5, 2\\)")
