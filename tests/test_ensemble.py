@@ -140,3 +140,19 @@ def test_partitions_run_on_one_blas_and_openmp_thread(monkeypatch):
         generate_ensemble(X, 3, "kmeans", k=(2, 3), random_state=0, progress=False)
         assert threads() == before
     assert seen and set(seen) == {1}
+
+
+def test_duplicate_points_give_one_warning_for_the_ensemble():
+    """A constant representation: sklearn warned once per partition (200 lines at the CLI)."""
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    X = np.zeros((60, 3))
+    X[:2] = 1.0  # two distinct points: every k > 2 finds at most 2 clusters
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        generate_ensemble(X, 12, "kmeans", k=4, progress=False)
+    assert not [w for w in record if issubclass(w.category, ConvergenceWarning)]
+    fewer = [str(w.message) for w in record if "fewer clusters than asked" in str(w.message)]
+    assert len(fewer) == 1 and fewer[0].startswith("12 of 12 partitions"), fewer

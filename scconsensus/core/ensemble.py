@@ -6,6 +6,7 @@ Each partition draws its own subsample, method and ``k`` from a child of one
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,6 +15,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 from joblib import Parallel, delayed
+from sklearn.exceptions import ConvergenceWarning
 
 from .._docs import doc_params
 from .._progress import progress_bar
@@ -220,7 +222,11 @@ def _kmeans(X: np.ndarray, k: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
         )
     else:
         model = KMeans(n_clusters=k, n_init=1, random_state=seed)
-    labels = model.fit_predict(X)
+    with warnings.catch_warnings():
+        # duplicate points leave fewer than k clusters: one warning for the whole ensemble
+        # (_warn_fewer_clusters), not sklearn's one per partition
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        labels = model.fit_predict(X)
     return labels, model.cluster_centers_
 
 
@@ -429,7 +435,25 @@ def _run_all(X, specs: list, args: tuple, client, n_jobs, progress):
     for i, (col, info) in enumerate(bar):
         labels[:, i] = col
         infos.append(info)
-    return labels, pd.DataFrame(infos)
+    partitions = pd.DataFrame(infos)
+    _warn_fewer_clusters(labels, partitions)
+    return labels, partitions
+
+
+def _warn_fewer_clusters(labels: np.ndarray, partitions: pd.DataFrame) -> None:
+    """One warning for the partitions that found fewer clusters than their ``k``."""
+    asked = partitions["k"].to_numpy()
+    found = np.array([np.unique(col[col >= 0]).size for col in labels.T])
+    short = np.flatnonzero((asked > 0) & (found < asked))
+    if short.size:
+        r = short[0]
+        warn(
+            f"{short.size} of {labels.shape[1]} partitions found fewer clusters than asked "
+            f"(partition {r}: {found[r]} for k={asked[r]}): their subsample holds fewer "
+            "distinct points than k. Check the representation clustered (e.g. a constant "
+            ".obsm['X_pca'] or duplicated cells) or ask for fewer clusters.",
+            UserWarning,
+        )
 
 
 def _record(n_partitions, methods, k, options, graph_source, n_neighbors, random_state) -> dict:
