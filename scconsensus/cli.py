@@ -51,7 +51,7 @@ def _parse_params(items: list[str]) -> dict[str, Any]:
     params = {}
     for item in items:
         if "=" not in item:
-            raise SystemExit(f"--param expects KEY=VALUE, got {item!r}")
+            raise ValueError(f"--param expects KEY=VALUE, got {item!r}")
         key, value = item.split("=", 1)
         params[key.strip()] = _parse_value(value.strip())
     return params
@@ -62,7 +62,7 @@ def _load(source: str) -> ad.AnnData:
         return getattr(datasets, source)()
     path = Path(source)
     if not path.exists():
-        raise SystemExit(
+        raise ValueError(
             f"Input {source!r} is neither a file nor a bundled dataset ({', '.join(BUNDLED)})."
         )
     if path.suffix != ".h5ad":

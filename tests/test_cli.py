@@ -5,15 +5,18 @@ from scconsensus.cli import main
 
 
 def test_bad_input_file(tmp_path, capsys):
-    with pytest.raises(SystemExit, match="neither a file"):
-        main(["run", str(tmp_path / "missing.h5ad"), "--out", str(tmp_path / "o.h5ad")])
+    # exit status 2 and the prefix, as argparse's own usage errors (it was 1, no prefix)
+    assert main(["run", str(tmp_path / "missing.h5ad"), "--out", str(tmp_path / "o.h5ad")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("scconsensus: error: Input") and "neither a file" in err
 
 
-def test_bad_param(tmp_path, blobs_adata):
+def test_bad_param(tmp_path, blobs_adata, capsys):
     src = tmp_path / "in.h5ad"
     blobs_adata.write_h5ad(src)
-    with pytest.raises(SystemExit):
-        main(["run", str(src), "--out", str(tmp_path / "o.h5ad"), "--param", "oops"])
+    assert main(["run", str(src), "--out", str(tmp_path / "o.h5ad"), "--param", "oops"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("scconsensus: error: --param expects KEY=VALUE, got 'oops'")
 
 
 def test_run_writes_ensemble(tmp_path, blobs_adata):
