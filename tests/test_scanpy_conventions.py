@@ -130,8 +130,25 @@ def test_save_suffix_lands_in_figdir(with_consensus, figsettings):
 
 def test_save_extension_only_chooses_the_format(with_consensus, figsettings):
     scc.pl.pac(with_consensus, save=".pdf", show=False)
-    assert (figsettings / "pac.pdf").exists()
+    assert (figsettings / "pac_consensus_k.pdf").exists()
     assert not list(figsettings.parent.glob(".pdf*"))
+
+
+def test_curves_of_other_keys_do_not_overwrite_each_other(with_consensus, figsettings):
+    # the plot's name holds its keys (consensus_cdf, pac and delta_area were named alone)
+    a = with_consensus.copy()
+    a.uns["again"] = a.uns["consensus_k"]
+    for fn in ("consensus_cdf", "pac", "delta_area"):
+        for key in ("consensus_k", "again"):
+            getattr(scc.pl, fn)(a, key, save=True, show=False)
+        names = {p.name for p in figsettings.glob(f"{fn}_*")}
+        assert names == {f"{fn}_consensus_k.pdf", f"{fn}_again.pdf"}, names
+
+
+@pytest.mark.parametrize("save", [3, 1.0, ["x"]])
+def test_save_of_another_type_is_refused(with_consensus, figsettings, save):
+    with pytest.raises(ValueError, match="save must be True/False, a file-name suffix"):
+        scc.pl.pac(with_consensus, save=save, show=False)
 
 
 def test_save_true_uses_file_format_figs(with_consensus, figsettings):

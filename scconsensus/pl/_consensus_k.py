@@ -109,7 +109,8 @@ def consensus_cdf(
     ax.set_ylabel("CDF")
     ax.set_title("consensus CDF")
     ax.legend(fontsize=7, frameon=False, loc="lower right")
-    return finish(ax.figure, show, save, "consensus_cdf", ax)
+    # the keys in the name: a second call with other keys must not overwrite the first
+    return finish(ax.figure, show, save, "_".join(["consensus_cdf", *map(str, keys)]), ax)
 
 
 def _curve(adata, keys, field, ylabel, title, ax, figsize, show, save, name):
@@ -131,7 +132,7 @@ def _curve(adata, keys, field, ylabel, title, ax, figsize, show, save, name):
     ax.set_title(title)
     ax.xaxis.get_major_locator().set_params(integer=True)
     ax.legend(fontsize=8, frameon=False)
-    return finish(ax.figure, show, save, name, ax)
+    return finish(ax.figure, show, save, "_".join([name, *map(str, keys)]), ax)
 
 
 @doc_params(**_CURVE_DOCS)

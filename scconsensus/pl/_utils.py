@@ -121,6 +121,12 @@ def finish(fig, show: bool | None, save: str | Path | bool | None, writekey: str
     from scanpy import logging as logg
 
     save = sc.settings.autosave if save is None else save
+    if not isinstance(save, bool | str | Path):
+        plt.close(fig)
+        raise ValueError(
+            f"save must be True/False, a file-name suffix such as '_run1.pdf', or a "
+            f"pathlib.Path, got {save!r}."
+        )
     if save is not False and save is not None and save != "":
         path = figure_path(writekey, save)
         path.parent.mkdir(parents=True, exist_ok=True)
