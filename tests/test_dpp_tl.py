@@ -63,6 +63,8 @@ def test_confidence_is_the_membership_of_the_items_own_cluster():
     M, codes = a.obsm["dpp_membership"], a.obs["dpp"].cat.codes.to_numpy()
     assert (M.argmax(1) != codes).sum() > 0  # iris with the defaults has such items
     np.testing.assert_allclose(a.obs["dpp_confidence"], M[np.arange(a.n_obs), codes])
+    ticks = scc.pl.k_selection(a, "dpp", show=False).get_xticks()
+    np.testing.assert_array_equal(ticks, np.round(ticks))  # K is a count (5.5 was shown)
 
 
 def test_copy_leaves_input_alone(adata):

@@ -76,6 +76,7 @@ def k_selection(
     chosen = int(K[np.asarray(table["chosen"], dtype=bool)][0])
     ax.axvline(chosen, color="C3", ls="--", label=f"chosen K = {chosen}")
     ax.set_xlabel("number of clusters K")
+    ax.xaxis.get_major_locator().set_params(integer=True)  # K is a count: no 5.5 ticks
     ax.set_ylabel("normalised co-association kept")
     ax.set_ylim(0, 1.02)
     ax.set_title(f"{key}: choice of K")
@@ -99,6 +100,7 @@ def _dpp_candidates(record, key: str, figsize, ax, show, save):
     if ok.any():
         ax.set_yscale("log")
     ax.set_xlabel("number of clusters K")
+    ax.xaxis.get_major_locator().set_params(integer=True)  # K is a count: no 5.5 ticks
     ax.set_ylabel("kernel validity index (lower is better)")
     ax.set_title(f"{key}: choice of K")
     ax.legend(frameon=False, fontsize="small")
