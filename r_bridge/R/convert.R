@@ -191,6 +191,11 @@ print.sccRange <- function(x, ...) {
         n <- ncol(x)
         names <- colnames(x)
     } else if (is.matrix(x) || methods::is(x, "Matrix")) {
+        if (!is.null(use.dimred)) {
+            stop("use.dimred = '", use.dimred, "' needs a SingleCellExperiment; x is a ",
+                 "matrix, used as it is (features in rows, items in columns): leave ",
+                 "use.dimred out.", call. = FALSE)
+        }
         spec <- .matrix_spec(x, transpose = TRUE)
         n <- ncol(x)
         names <- colnames(x)
@@ -248,7 +253,10 @@ print.sccRange <- function(x, ...) {
     if (!is.null(nm) && setequal(nm, c("columns", "index"))) {
         cols <- lapply(v$columns, .decode)
         df <- as.data.frame(cols, optional = TRUE, stringsAsFactors = FALSE)
-        if (length(v$index) == nrow(df) && nrow(df) > 0L) rownames(df) <- unlist(v$index)
+        idx <- unlist(v$index)
+        # pandas' default index 0..n-1 becomes R's own 1..n, not the strings "0", "1", ...
+        if (length(idx) == nrow(df) && nrow(df) > 0L &&
+            !identical(idx, as.character(seq_len(nrow(df)) - 1L))) rownames(df) <- idx
         return(df)
     }
     lapply(v, .decode)

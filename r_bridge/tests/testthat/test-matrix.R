@@ -23,6 +23,11 @@ test_that("pcc() on a matrix recovers the groups with memberships on the simplex
     expect_equal(unname(res$confidence), unname(apply(res$membership, 1, max)))
     expect_gt(purity(res$labels, truth), 0.95)
     expect_equal(res$uns$pcc$params$n_clusters, 4L)
+    # a table with pandas' default index gets R's row names 1..n, not "0", "1", ...
+    res <- pcc(x, ensembleArgs = small_ensemble, progress = FALSE)
+    ks <- res$uns$pcc$k_selection
+    expect_true(is.data.frame(ks) && nrow(ks) > 1L)
+    expect_identical(rownames(ks), as.character(seq_len(nrow(ks))))
 })
 
 test_that("a given ensemble is used, and results repeat with the same randomState", {
@@ -52,6 +57,7 @@ test_that("bad input gives clear errors", {
     skip_without_python()
     x <- two_groups()
     expect_error(pcc(as.data.frame(x)), "as.matrix")
+    expect_error(pcc(x, use.dimred = "PCA"), "needs a SingleCellExperiment; x is a matrix")
     expect_error(pcc(letters), "numeric matrix")
     y <- x
     y[1, 1] <- NA
