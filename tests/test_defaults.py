@@ -85,14 +85,90 @@ def test_spectral_start_is_deterministic_per_seed(seed):
 
 
 def test_spectral_consensus_large_route_matches_structure():
-    # more than 300 items and clusters: the iterative (svds) route
+    # more than 300 items and clusters: the exact Gram of the smaller side
     labels, truth = structured_ensemble(6, n_per=80, seed=2)
     got = spectral_consensus(labels, 6, random_state=0)
     assert adjusted_rand_index(truth, got) == pytest.approx(1.0)
 
 
+def clear_ensemble(n_groups: int, *, n_per: int = 10, seed: int = 0) -> tuple:
+    """Partitions from 2 to ``2 n_groups + 3`` clusters, merging or splitting ``n_groups``
+    groups (eigenvalue 1 of multiplicity ``n_groups`` in every ``E_K`` with ``K <= n_groups``),
+    a fifth of the items left out of each partition as ``tl.ensemble``'s subsamples do."""
+    rng = np.random.default_rng(seed)
+    truth = np.repeat(np.arange(n_groups), n_per)
+    cols = []
+    for k in [*range(2, n_groups), *range(n_groups, 2 * n_groups + 4)] * 3:
+        if k < n_groups:
+            col = rng.permutation(np.arange(n_groups) % k)[truth]
+        else:
+            parts = np.maximum(1, rng.multinomial(k - n_groups, np.ones(n_groups) / n_groups) + 1)
+            col = truth * (k + 1) + rng.integers(0, parts[truth])
+        col[rng.random(truth.size) < 0.2] = -1
+        cols.append(col)
+    return np.stack(cols, axis=1).astype(np.int32), truth
+
+
+def _dense_eigenvalues(labels: np.ndarray, k: int) -> np.ndarray:
+    from scconsensus.core._spectral import _normalised, incidence_matrix
+
+    A = _normalised(incidence_matrix(labels)).toarray()
+    gram = A.T @ A if A.shape[1] <= A.shape[0] else A @ A.T
+    return np.linalg.eigvalsh(gram)[::-1][:k]
+
+
+@pytest.mark.parametrize("n_groups", [2, 5, 13, 40])
+@pytest.mark.parametrize("route", ["exact", "subspace"])
+def test_incidence_spectrum_is_exact_whatever_the_multiplicity(n_groups, route, monkeypatch):
+    """Clear groups make eigenvalue 1 multiple: ARPACK missed some of them (issue 28)."""
+    from scconsensus.core import _spectral, incidence_spectrum
+
+    if route == "subspace":
+        monkeypatch.setattr(_spectral, "EXACT_MAX_SIDE", 50)
+    labels, _ = clear_ensemble(n_groups)
+    labels = labels[:, partition_sizes(labels) >= n_groups]  # E_G: eigenvalue 1, G times
+    k = n_groups + 2
+    w, U = incidence_spectrum(labels, k, random_state=3)
+    np.testing.assert_allclose(w, _dense_eigenvalues(labels, k), atol=1e-6)
+    np.testing.assert_allclose(w[:n_groups], 1.0, atol=1e-6)
+    np.testing.assert_allclose(U.T @ U, np.eye(k), atol=1e-6)
+    w2, _ = incidence_spectrum(labels, k, random_state=11)
+    np.testing.assert_allclose(w, w2, atol=1e-6)  # no dependence on the seed
+
+
+@pytest.mark.parametrize("n_groups", [2, 3, 8, 20, 40])
+def test_select_k_finds_every_number_of_clear_groups(n_groups):
+    labels, _ = clear_ensemble(n_groups)
+    sel = select_k(labels, random_state=0)
+    assert sel.n_clusters == n_groups, sel.table
+    table = sel.table.set_index("n_clusters")
+    assert table.loc[n_groups, "eigenvalue"] == pytest.approx(1.0, abs=1e-6)
+
+
+@pytest.mark.slow
+def test_select_k_is_bit_identical_across_processes(tmp_path):
+    """Same input, same evidence, in fresh interpreters (ARPACK's was not)."""
+    import subprocess
+    import sys
+
+    labels, _ = clear_ensemble(12, n_per=30, seed=4)
+    np.save(tmp_path / "labels.npy", labels)
+    code = (
+        "import sys, numpy as np; from scconsensus.core import select_k; "
+        f"t = select_k(np.load({str(tmp_path / 'labels.npy')!r})).table; "
+        "sys.stdout.write(t['eigenvalue'].to_numpy().tobytes().hex())"
+    )
+    out = {
+        subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        ).stdout
+        for _ in range(2)
+    }
+    assert len(out) == 1
+
+
 def test_spectra_run_on_one_blas_thread(monkeypatch):
-    """The eigensolver's small dense steps run on one BLAS thread whatever the caller set.
+    """The eigensolver's dense steps run on one BLAS thread whatever the caller set.
 
     More threads only slowed them (10x on 2 cores) and may round differently.
     """
@@ -101,13 +177,13 @@ def test_spectra_run_on_one_blas_thread(monkeypatch):
     from scconsensus.core import _spectral
 
     seen = []
-    real_svds = _spectral.svds
+    real = _spectral._exact_leading
 
-    def svds(*args, **kwargs):
+    def exact_leading(*args, **kwargs):
         seen.extend(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas")
-        return real_svds(*args, **kwargs)
+        return real(*args, **kwargs)
 
-    monkeypatch.setattr(_spectral, "svds", svds)
+    monkeypatch.setattr(_spectral, "_exact_leading", exact_leading)
     labels, _ = structured_ensemble(6, n_per=80, seed=2)
 
     def blas_threads():

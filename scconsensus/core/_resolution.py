@@ -92,17 +92,19 @@ def _candidate_cap(sizes: np.ndarray, n_items: int, max_k: int | None) -> int:
 
 
 def _evidence(labels: np.ndarray, sizes: np.ndarray, Ks: np.ndarray, seed):
-    """``λ_K(E_K)`` for each candidate ``K``, and how many partitions have ``≥ K`` clusters."""
-    eig = np.empty(Ks.size)
-    n_parts = np.empty(Ks.size, dtype=np.int64)
-    for t, K in enumerate(Ks):
-        cols = np.flatnonzero(sizes >= K)
-        n_parts[t] = cols.size
-        if cols.size == 0:
-            eig[t] = 0.0
-            continue
-        w, _ = incidence_spectrum(labels[:, cols], K, random_state=np.random.default_rng(seed))
-        eig[t] = w[K - 1]
+    """``λ_K(E_K)`` for each candidate ``K``, and how many partitions have ``≥ K`` clusters.
+
+    Candidates with the same ``E_K`` (no partition has exactly ``K - 1`` clusters) share
+    one spectrum.
+    """
+    eig = np.zeros(Ks.size)
+    n_parts = np.array([int((sizes >= K).sum()) for K in Ks], dtype=np.int64)
+    for count in np.unique(n_parts[n_parts > 0]):
+        same = np.flatnonzero(n_parts == count)
+        cols = np.flatnonzero(sizes >= Ks[same[0]])
+        rng = np.random.default_rng(seed)
+        w, _ = incidence_spectrum(labels[:, cols], int(Ks[same[-1]]), random_state=rng)
+        eig[same] = w[Ks[same] - 1]
     return eig, n_parts
 
 
