@@ -8,7 +8,10 @@ K), and KMeans started at the class means (what a centroid model reaches at the
 truth: the ceiling of a k-means ensemble's consensus on Gaussian data); scanpy's
 Leiden on the neighbours graph; the ensemble's median and best member. Prints
 ARI (mean ± sd over seeds), the number of clusters found and CPU seconds
-(process time, this process and its children) as one markdown table.
+(process time, this process and its children) as one markdown table, then a
+calibration table for our methods: AUROC of ``.obs[f"{key}_confidence"]`` for
+telling misassigned cells (class other than their cluster's majority class) from
+the others, and the expected calibration error (ECE, ten bins).
 
 Run from the repository root, one thread::
 
@@ -123,9 +126,21 @@ def run_dataset(
     K = int(adata.obs["truth"].nunique())
     out = {}
 
-    def record(tool, labels, secs):
+    def record(tool, labels, secs, key=None):
         found = labels[labels >= 0]
-        out[tool] = (ari(truth, labels), int(np.unique(found).size), secs)
+        out[tool] = (ari(truth, labels), int(np.unique(found).size), secs, *_calib(key))
+
+    def _calib(key):
+        if key is None:
+            return ()
+        from scconsensus import metrics
+
+        labels_ok = adata.obs[key].notna().to_numpy()
+        codes = adata.obs[key].cat.codes.to_numpy()[labels_ok]
+        right = metrics.majority_correct(truth[labels_ok], codes)
+        conf = adata.obs[f"{key}_confidence"].to_numpy()[labels_ok]
+        auroc = metrics.confidence_auroc(conf, right)
+        return (auroc, metrics.expected_calibration_error(conf, right))
 
     t_ens = 0.0
     if {"pcc", "pla", "others"} & set(methods):
@@ -146,9 +161,9 @@ def run_dataset(
         # DPP works on the data, not on the ensemble: its time excludes the ensemble's
         t_in = t_ens if method != "dpp" else 0.0
         lab, t = timed(partial(consensus, method, method))
-        record(f"{method} (defaults)", lab, t + t_in)
+        record(f"{method} (defaults)", lab, t + t_in, method)
         lab, t = timed(partial(consensus, method, f"{method}_k", n_clusters=K))
-        record(f"{method} (true K)", lab, t + t_in)
+        record(f"{method} (true K)", lab, t + t_in, f"{method}_k")
     if "others" in methods:
         _baselines(adata, seed, K, truth, use_r, record)
     return out
@@ -228,6 +243,35 @@ def table(results: dict[str, dict[str, list[tuple[float, int, float]]]]) -> str:
     return "\n".join(lines)
 
 
+def calibration_table(results) -> str:
+    """Markdown: per consensus row and dataset, confidence ``AUROC / ECE`` (mean over seeds).
+
+    ``–`` where every cell is right (nothing to rank) or the row has no confidence.
+    """
+    names = list(results)
+    tools = list(dict.fromkeys(t for r in results.values() for t in r))
+    lines = [
+        "| tool (AUROC / ECE) | " + " | ".join(names) + " | mean AUROC | mean ECE |",
+        "|---" * (len(names) + 3) + "|",
+    ]
+    for tool in tools:
+        cells, aurocs, eces = [], [], []
+        for name in names:
+            runs = [r for r in results[name].get(tool, []) if len(r) == 5]
+            au = [r[3] for r in runs if np.isfinite(r[3])]
+            if not au:
+                cells.append("–")
+                continue
+            ec = np.mean([r[4] for r in runs if np.isfinite(r[3])])
+            cells.append(f"{np.mean(au):.2f} / {ec:.3f}")
+            aurocs.append(np.mean(au))
+            eces.append(ec)
+        if aurocs:
+            means = f"{np.mean(aurocs):.2f} | {np.mean(eces):.3f}"
+            lines.append(f"| {tool} | " + " | ".join(cells) + f" | {means} |")
+    return "\n".join(lines)
+
+
 def warm_up() -> None:
     """Compile the numba kernels before timing (a one-off, cached on disk per version)."""
     import anndata as ad
@@ -272,6 +316,8 @@ def main() -> None:
         # the table so far, so a long run that is stopped still leaves its figures
         print(f"# {name} done\n{table(results)}", file=sys.stderr, flush=True)
     print(table(results))
+    print()
+    print(calibration_table(results))
 
 
 if __name__ == "__main__":

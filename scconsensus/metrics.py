@@ -16,7 +16,16 @@ from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
 
 from ._docs import doc_params
 
-__all__ = ["adjusted_rand_index", "h_criterion", "js_criterion", "nmi"]
+__all__ = [
+    "adjusted_rand_index",
+    "calibration",
+    "confidence_auroc",
+    "expected_calibration_error",
+    "h_criterion",
+    "js_criterion",
+    "majority_correct",
+    "nmi",
+]
 
 
 def _pair(a, b) -> tuple[np.ndarray, np.ndarray]:
@@ -168,3 +177,104 @@ def js_criterion(Y: np.ndarray, Z: np.ndarray) -> float:
     cost = 0.5 * (tz + ty).sum(axis=0)  # cost[a, b]: Z's cluster a matched to Y's cluster b
     rows, cols = linear_sum_assignment(cost)
     return float(max(cost[rows, cols].sum() / Y.shape[0], 0.0))
+
+
+def majority_correct(labels_true, labels_pred) -> np.ndarray:
+    """Whether each item's class is the majority class of its cluster.
+
+    Parameters
+    ----------
+    labels_true
+        Reference classes.
+    labels_pred
+        Cluster labels.
+
+    Returns
+    -------
+    numpy.ndarray
+        Boolean, one per item: the notion of "right" that a per-cell confidence is
+        judged against (each cluster stands for its majority class).
+
+    Examples
+    --------
+    >>> majority_correct([0, 0, 1, 1], [5, 5, 5, 6]).tolist()
+    [True, True, False, True]
+    """
+    truth, pred = _pair(labels_true, labels_pred)
+    _, t = np.unique(truth, return_inverse=True)
+    _, p = np.unique(pred, return_inverse=True)
+    table = np.zeros((p.max() + 1, t.max() + 1), dtype=np.int64)
+    np.add.at(table, (p, t), 1)
+    return t == table.argmax(axis=1)[p]
+
+
+def confidence_auroc(confidence, correct) -> float:
+    """Area under the ROC curve of ``confidence`` for telling right items from wrong ones.
+
+    ``0.5`` is chance, ``1`` ranks every wrong item below every right one; NaN when all
+    items are right or all wrong. Ties count one half (Mann–Whitney).
+
+    Examples
+    --------
+    >>> confidence_auroc([0.9, 0.8, 0.3, 0.6], [True, True, False, False])
+    1.0
+    """
+    from scipy.stats import rankdata
+
+    conf = np.asarray(confidence, dtype=np.float64)
+    ok = np.asarray(correct, dtype=bool)
+    n_ok, n_bad = int(ok.sum()), int((~ok).sum())
+    if n_ok == 0 or n_bad == 0:
+        return float("nan")
+    ranks = rankdata(conf)
+    return float((ranks[ok].sum() - n_ok * (n_ok + 1) / 2) / (n_ok * n_bad))
+
+
+def expected_calibration_error(confidence, correct, n_bins: int = 10) -> float:
+    """ECE: ``Σ_b (n_b / n) |mean confidence_b - accuracy_b|`` over equal-width bins of [0, 1].
+
+    Examples
+    --------
+    >>> expected_calibration_error([0.9, 0.9, 0.5, 0.5], [True, True, True, False])
+    0.05
+    """
+    table = calibration(confidence, correct, n_bins=n_bins)
+    weights = table["n_items"] / table["n_items"].sum()
+    return float(round((weights * (table["confidence"] - table["accuracy"]).abs()).sum(), 12))
+
+
+def calibration(confidence, correct, n_bins: int = 10):
+    """Reliability table: per confidence bin, the items, their mean confidence and accuracy.
+
+    Parameters
+    ----------
+    confidence
+        Per-item confidence in ``[0, 1]`` (NaN items are left out).
+    correct
+        Whether each item is right (e.g. :func:`majority_correct`).
+    n_bins
+        Equal-width bins of ``[0, 1]``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Non-empty bins with ``low``, ``high``, ``n_items``, ``confidence`` (mean) and
+        ``accuracy`` (share of right items).
+    """
+    import pandas as pd
+
+    conf = np.asarray(confidence, dtype=np.float64)
+    ok = np.asarray(correct, dtype=bool)
+    if conf.shape != ok.shape:
+        raise ValueError(f"confidence has {conf.size} items but correct has {ok.size}.")
+    if not isinstance(n_bins, int | np.integer) or n_bins < 1:
+        raise ValueError(f"n_bins must be a positive integer, got {n_bins!r}.")
+    keep = ~np.isnan(conf)
+    conf, ok = conf[keep], ok[keep]
+    edges = np.linspace(0.0, 1.0, n_bins + 1)
+    idx = np.clip(np.searchsorted(edges, conf, side="right") - 1, 0, n_bins - 1)
+    rows = []
+    for b in np.unique(idx):
+        m = idx == b
+        rows.append((edges[b], edges[b + 1], int(m.sum()), conf[m].mean(), ok[m].mean()))
+    return pd.DataFrame(rows, columns=["low", "high", "n_items", "confidence", "accuracy"])

@@ -39,7 +39,8 @@ def test_layout_and_roundtrip(adata, tmp_path):
     assert list(a.obs["pla"].cat.categories) == ["0", "1", "2"]
     M = a.obsm["pla_membership"]
     np.testing.assert_allclose(M.sum(1), 1.0)
-    np.testing.assert_allclose(a.obs["pla_confidence"], M.max(1))
+    support = scc.core.ensemble_confidence(a.obsm["scc_ensemble"], a.obs["pla"].cat.codes)
+    np.testing.assert_allclose(a.obs["pla_confidence"], support)
     assert h_criterion(a.obs["truth"], a.obs["pla"]) == 1.0
     rec = a.uns["pla"]
     for key in (

@@ -4,6 +4,7 @@ This layer takes and returns numpy/scipy objects; it is what the R bridge and
 power users call directly.
 """
 
+from ._confidence import ensemble_confidence, ensemble_support
 from ._ensemble_pairs import ensemble_pairs
 from ._pcc_consensus import PCCConsensus, pcc_consensus
 from ._plan import ConsensusPlan, plan_consensus
@@ -30,7 +31,9 @@ __all__ = [
     "cluster_relationships",
     "coassociation",
     "dpp_consensus",
+    "ensemble_confidence",
     "ensemble_pairs",
+    "ensemble_support",
     "generate_ensemble",
     "incidence_spectrum",
     "matched_partitions",

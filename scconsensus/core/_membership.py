@@ -72,50 +72,51 @@ def entropy(membership: np.ndarray) -> np.ndarray:
     return -terms.sum(axis=1)
 
 
-def drop_empty_clusters(
+def labelled_first(
     membership: np.ndarray, labels: np.ndarray | None = None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Remove clusters that no item's hard label takes, so no category is empty.
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Put the clusters some item is labelled with first, leaving the memberships as fitted.
+
+    A cluster can carry mass without being any item's largest membership (a cluster
+    that overlaps others, Lourenço et al. 2015, Sect. 7.4): it stays in the
+    membership, since removing it and renormalising the rows would store another
+    point than the model's solution, but it gets no category.
 
     Parameters
     ----------
     membership
-        ``(n_items, K)`` memberships, rows on the simplex.
+        ``(n_items, K)`` memberships.
     labels
         Hard labels (``-1`` = none); the argmax of ``membership`` when omitted.
 
     Returns
     -------
-    ``(membership, labels, kept)``: memberships over the kept clusters, rows
-    renormalised (a soft share on a dropped cluster goes to the others in
-    proportion); labels renumbered ``0..k-1`` in the kept order; kept column
-    indices. Repeats until every kept cluster is some item's label, since
-    renormalising can move an argmax.
+    ``(membership, labels, columns, k)``: the columns permuted so that the ``k``
+    labelled clusters come first (each group in its original order), columns without
+    any mass removed; labels renumbered to match, so label ``c`` is column ``c``;
+    ``columns`` the original index of each column kept.
 
     Examples
     --------
     >>> import numpy as np
-    >>> M = np.array([[0.6, 0.4, 0.0], [0.7, 0.3, 0.0], [0.2, 0.3, 0.5]])
-    >>> drop_empty_clusters(M)[2].tolist()
-    [0, 2]
+    >>> M = np.array([[0.6, 0.3, 0.1], [0.2, 0.3, 0.5], [0.7, 0.3, 0.0]])
+    >>> Y, labels, columns, k = labelled_first(M)
+    >>> Y[0].tolist(), labels.tolist(), columns.tolist(), k
+    ([0.6, 0.1, 0.3], [0, 1, 0], [0, 2, 1], 2)
     """
     membership = np.asarray(membership, dtype=np.float64)
-    given = labels is not None
     labels = hard_labels(membership) if labels is None else np.asarray(labels, dtype=np.int64)
-    kept = np.arange(membership.shape[1])
-    while True:
-        used = np.zeros(kept.size, dtype=bool)
-        used[labels[labels >= 0]] = True
-        if used.all() or not used.any():
-            break
-        remap = np.cumsum(used) - 1
-        kept = kept[used]
-        membership = normalize_rows(membership[:, used])
-        if given:
-            labels = np.where(labels >= 0, remap[np.maximum(labels, 0)], -1)
-        else:
-            labels = np.where(labels >= 0, hard_labels(membership), -1)
-    return membership, labels.astype(np.int32), kept
+    K = membership.shape[1]
+    used = np.zeros(K, dtype=bool)
+    used[labels[labels >= 0]] = True
+    mass = membership.sum(axis=0) > 0
+    order = np.concatenate([np.flatnonzero(used), np.flatnonzero(~used & mass)])
+    if order.size == 0:  # nothing labelled and no mass: keep the layout as given
+        order = np.arange(K)
+    rank = np.full(K, -1, dtype=np.int64)
+    rank[order] = np.arange(order.size)
+    labels = np.where(labels >= 0, rank[np.maximum(labels, 0)], -1)
+    return membership[:, order], labels.astype(np.int32), order, int(used.sum())
 
 
 def warn_in_no_partition(n_items: int, what: str) -> None:

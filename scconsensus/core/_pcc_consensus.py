@@ -30,7 +30,7 @@ from .._validation import (
     check_rng,
 )
 from ._ensemble_pairs import ensemble_pairs
-from ._membership import drop_empty_clusters, hard_labels, warn_in_no_partition
+from ._membership import hard_labels, labelled_first, warn_in_no_partition
 from ._pairs import check_pairs
 from ._plan import ConsensusPlan, plan_consensus
 from ._subset import fit_subset
@@ -63,7 +63,8 @@ class PCCConsensus:
     Attributes
     ----------
     membership
-        ``(n_items, k)`` memberships of all items, clusters without members dropped.
+        ``(n_items, k)`` memberships of all items as fitted (extended), the clusters
+        some item is labelled with first.
     labels
         Hard labels (largest membership).
     fit
@@ -169,7 +170,8 @@ def pcc_consensus(
         hard = hard_labels(membership)
     bar.update()  # extension
     bar.close()
-    membership, hard, _ = drop_empty_clusters(membership, hard)
+    # the solver's solution as it is: only its labelled clusters are put first
+    membership, hard, _, _ = labelled_first(membership, hard)
     return PCCConsensus(membership, hard, res, plan, fit_indices=fit_idx, **out)
 
 

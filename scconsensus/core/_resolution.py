@@ -176,7 +176,9 @@ def select_k(
     envelope = np.minimum.accumulate(eig)
     # a split counts when the next two candidates both stay below: one low value is noise
     drop = envelope[:-2] - np.maximum(eig[1:-1], eig[2:])
-    K, reason = _choose(Ks[:-2], drop, threshold, sizes.size)
+    K, reason = _choose(
+        Ks[:-2], drop, threshold, sizes.size, one_resolution=sizes.min() == sizes.max()
+    )
     table = pd.DataFrame(
         {
             "n_clusters": Ks[:-2],
@@ -191,11 +193,29 @@ def select_k(
 
 
 def _choose(
-    Ks: np.ndarray, drop: np.ndarray, threshold: float, n_partitions: int
+    Ks: np.ndarray,
+    drop: np.ndarray,
+    threshold: float,
+    n_partitions: int,
+    *,
+    one_resolution: bool = False,
 ) -> tuple[int, str]:
     """``(K, reason)``: the first clear split, else the largest drop (with a warning when
-    the partitions are too few for the fallback to mean anything)."""
+    the partitions are too few for the fallback to mean anything).
+
+    An ensemble at one resolution ``k`` has no finer partitions to show where a group
+    splits: every ``E_K`` is the whole ensemble and the drops are the eigengaps of one
+    matrix, which fall gradually where its clusters overlap. The largest gap then
+    decides (the drop after ``k`` is to no partition at all).
+    """
     hit = np.flatnonzero(drop >= threshold)
+    if one_resolution:
+        t = int(np.argmax(drop))
+        K = int(Ks[t])
+        return K, (
+            f"K={K}: every partition has the same number of clusters, and the largest drop "
+            f"of their normalised co-association ({drop[t]:.3f}) is after K={K}"
+        )
     if hit.size:
         K = int(Ks[hit[0]])
         return K, (
@@ -225,9 +245,13 @@ def matched_partitions(
 ) -> np.ndarray:
     """Indices of the partitions whose number of clusters is near ``n_clusters``.
 
-    Keeps ``K / 1.25 <= k_l <= 1.25 K``; when that leaves fewer than
-    ``min_partitions``, the ``min_partitions`` partitions nearest to ``K`` (ties
-    in ensemble order).
+    Keeps ``K / 1.25 <= k_l <= 1.25 K``. When that leaves fewer than
+    ``min_partitions``, no resolution of the ensemble is near ``K`` (e.g. ``K`` given
+    as a maximum above every partition's ``k``, the use of Lourenço et al. 2015,
+    Sect. 7.1): the same window is then taken around the resolution nearest to ``K``
+    (on a log scale), widened to the next-nearest partitions until it holds at least
+    ``min_partitions`` and a tenth of the ensemble, so that a handful of partitions
+    never stands for the whole.
 
     Parameters
     ----------
@@ -249,13 +273,25 @@ def matched_partitions(
     >>> from scconsensus.core import matched_partitions
     >>> matched_partitions(np.array([2, 3, 4, 8, 9, 10, 12]), 9, min_partitions=2).tolist()
     [3, 4, 5]
+    >>> matched_partitions(np.array([4, 4, 4, 4, 4, 4, 3]), 8).tolist()
+    [0, 1, 2, 3, 4, 5]
     """
     sizes = np.asarray(sizes)
     K = int(n_clusters)
-    distance = np.abs(sizes - K)
-    # a relative window: resolution is a scale, 3 vs 4 clusters differ as 15 vs 20 do
-    keep = np.flatnonzero((sizes * 1.25 >= K) & (sizes <= K * 1.25))
+    keep = _window(sizes, K)
     if keep.size >= min(min_partitions, sizes.size):
         return keep
-    order = np.argsort(distance, kind="stable")
-    return np.sort(order[: min(min_partitions, sizes.size)])
+    # resolution is a scale: 3 vs 4 clusters differ as 15 vs 20 do
+    distance = np.abs(np.log(np.maximum(sizes, 1) / K))
+    nearest = int(sizes[np.argmin(distance)])
+    keep = _window(sizes, nearest)
+    need = min(sizes.size, max(min_partitions, int(np.ceil(0.1 * sizes.size))))
+    if keep.size < need:
+        order = np.argsort(distance, kind="stable")
+        keep = np.union1d(keep, order[:need])
+    return np.sort(keep)
+
+
+def _window(sizes: np.ndarray, K: int) -> np.ndarray:
+    """Partitions with ``K / 1.25 <= k <= 1.25 K``."""
+    return np.flatnonzero((sizes * 1.25 >= K) & (sizes <= K * 1.25))

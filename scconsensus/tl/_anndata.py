@@ -3,10 +3,14 @@
 One layout for every consensus method (ours and ConsensusClusterPlus):
 
 - ``.obs[key]``: categorical hard labels ``"0" .. "k-1"``
-- ``.obsm[f"{key}_membership"]``: ``(n_obs, k)`` soft memberships, rows sum to 1
-- ``.obs[f"{key}_confidence"]``: membership of each item in its own cluster (its label);
-  the largest membership, except where a method's labels are not the argmax (DPP's
-  threshold cut, ConsensusClusterPlus's hierarchical cut)
+- ``.obsm[f"{key}_membership"]``: ``(n_obs, k)`` soft memberships as the model fitted them,
+  rows sum to 1; the clusters of ``.obs[key]`` are its first columns (category ``"c"`` is
+  column ``c``), clusters with mass that no item is labelled with come after
+- ``.obs[f"{key}_confidence"]``: where the consensus was built from an ensemble (PCC,
+  PLA, DPP), the ensemble's support of the item's label: the probability that a
+  co-member of the item, in a partition of at least ``k`` clusters, has the same
+  label (:func:`scconsensus.core.ensemble_confidence`); otherwise (ConsensusClusterPlus,
+  consensus-k) the item's membership in its own cluster
 - ``.obs[f"{key}_entropy"]``: entropy (nats) of the membership per item
 - ``.uns[key]``: ``{"params": {...}, ...method figures}``
 
@@ -26,11 +30,12 @@ from scanpy import logging as logg
 
 from .._docs import doc_params
 from .._validation import check_bool, check_key, check_labels, check_matrix
+from ..core._confidence import ensemble_confidence
 from ..core._membership import (
     confidence,
-    drop_empty_clusters,
     entropy,
     hard_labels,
+    labelled_first,
     normalize_rows,
 )
 
@@ -218,6 +223,7 @@ def store_consensus(
     labels: np.ndarray | None = None,
     uns: Mapping[str, Any] | None = None,
     drop_empty: bool = True,
+    ensemble: np.ndarray | None = None,
 ) -> None:
     """Write a consensus result in the shared layout (see module docstring).
 
@@ -235,8 +241,15 @@ def store_consensus(
     uns
         Further method figures for ``.uns[key_added]``.
     drop_empty
-        Drop clusters no item is labelled with (no empty category). ``False``
-        keeps a reference's clusters, e.g. for cells transferred onto it.
+        Give categories only to clusters some item is labelled with (no empty
+        category): they become the first columns of the membership, which is
+        otherwise stored as given. ``False`` keeps a reference's clusters as
+        categories, e.g. for cells transferred onto it.
+    ensemble
+        The ``(n_obs, R)`` partitions the consensus was built from: the confidence is
+        then their support of each item's label
+        (:func:`~scconsensus.core.ensemble_confidence`), else the item's membership in
+        its own cluster.
     """
     check_key(key_added)
     membership = normalize_rows(membership)
@@ -250,16 +263,20 @@ def store_consensus(
         # argmax of a uniform row is cluster 0 only by position: no evidence, no label
         labels = np.where(np.ptp(membership, axis=1) < UNIFORM_TOL, -1, labels)
     # a cluster no item is labelled with would be an empty category (it breaks
-    # sc.tl.rank_genes_groups); callers prune first so their .uns figures align
+    # sc.tl.rank_genes_groups); callers order first so that their .uns figures align
     if drop_empty:
-        membership, labels, _ = drop_empty_clusters(membership, labels)
-    k = membership.shape[1]
+        membership, labels, _, k = labelled_first(membership, labels)
     categories = [str(i) for i in range(k)]
+    conf = (
+        confidence(membership, labels)
+        if ensemble is None
+        else ensemble_confidence(ensemble, labels)
+    )
     obs_keys = [key_added, f"{key_added}_confidence", f"{key_added}_entropy"]
     warn_overwrite(adata, obs=obs_keys, obsm=[f"{key_added}_membership"], uns=[key_added])
     adata.obs[key_added] = pd.Categorical.from_codes(labels, categories=categories)
     adata.obsm[f"{key_added}_membership"] = membership
-    adata.obs[f"{key_added}_confidence"] = confidence(membership, labels)
+    adata.obs[f"{key_added}_confidence"] = conf
     adata.obs[f"{key_added}_entropy"] = entropy(membership)
     record = {"params": dict(params)}
     if uns:

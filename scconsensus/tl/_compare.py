@@ -62,7 +62,14 @@ def compare(
         labelled in both; missing labels are left out), ``ari`` (adjusted Rand
         index), ``nmi`` (normalised mutual information) and ``h`` (fraction of
         items on which the two agree after the best one-to-one matching of
-        clusters, eq. 11 of Lourenço et al. 2015). ``adata`` is not modified.
+        clusters, eq. 11 of Lourenço et al. 2015). The rows against ``truth`` also
+        judge the key's per-cell confidence (``.obs[f"{key}_confidence"]``; NaN
+        without one), with an item counted right when its class is the majority
+        class of its cluster: ``auroc`` (how well the confidence ranks the wrong
+        items below the right ones; 0.5 is chance) and ``ece`` (expected
+        calibration error: mean ``|confidence - accuracy|`` over ten confidence
+        bins, weighted by their items; :func:`scconsensus.pl.calibration` draws
+        the bins). ``adata`` is not modified.
 
     Examples
     --------
@@ -92,7 +99,27 @@ def compare(
     if truth_name is not None:
         columns[truth_name] = truth_values
         pairs += [(key, truth_name) for key in keys]
-    return pd.DataFrame([_scores(columns, a, b) for a, b in pairs])
+    rows = [_scores(columns, a, b) for a, b in pairs]
+    if truth_name is not None:
+        for row in rows[len(rows) - len(keys) :]:
+            row.update(_calibration(adata, row["key_1"], columns[row["key_1"]], truth_values))
+    return pd.DataFrame(rows)
+
+
+def _calibration(adata: AnnData, key: str, labels: pd.Series, truth: pd.Series) -> dict:
+    """``auroc`` and ``ece`` of ``.obs[f"{key}_confidence"]`` against the truth (NaN without)."""
+    name = f"{key}_confidence"
+    both = (labels.notna() & truth.notna()).to_numpy()
+    if name not in adata.obs:
+        return {"auroc": np.nan, "ece": np.nan}
+    conf = adata.obs[name].to_numpy(dtype=np.float64)[both]
+    right = metrics.majority_correct(
+        truth.to_numpy()[both].astype(str), labels.to_numpy()[both].astype(str)
+    )
+    return {
+        "auroc": metrics.confidence_auroc(conf, right),
+        "ece": metrics.expected_calibration_error(conf, right),
+    }
 
 
 def _keys(adata: AnnData, keys) -> list[str]:

@@ -98,7 +98,7 @@ def pcc(
     out = pcc_consensus(labels, X=X, **kwargs)
     _log_run(out, mode, pairs, fit_size, labels.shape[0])
     adata = adata.copy() if copy else adata
-    _store(adata, key_added, out, params, relationship_threshold)
+    _store(adata, key_added, out, params, relationship_threshold, labels)
     _log_finish(out, tol, key_added, start)
     return adata if copy else None
 
@@ -181,13 +181,23 @@ def _log_finish(out: PCCConsensus, tol: float, key_added: str, start) -> None:
     )
 
 
-def _store(adata, key_added: str, out: PCCConsensus, params: dict, threshold: float) -> None:
+def _store(
+    adata, key_added: str, out: PCCConsensus, params: dict, threshold: float, ensemble
+) -> None:
     """Write the consensus layout, with ``.uns[key_added]`` as documented in :func:`pcc`."""
     params["divergence"] = out.fit.divergence
     if not isinstance(params["random_state"], int | None):
         params["random_state"] = "custom"
     uns = _uns(out, threshold)
-    store_consensus(adata, key_added, out.membership, params=params, labels=out.labels, uns=uns)
+    store_consensus(
+        adata,
+        key_added,
+        out.membership,
+        params=params,
+        labels=out.labels,
+        uns=uns,
+        ensemble=ensemble,
+    )
 
 
 def _uns(out: PCCConsensus, relationship_threshold: float) -> dict:

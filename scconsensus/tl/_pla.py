@@ -10,7 +10,7 @@ from .._docs import doc_params
 from .._progress import check_progress
 from .._settings import settings
 from .._validation import RandomState, check_choice, check_key, check_labels
-from ..core._membership import drop_empty_clusters, order_clusters
+from ..core._membership import labelled_first, order_clusters
 from ..core._plan import plan_consensus
 from ..core._subset import fit_count
 from ..core.pla import LAMBDA_GRID, pla_extend, predict_ensemble_labels
@@ -99,10 +99,10 @@ def pla(
     )
     log_plan(plan)
     start = logg.info(f"running {'weighted ' if weighted else ''}PLA, n_clusters={plan.n_clusters}")
-    labels = labels[:, plan.columns]
+    ensemble, labels = labels, labels[:, plan.columns]
     res = _pla(labels, plan.n_clusters, mode=resolved, X=X, init=plan.start, **kwargs)
     adata = adata.copy() if copy else adata
-    _store(adata, key_added, res, plan, params, start)
+    _store(adata, key_added, res, plan, params, start, ensemble)
     return adata if copy else None
 
 
@@ -152,10 +152,10 @@ def _route(adata: AnnData, mode: str, use_rep, kwargs: dict) -> tuple[str, objec
     return "sparse", get_rep(adata, use_rep) if has_rep else None
 
 
-def _store(adata: AnnData, key_added: str, res, plan, params: dict, start) -> None:
+def _store(adata: AnnData, key_added: str, res, plan, params: dict, start, ensemble) -> None:
     """Write the consensus layout, ``.uns[key_added]`` as :func:`pla` says, and log it."""
     keep = order_clusters(res.posteriors, min_mass=1e-8)
-    membership, _, kept = drop_empty_clusters(res.posteriors[:, keep])
+    membership, _, kept, _ = labelled_first(res.posteriors[:, keep])
     keep = keep[kept]
     params = dict(params, mode=res.mode, lam_grid=[float(x) for x in params["lam_grid"]])
     if not isinstance(params["random_state"], int | None):
@@ -177,7 +177,7 @@ def _store(adata: AnnData, key_added: str, res, plan, params: dict, start) -> No
         uns["objective_trace"] = res.objective_trace
         if not res.cv_scores.empty:
             uns["cv_scores"] = res.cv_scores
-    store_consensus(adata, key_added, membership, params=params, uns=uns)
+    store_consensus(adata, key_added, membership, params=params, uns=uns, ensemble=ensemble)
     logg.info(
         "    finished",
         time=start,

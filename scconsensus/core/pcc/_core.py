@@ -250,6 +250,9 @@ def pcc(
     best = min(range(len(runs)), key=lambda r: runs[r][0])  # the first of equal objectives
     obj, trace, n_iter, status, gap, n_polish, Y = runs[best]
     membership, order = _memberships(Y, min_mass, has_pair)
+    if order.size < K:
+        # dropping negligible clusters moved the point: report the objective of what is returned
+        obj = _objective(data, sparse_input, membership, bregman)
     return PCCResult(
         membership=membership,
         labels=hard_labels(membership),

@@ -1,0 +1,173 @@
+"""Which cells are uncertain (issue 24): stored = fitted, a confidence with a meaning,
+K as a maximum, and the calibration figures users can compute on labelled data."""
+
+from __future__ import annotations
+
+import anndata as ad
+import numpy as np
+import pytest
+
+import scconsensus as scc
+from scconsensus import metrics
+from scconsensus.core import coassociation, ensemble_confidence, ensemble_support
+from scconsensus.core.pcc._divergences import check_divergence
+from scconsensus.core.pcc._greedy import objective_dense
+
+
+def noisy_ensemble(n=300, groups=6, n_partitions=40, seed=0):
+    """Planted groups, partitions with 15 % of their labels replaced by noise over 8 ids."""
+    rng = np.random.default_rng(seed)
+    truth = rng.integers(0, groups, n)
+    cols = []
+    for _ in range(n_partitions):
+        col = truth.copy()
+        noise = rng.random(n) < 0.15
+        col[noise] = rng.integers(0, 8, noise.sum())
+        cols.append(col)
+    return np.stack(cols, axis=1).astype(np.int32), truth
+
+
+def test_stored_membership_is_the_solvers_solution():
+    """K above the groups leaves clusters with mass that are nobody's argmax: they stay."""
+    labels, _ = noisy_ensemble()
+    adata = ad.AnnData(np.zeros((labels.shape[0], 1)))
+    adata.obsm["scc_ensemble"] = labels
+    scc.tl.pcc(adata, n_clusters=10, partitions="all", progress=False)
+    M = adata.obsm["pcc_membership"]
+    C, N = coassociation(labels)
+    stored = objective_dense(C.astype(np.float64), N.astype(np.float64), M, check_divergence("kl"))
+    assert stored == pytest.approx(adata.uns["pcc"]["objective"], rel=1e-9)
+    # labelled clusters first: category c is column c
+    codes = adata.obs["pcc"].cat.codes.to_numpy()
+    k = adata.obs["pcc"].cat.categories.size
+    assert set(codes) == set(range(k)) and M.shape[1] >= k
+    np.testing.assert_array_equal(M[:, :k].argmax(axis=1), codes)
+
+
+@pytest.mark.parametrize("mode", ["dense", "sparse", "lowrank", "subset"])
+def test_stored_rows_are_the_fitted_rows_on_every_route(mode):
+    labels, _ = noisy_ensemble(n=400, seed=1)
+    kw = {"mode": mode, "divergence": "l2" if mode == "lowrank" else "kl"}
+    if mode == "subset":
+        kw = {"mode": "dense", "fit_size": 200}
+    out = scc.core.pcc_consensus(labels, 6, random_state=0, **kw)
+    fitted = out.membership if out.fit_indices is None else out.membership[out.fit_indices]
+    # the same point up to the order of the columns
+    perm = [int(np.argmin(np.abs(out.fit.membership - fitted[:, [c]]).sum(0))) for c in range(6)]
+    np.testing.assert_allclose(fitted, out.fit.membership[:, perm], atol=1e-12)
+
+
+def test_fit_objective_is_that_of_the_returned_membership():
+    labels = np.repeat([[0, 0, 1], [1, 1, 0], [2, 2, 2]], 20, axis=0)
+    labels[::7, 0] = 1  # some disagreement, so that no membership is exactly a vertex
+    C, N = coassociation(labels)
+    res = scc.core.pcc(C, N, 5, "kl", random_state=0)
+    assert res.n_clusters < 5  # clusters without mass were dropped
+    got = objective_dense(
+        C.astype(np.float64), N.astype(np.float64), res.membership, check_divergence("kl")
+    )
+    assert got == pytest.approx(res.objective, rel=1e-9)
+
+
+def test_ensemble_support_rows_and_confidence_range():
+    labels, truth = noisy_ensemble(seed=3)
+    S = ensemble_support(labels, truth)
+    np.testing.assert_allclose(S.sum(axis=1), 1.0)
+    conf = ensemble_confidence(labels, truth)
+    assert ((conf >= 0) & (conf <= 1)).all()
+    # an item labelled against the ensemble's evidence gets a low confidence
+    wrong = truth.copy()
+    wrong[:10] = (truth[:10] + 1) % 6
+    low = ensemble_confidence(labels, wrong)
+    assert low[:10].max() < conf[10:].min()
+    assert np.isnan(ensemble_confidence(labels, np.r_[-1, truth[1:]])[0])
+
+
+def test_confidence_ranks_the_misassigned_cells():
+    """iris at the true K: the max membership ranked them at chance (AUROC 0.45, issue 24)."""
+    adata = scc.datasets.iris()
+    scc.tl.ensemble(adata, random_state=0, progress=False)
+    scc.tl.pcc(adata, n_clusters=3, progress=False)
+    table = scc.tl.compare(adata, ["pcc"], truth="truth")
+    row = table.iloc[-1]
+    assert row["auroc"] >= 0.85
+    assert row["ece"] <= 0.15
+    codes = adata.obs["pcc"].cat.codes.to_numpy()
+    right = metrics.majority_correct(adata.obs["truth"], codes)
+    top = adata.obsm["pcc_membership"].max(axis=1)
+    assert row["auroc"] > metrics.confidence_auroc(top, right) + 0.2
+
+
+def test_calibration_metrics_by_hand():
+    assert metrics.majority_correct([0, 0, 1, 1, 1], [0, 0, 0, 1, 1]).tolist() == [
+        True,
+        True,
+        False,
+        True,
+        True,
+    ]
+    assert metrics.confidence_auroc([0.2, 0.9, 0.9], [False, True, True]) == 1.0
+    assert metrics.confidence_auroc([0.5, 0.5], [False, True]) == 0.5
+    assert np.isnan(metrics.confidence_auroc([0.5, 0.7], [True, True]))
+    table = metrics.calibration([0.05, 0.95, 0.95, 0.55], [False, True, False, True], n_bins=10)
+    assert table["n_items"].tolist() == [1, 1, 2]
+    assert table["accuracy"].tolist() == [0.0, 1.0, 0.5]
+    ece = metrics.expected_calibration_error([0.05, 0.95, 0.95, 0.55], [False, True, False, True])
+    assert ece == pytest.approx((0.05 + 0.45 + 2 * 0.45) / 4)
+    with pytest.raises(ValueError, match="n_bins"):
+        metrics.calibration([0.5], [True], n_bins=0)
+
+
+def test_pl_calibration_draws_each_key(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    adata = scc.datasets.iris()
+    scc.tl.ensemble(adata, n_partitions=30, random_state=0, progress=False)
+    scc.tl.pcc(adata, n_clusters=3, progress=False)
+    scc.tl.pla(adata, n_clusters=3, progress=False)
+    ax = scc.pl.calibration(adata, ["pcc", "pla"], show=False)
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert [lab.split(":")[0] for lab in labels] == ["pcc", "pla"]
+    assert all("AUROC" in lab and "ECE" in lab for lab in labels)
+    with pytest.raises(ValueError, match="truth='nope'"):
+        scc.pl.calibration(adata, "pcc", truth="nope", show=False)
+    with pytest.raises(ValueError, match="No consensus result 'dpp'"):
+        scc.pl.calibration(adata, "dpp", show=False)
+
+
+def test_matched_partitions_never_fit_a_handful():
+    from scconsensus.core import matched_partitions
+
+    sizes = np.full(1000, 4)
+    assert matched_partitions(sizes, 8).size == 1000  # K as a maximum: the nearest resolution
+    sizes = np.r_[np.full(50, 3), np.full(50, 30)]
+    kept = matched_partitions(sizes, 12)
+    assert kept.size >= 10
+
+
+def soft_synthetic(seed=0):
+    return scc.datasets.soft_gaussian_mixture(
+        n_per_component=200, n_partitions=1000, random_state=seed
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n_clusters", [4, 8, "auto"])
+def test_pcc_paper_soft_recovery_with_the_defaults(n_clusters):
+    """Lourenço et al. (2015), Sect. 7.1, through tl.pcc's defaults: K exact, K as a
+    maximum (the paper's use) and K chosen; JS at most the paper's 0.0012 (+ margin)."""
+    scores = []
+    for seed in (0, 1):
+        adata = soft_synthetic(seed)
+        scc.tl.pcc(adata, n_clusters=n_clusters, progress=False)
+        assert adata.obsm["pcc_membership"].shape[1] == 4
+        scores.append(metrics.js_criterion(adata.obsm["pcc_membership"], adata.obsm["soft_truth"]))
+    assert np.mean(scores) <= 0.0015
+
+
+def test_select_k_on_one_resolution_chooses_at_most_that_resolution():
+    adata = scc.datasets.soft_gaussian_mixture(n_per_component=60, n_partitions=100, random_state=0)
+    sel = scc.core.select_k(adata.obsm["scc_ensemble"])
+    assert sel.n_clusters == 4
+    assert "same number of clusters" in sel.reason
