@@ -78,10 +78,13 @@ copy
 :class:`~anndata.AnnData` or None
     The copy when ``copy=True``, else ``None``; written in the shared consensus
     layout: ``.obs[key_added]`` (labels ``"0".."K-1"``, largest cluster first),
-    ``.obsm[f"{key_added}_membership"]`` (memberships, rows summing to one),
-    ``.obs[f"{key_added}_confidence"]`` and ``.obs[f"{key_added}_entropy"]`` (largest
-    membership and membership entropy per item), and ``.uns[key_added]`` with the
-    call's ``params`` and the method's figures.""",
+    ``.obsm[f"{key_added}_membership"]`` (the fitted memberships, rows summing to one;
+    the labelled clusters are its first columns, clusters with mass that no item is
+    labelled with come after), ``.obs[f"{key_added}_confidence"]`` (PCC, PLA: how well
+    the ensemble agrees with the item's label,
+    :func:`scconsensus.core.ensemble_confidence`; DPP: the item's mean consensus with
+    its cluster) and ``.obs[f"{key_added}_entropy"]`` (membership entropy per item), and
+    ``.uns[key_added]`` with the call's ``params`` and the method's figures.""",
     # --- shared by the array core and the wrappers ---
     "random_state": """\
 random_state
