@@ -75,7 +75,7 @@ def main() -> None:
         f"n = {n:,} items, L = {L} partitions, K = {K}; dense Z would need {n * n * 8 / 1e9:.0f} GB"
     )
     # compile the numba kernels outside the timings
-    small = pla(labels[:500], K, mode="sparse", X=X[:500], n_restarts=1, random_state=0)
+    small = pla(labels[:500], K, mode="sparse", X=X[:500], n_init=1, random_state=0)
     del small
 
     from scconsensus.core.coassociation import sample_pairs
@@ -86,7 +86,7 @@ def main() -> None:
     )
     full, t_pla = measure(
         "sparse PLA on those pairs, all items",
-        lambda: pla(labels, K, mode="sparse", pairs=pairs, n_restarts=1, random_state=0),
+        lambda: pla(labels, K, mode="sparse", pairs=pairs, n_init=1, random_state=0),
     )
     t_full = t_pairs + t_pla
     print(
@@ -99,7 +99,7 @@ def main() -> None:
         res, t = measure(
             f"fit {mode} on r = {r:,}, extend to {n - r:,}",
             lambda r=r, mode=mode: pla(
-                labels, K, mode=mode, X=X, fit_size=r, n_restarts=1, random_state=0
+                labels, K, mode=mode, X=X, fit_size=r, n_init=1, random_state=0
             ),
         )
         print(

@@ -290,3 +290,30 @@ def test_pla_duplicate_components_are_not_uncertainty(n_clusters):
     always = np.array([((C[i] == N[i]) | (C[i] == 0)).all() for i in range(100)])
     assert always.all()
     assert adata.obs["pla_confidence"][always].min() > 0.9
+
+
+def test_select_k_reports_every_stable_resolution():
+    """Each K whose drop reaches the threshold is listed, strongest first (issue 28)."""
+    rng = np.random.default_rng(0)
+    types = np.repeat(np.arange(6), 25)
+    cols = [rng.permutation(3)[types // 2] for _ in range(12)]  # lineages of two types
+    cols += [types * 3 + rng.integers(0, k, types.size) for k in (1, 2, 3) for _ in range(12)]
+    sel = select_k(np.stack(cols, axis=1).astype(np.int32), random_state=0)
+    drop = sel.table.set_index("n_clusters")["drop"]
+    assert sel.n_clusters == 6 and 6 in sel.candidates
+    assert len(sel.candidates) >= 2
+    assert list(drop[sel.candidates]) == sorted(drop[sel.candidates], reverse=True)
+    assert (drop[sel.candidates] >= sel.threshold).all()
+    other = [K for K in sel.candidates if K != sel.n_clusters]
+    assert f"K={other[0]}" in sel.reason.split("other stable resolutions")[1]
+
+
+def test_pl_k_selection_marks_the_stable_resolutions(three_blobs):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    adata = three_blobs.copy()
+    scc.tl.ensemble(adata, random_state=0, progress=False)
+    scc.tl.pcc(adata, progress=False)
+    ax = scc.pl.k_selection(adata, "pcc", show=False)
+    assert "stable resolutions" in [t.get_text() for t in ax.get_legend().get_texts()]

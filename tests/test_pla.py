@@ -52,7 +52,7 @@ def test_loglik_never_decreases(planted_ensemble, mode):
     _, labels = planted_ensemble
     kw = {"pairs": all_pairs(labels.shape[0])} if mode == "sparse" else {}
     for seed in range(3):
-        res = pla(labels, 4, mode=mode, random_state=seed, n_restarts=1, tol=1e-12, **kw)
+        res = pla(labels, 4, mode=mode, random_state=seed, n_init=1, tol=1e-12, **kw)
         trace = res.log_likelihood_trace
         assert trace.size > 5
         assert np.all(np.diff(trace) >= -1e-10 * abs(trace[-1]))
@@ -63,7 +63,7 @@ def test_loglik_never_decreases_on_random_soft_z():
     rng = np.random.default_rng(1)
     Y = [rng.dirichlet(np.ones(3), size=40) for _ in range(6)]
     Z = sum(y @ y.T for y in Y)
-    fit = pla_em(Z, 5, n_restarts=2, tol=1e-12, max_iter=200, random_state=3)
+    fit = pla_em(Z, 5, n_init=2, tol=1e-12, max_iter=200, random_state=3)
     assert np.all(np.diff(fit.log_likelihood_trace) >= -1e-10 * abs(fit.log_likelihood))
     # eq. 5 evaluated directly at the returned parameters
     q = fit.marginals[:, None] * (fit.posteriors @ fit.likelihoods.T)
@@ -344,7 +344,7 @@ def test_fit_fraction_and_sparse_fit_subset():
         ({"cv_score": "aic"}, "cv_score"),
         ({"mode": "dense", "diagonal": False}, "diagonal"),
         ({"mode": "sparse", "pairs": np.array([[0, 99]])}, "outside"),
-        ({"n_restarts": 0}, "n_restarts"),
+        ({"n_init": 0}, "n_init"),
     ],
 )
 def test_bad_arguments(planted_ensemble, kwargs, match):

@@ -58,7 +58,7 @@ def test_pla_unknown_mode_is_refused(adata, mode):
         ({"n_neighbors": -1}, "n_neighbors must be a non-negative integer"),
         ({"n_random": -2}, "n_random must be a non-negative integer"),
         ({"mode": "Dense"}, r"mode='Dense' is not supported"),
-        ({"n_restarts": 0}, "n_restarts must be a positive integer"),
+        ({"n_init": 0}, "n_init must be a positive integer"),
         ({"max_iter": 0}, "max_iter must be a positive integer"),
         ({"tol": "x"}, "tol must be a number"),
         ({"weighted": True, "lam": -1}, "lam must be a positive number or 'cv'"),

@@ -176,7 +176,7 @@ pcc <- function(x, nClusters = NULL, divergence = "kl", randomState = 0, ...,
 #'   scconsensus), `"auto"`, or a number.
 #' @param weighted Learn partition weights (weighted PLA).
 #' @param ... Further arguments of `scconsensus.tl.pla` in camelCase, e.g.
-#'   `lam`, `cvFolds`, `mode`, `nRestarts`, `maxIter`, `tol`.
+#'   `lam`, `cvFolds`, `mode`, `nInit`, `maxIter`, `tol`.
 #' @return See section "Input and output"; the memberships are the posteriors
 #'   `p(v | i)`.
 #' @seealso [PLAParam()] for [bluster::clusterRows()].

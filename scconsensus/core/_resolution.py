@@ -56,17 +56,29 @@ class KSelection:
         One row per candidate ``K``: ``eigenvalue`` (``λ_K(E_K)``), ``envelope``
         (its running minimum), ``drop`` (``envelope[K]`` minus the larger
         eigenvalue of ``K + 1`` and ``K + 2``),
-        ``n_partitions`` (size of ``E_K``) and ``chosen``.
+        ``n_partitions`` (size of ``E_K``) and ``chosen``. A ``K`` whose drop reaches
+        ``threshold`` is a stable resolution (:attr:`candidates`).
     threshold
         The drop a split had to reach.
     reason
-        One sentence saying why ``n_clusters`` was chosen (also logged).
+        One sentence saying why ``n_clusters`` was chosen (also logged), naming the
+        other stable resolutions.
     """
 
     n_clusters: int
     table: pd.DataFrame
     threshold: float
     reason: str
+
+    @property
+    def candidates(self) -> list[int]:
+        """Every stable resolution: each ``K`` whose drop reaches the threshold, the
+        strongest first (biology nests groups: lineages, types, states). The chosen
+        ``K`` is among them unless no drop reached the threshold."""
+        hit = self.table[self.table["drop"] >= self.threshold]
+        return [
+            int(K) for K in hit.sort_values("drop", ascending=False, kind="stable")["n_clusters"]
+        ]
 
 
 #: Partitions finer than a candidate K needed to judge it, and below which an ensemble
@@ -189,7 +201,13 @@ def select_k(
             "chosen": Ks[:-2] == K,
         }
     )
-    return KSelection(n_clusters=int(K), table=table, threshold=threshold, reason=reason)
+    selection = KSelection(n_clusters=int(K), table=table, threshold=threshold, reason=reason)
+    others = [K_ for K_ in selection.candidates if K_ != K]
+    if others:
+        strength = dict(zip(table["n_clusters"], table["drop"], strict=True))
+        listed = ", ".join(f"K={K_} ({strength[K_]:.3f})" for K_ in others)
+        selection.reason += f"; other stable resolutions, strongest first: {listed}"
+    return selection
 
 
 def _choose(

@@ -50,6 +50,11 @@ METHODS = (
 )
 # Lloyd's k-means above this many sampled items is replaced by mini-batch k-means.
 MINIBATCH_ABOVE = 50_000
+#: A k-means partition of ``k`` clusters keeps the best of ``ceil(KMEANS_INIT_BUDGET / k)``
+#: starts. With few clusters one start is a coin flip between local optima (ALL's B/T
+#: lineages at k = 2: ARI 0.51 over 20 single starts, 0.88 with 5), and a consensus of
+#: coin flips loses to one k-means; at k >= 10 one start costs as much as 10 at k = 1.
+KMEANS_INIT_BUDGET = 10
 
 
 @dataclass
@@ -216,12 +221,13 @@ def _hc(X: np.ndarray, k: int, linkage: str, distance: str) -> np.ndarray:
 def _kmeans(X: np.ndarray, k: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     from sklearn.cluster import KMeans, MiniBatchKMeans
 
+    n_init = -(-KMEANS_INIT_BUDGET // k)
     if X.shape[0] > MINIBATCH_ABOVE:
         model = MiniBatchKMeans(
-            n_clusters=k, n_init=1, random_state=seed, batch_size=4096, max_no_improvement=10
+            n_clusters=k, n_init=n_init, random_state=seed, batch_size=4096, max_no_improvement=10
         )
     else:
-        model = KMeans(n_clusters=k, n_init=1, random_state=seed)
+        model = KMeans(n_clusters=k, n_init=n_init, random_state=seed)
     with warnings.catch_warnings():
         # duplicate points leave fewer than k clusters: one warning for the whole ensemble
         # (_warn_fewer_clusters), not sklearn's one per partition

@@ -25,7 +25,8 @@ def k_selection(
     """The evidence behind the number of clusters chosen, per candidate ``K``.
 
     For ``tl.pcc``/``tl.pla``: the eigenvalue ``λ_K(E_K)`` per candidate ``K``, its
-    running minimum and the chosen ``K``. ``λ_K(E_K)`` is the ``K``-th eigenvalue of
+    running minimum, the chosen ``K`` and every other stable resolution (a drop of at
+    least the threshold, annotated with its size). ``λ_K(E_K)`` is the ``K``-th eigenvalue of
     the normalised co-association of the partitions with at least ``K`` clusters: near
     1 while ``K`` groups are kept apart by finer partitions, falling once a further
     group would split one that they cut in ever different places
@@ -75,6 +76,7 @@ def k_selection(
     ax.step(K, table["envelope"], where="post", color="C0", label="running minimum")
     chosen = int(K[np.asarray(table["chosen"], dtype=bool)][0])
     ax.axvline(chosen, color="C3", ls="--", label=f"chosen K = {chosen}")
+    _mark_candidates(ax, table, record.get("k_selection_threshold"), chosen)
     ax.set_xlabel("number of clusters K")
     ax.xaxis.get_major_locator().set_params(integer=True)  # K is a count: no 5.5 ticks
     ax.set_ylabel("normalised co-association kept")
@@ -82,6 +84,30 @@ def k_selection(
     ax.set_title(f"{key}: choice of K")
     ax.legend(frameon=False, fontsize="small")
     return finish(ax.figure, show, save, f"k_selection_{key}", ax)
+
+
+def _mark_candidates(ax: Axes, table, threshold, chosen: int) -> None:
+    """Every stable resolution (drop at least ``threshold``) with the size of its drop."""
+    if threshold is None:
+        return
+    drop = table["drop"].to_numpy(dtype=float)
+    K = table["n_clusters"].to_numpy()
+    hit = np.flatnonzero(drop >= float(threshold))
+    if hit.size == 0:
+        return
+    ax.plot(K[hit], table["envelope"].to_numpy()[hit], "v", color="C1", label="stable resolutions")
+    for t in hit:
+        if int(K[t]) != chosen:
+            ax.axvline(int(K[t]), color="C1", ls=":", lw=1)
+        ax.annotate(
+            f"{drop[t]:.2f}",
+            (K[t], table["envelope"].to_numpy()[t]),
+            textcoords="offset points",
+            xytext=(0, 6),
+            ha="center",
+            fontsize=7,
+            color="C1",
+        )
 
 
 def _dpp_candidates(record, key: str, figsize, ax, show, save):

@@ -9,7 +9,7 @@ from scanpy import logging as logg
 from .._docs import doc_params
 from .._progress import check_progress
 from .._settings import settings
-from .._validation import RandomState, check_choice, check_key, check_labels
+from .._validation import RandomState, check_choice, check_key, check_labels, renamed_args
 from ..core._membership import labelled_first, order_clusters
 from ..core._plan import plan_consensus
 from ..core._subset import fit_count
@@ -23,6 +23,7 @@ from ._selection import log_plan, selection_uns
 __all__ = ["pla", "transfer"]
 
 
+@renamed_args(n_restarts="n_init")
 @doc_params(**PLA_PARAMS)
 def pla(
     adata: AnnData,
@@ -41,7 +42,7 @@ def pla(
     n_random: int = 30,
     fit_size: int | str | None = None,
     fit_fraction: float | None = None,
-    n_restarts: int = 1,
+    n_init: int = 1,
     init: str = "spectral",
     partitions: str = "matched",
     max_iter: int = 300,
@@ -121,7 +122,7 @@ PARAMS = (
     "n_random",
     "fit_size",
     "fit_fraction",
-    "n_restarts",
+    "n_init",
     "init",
     "partitions",
     "max_iter",
@@ -131,7 +132,7 @@ PARAMS = (
 #: The arguments :func:`pla` passes on to :func:`scconsensus.core.pla.pla` as they are.
 CORE_ARGS = frozenset(
     ("weighted", "lam", "lam_grid", "cv_folds", "cv_score", "n_neighbors", "n_random")
-) | {"fit_size", "fit_fraction", "n_restarts", "max_iter", "tol", "random_state", "progress"}
+) | {"fit_size", "fit_fraction", "n_init", "max_iter", "tol", "random_state", "progress"}
 
 
 def _route(adata: AnnData, mode: str, use_rep, kwargs: dict) -> tuple[str, object]:

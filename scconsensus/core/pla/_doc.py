@@ -32,7 +32,7 @@ fit_size, fit_fraction
     (Sect. 3.3); ``r >= n`` fits all. ``fit_size="auto"``: at most
     ``settings.auto_fit_size`` items (the rule of :func:`scconsensus.tl.pcc`).""",
     "pla_em": """\
-n_restarts
+n_init
     EM runs: the ``init`` start, then random ones; the best log-likelihood wins.
 max_iter, tol
     EM stops after ``max_iter`` steps or when the relative log-likelihood change
@@ -51,7 +51,7 @@ use_rep
 init
     ``"spectral"`` (default): start EM from the spectral consensus of the
     ensemble at ``K`` (:func:`scconsensus.core.spectral_consensus`);
-    ``"random"``: ``n_restarts`` random starts.
+    ``"random"``: ``n_init`` random starts.
 partitions
     ``"matched"`` (default): aggregate the partitions whose number of clusters is
     near ``K``, which PLA's ``K``-cluster model describes; ``"all"``: every
@@ -74,7 +74,7 @@ max_outer, outer_tol
 init
     ``(n_items, n_clusters)`` starting posteriors ``p(v|i)`` (rows on the simplex),
     e.g. :func:`scconsensus.core.plan_consensus`'s spectral start; it counts as the
-    first of the ``n_restarts`` EM runs, the others start at random.
+    first of the ``n_init`` EM runs, the others start at random.
 random_state
     Seed: a non-negative int, a :class:`numpy.random.Generator` or ``None``; it seeds
     the restarts, fitted subset, sampled pairs and CV folds.

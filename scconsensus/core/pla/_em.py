@@ -29,6 +29,7 @@ from ..._validation import (
     check_n_clusters,
     check_number,
     check_restarts,
+    renamed_args,
     seed_sequence,
 )
 
@@ -254,7 +255,7 @@ def _run(Z, P, W, max_iter: int, tol: float) -> tuple[np.ndarray, np.ndarray, li
     return P, W, trace, converged
 
 
-def _starts(Z, d, K: int, init, n_restarts: int, random_state, coassociation_row) -> list:
+def _starts(Z, d, K: int, init, n_init: int, random_state, coassociation_row) -> list:
     """``(posteriors, likelihoods)`` of each start: ``init``, or seeded on far-apart rows."""
     n = Z.shape[0]
     if init is not None:
@@ -263,7 +264,7 @@ def _starts(Z, d, K: int, init, n_restarts: int, random_state, coassociation_row
             raise ValueError(f"init must be two ({n}, {K}) arrays, got {P0.shape}, {W0.shape}.")
         return [(P0, W0)]
     starts = []
-    for child in seed_sequence(random_state).spawn(int(n_restarts)):
+    for child in seed_sequence(random_state).spawn(int(n_init)):
         rng = np.random.default_rng(child)
         starts.append(_seeded_start(Z, d, K, rng, coassociation_row))
     return starts
@@ -284,12 +285,13 @@ def _best_start(Z, starts: list, max_iter: int, tol: float, const: float):
     return (*best, finals)
 
 
+@renamed_args(n_restarts="n_init")
 @doc_params()
 def pla_em(
     Z: np.ndarray | sp.spmatrix,
     n_clusters: int,
     *,
-    n_restarts: int = 3,
+    n_init: int = 3,
     max_iter: int = 300,
     tol: float = 1e-6,
     random_state: RandomState = 0,
@@ -306,7 +308,7 @@ def pla_em(
         non-zero gives the same fit as the dense one.
     n_clusters
         ``K``.
-    n_restarts
+    n_init
         Starts, each with likelihood columns seeded on the co-association rows of
         ``K`` far-apart random items (k-means++ style); the one with the largest
         final log-likelihood is kept. Ignored when ``init`` is given.
@@ -340,7 +342,7 @@ def pla_em(
     Z = check_coassociation(Z)
     n = Z.shape[0]
     K = check_n_clusters(n_clusters, n)
-    n_restarts = check_restarts(n_restarts, "n_restarts")
+    n_init = check_restarts(n_init, "n_init")
     max_iter = check_int(max_iter, "max_iter", 1)
     tol = check_number(tol, "tol")
     if not tol > 0:
@@ -350,7 +352,7 @@ def pla_em(
     with np.errstate(divide="ignore"):
         const = float(np.sum(d[d > 0] * np.log(marginals[d > 0])))
 
-    starts = _starts(Z, d, K, init, n_restarts, random_state, coassociation_row)
+    starts = _starts(Z, d, K, init, n_init, random_state, coassociation_row)
     P, W, ll, conv, finals = _best_start(Z, starts, int(max_iter), float(tol), const)
     return PLAFit(
         posteriors=P,

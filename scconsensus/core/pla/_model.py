@@ -37,6 +37,7 @@ from ..._validation import (
     check_n_clusters,
     check_number,
     check_restarts,
+    renamed_args,
     seed_sequence,
 )
 from ..._warnings import warn
@@ -234,7 +235,7 @@ def _cross_validate(
     seed: np.random.SeedSequence,
     *,
     em_kw: dict,
-    n_restarts: int,
+    n_init: int,
     max_outer: int,
     outer_tol: float,
     progress: bool | None,
@@ -257,7 +258,7 @@ def _cross_validate(
         start = pla_em(
             sub.z(np.full(L, 1.0 / L)),
             n_clusters,
-            n_restarts=n_restarts,
+            n_init=n_init,
             random_state=seed.spawn(1)[0],
             coassociation_row=_full_rows(sub),
             **em_kw,
@@ -370,14 +371,14 @@ def merge_duplicates(
     return merged_post, merged_W
 
 
-def _first_fit(problem, K, init, fit_index, n_restarts, seed, em_kw) -> PLAFit:
+def _first_fit(problem, K, init, fit_index, n_init, seed, em_kw) -> PLAFit:
     """EM from ``init`` (if given) and the random restarts; the best log-likelihood wins."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        return _best_start(problem, K, init, fit_index, n_restarts, seed, em_kw)
+        return _best_start(problem, K, init, fit_index, n_init, seed, em_kw)
 
 
-def _best_start(problem, K, init, fit_index, n_restarts, seed, em_kw) -> PLAFit:
+def _best_start(problem, K, init, fit_index, n_init, seed, em_kw) -> PLAFit:
     L = problem.n_partitions
     Z = problem.z(np.ones(L))
     fits = []
@@ -385,13 +386,13 @@ def _best_start(problem, K, init, fit_index, n_restarts, seed, em_kw) -> PLAFit:
         P0 = np.asarray(init, dtype=np.float64)[fit_index]
         W0 = P0 / np.maximum(P0.sum(axis=0, keepdims=True), _TINY)
         fits.append(pla_em(Z, K, init=(P0, W0), **em_kw))
-        n_restarts -= 1
-    if n_restarts > 0:
+        n_init -= 1
+    if n_init > 0:
         fits.append(
             pla_em(
                 Z,
                 K,
-                n_restarts=n_restarts,
+                n_init=n_init,
                 random_state=seed,
                 coassociation_row=_full_rows(problem),
                 **em_kw,
@@ -402,6 +403,7 @@ def _best_start(problem, K, init, fit_index, n_restarts, seed, em_kw) -> PLAFit:
     return best
 
 
+@renamed_args(n_restarts="n_init")
 @doc_params(**PLA_PARAMS)
 def pla(
     ensemble,
@@ -420,7 +422,7 @@ def pla(
     diagonal: bool = True,
     fit_size: int | str | None = None,
     fit_fraction: float | None = None,
-    n_restarts: int = 3,
+    n_init: int = 3,
     max_iter: int = 300,
     tol: float = 1e-6,
     max_outer: int = 30,
@@ -461,7 +463,7 @@ def pla(
     members = as_members(ensemble)
     n = members.n_items
     K = check_n_clusters(n_clusters, n)
-    n_restarts, em_kw = _check_run(mode, n_restarts, max_iter, tol, n_neighbors, n_random)
+    n_init, em_kw = _check_run(mode, n_init, max_iter, tol, n_neighbors, n_random)
     init = _check_init(init, n, K)
     s_em, s_fit, s_pairs, s_cv = seed_sequence(random_state).spawn(4)
     fit_index = fit_subset(n, fit_size, fit_fraction, K, np.random.default_rng(s_fit))
@@ -473,13 +475,13 @@ def pla(
     route = (mode, X, pairs, n_neighbors, n_random, diagonal, s_pairs)
     problem, mode, n_stored = _problem(fit_members, fit_index, n, *route)
     _warn_uncovered(members, fit_index)
-    fit = _first_fit(problem, K, init, fit_index, n_restarts, s_em, em_kw)
+    fit = _first_fit(problem, K, init, fit_index, n_init, s_em, em_kw)
     restarts = fit.restart_log_likelihoods
     weights = _unweighted(members.n_partitions)
     if weighted:
         outer = {"max_outer": max_outer, "outer_tol": outer_tol, "em_kw": em_kw}
         cv = {"lam_grid": lam_grid, "cv_folds": int(cv_folds), "cv_score": cv_score, "seed": s_cv}
-        cv.update(n_restarts=n_restarts, progress=progress)
+        cv.update(n_init=n_init, progress=progress)
         fit = _weighting(problem, K, fit, lam, weights, cv, outer)
     return _result(fit, restarts, (members, fit_members, fit_index), weights, mode, n_stored)
 
@@ -496,7 +498,7 @@ def _weighting(problem, K: int, fit, lam, weights: dict, cv: dict, outer: dict):
             cv["lam_grid"],
             cv["cv_folds"],
             cv["seed"],
-            n_restarts=cv["n_restarts"],
+            n_init=cv["n_init"],
             progress=cv["progress"],
             **outer,
         )
@@ -573,14 +575,14 @@ def _warn_unused_lam(weighted, lam) -> None:
         )
 
 
-def _check_run(mode, n_restarts, max_iter, tol, n_neighbors, n_random) -> tuple[int, dict]:
-    """``(n_restarts, em_kw)``: the run arguments of :func:`pla` checked."""
+def _check_run(mode, n_init, max_iter, tol, n_neighbors, n_random) -> tuple[int, dict]:
+    """``(n_init, em_kw)``: the run arguments of :func:`pla` checked."""
     check_choice(mode, ("auto", "dense", "sparse"), "mode")
     check_int(n_neighbors, "n_neighbors", 0)
     check_int(n_random, "n_random", 0)
-    n_restarts = check_restarts(n_restarts, "n_restarts")
+    n_init = check_restarts(n_init, "n_init")
     em_kw = {"max_iter": check_int(max_iter, "max_iter", 1), "tol": check_number(tol, "tol")}
-    return n_restarts, em_kw
+    return n_init, em_kw
 
 
 def check_pla_args(n_fit: int, **kwargs) -> None:
@@ -590,7 +592,7 @@ def check_pla_args(n_fit: int, **kwargs) -> None:
     cross-validation folds. :func:`pla` checks them again, on the items it fits.
     """
     a = {**_KEYWORD_DEFAULTS, **kwargs}
-    _check_run(a["mode"], a["n_restarts"], a["max_iter"], a["tol"], a["n_neighbors"], a["n_random"])
+    _check_run(a["mode"], a["n_init"], a["max_iter"], a["tol"], a["n_neighbors"], a["n_random"])
     names = ("weighted", "lam", "lam_grid", "cv_folds", "cv_score", "max_outer")
     check_weighting(*(a[name] for name in names), n_fit)
 
