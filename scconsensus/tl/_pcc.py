@@ -130,8 +130,11 @@ CORE_ARGS = frozenset(inspect.signature(pcc_consensus).parameters) - {"labels", 
 
 
 def _log_run(out: PCCConsensus, mode: str, pairs: str, fit_size, n_all: int) -> None:
-    """What :func:`pcc_consensus` decided: K and partitions, the subset, the route."""
+    """What :func:`pcc_consensus` decided: K and partitions, the subset, the route, and
+    the CPU time of each stage."""
     log_plan(out.plan)
+    stages = ", ".join(f"{name} {sec:.2f} s" for name, sec in out.plan.seconds.items())
+    logg.info(f"    CPU time per stage: {stages}")
     n = n_all if out.fit_indices is None else out.fit_indices.size
     if out.fit_indices is not None:
         if fit_size == "auto":

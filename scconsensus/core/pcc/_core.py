@@ -249,10 +249,7 @@ def pcc(
         runs.append((*_solve(data, sparse_input, Y, bregman, solver, run), Y))
     best = min(range(len(runs)), key=lambda r: runs[r][0])  # the first of equal objectives
     obj, trace, n_iter, status, gap, n_polish, Y = runs[best]
-    membership, order = _memberships(Y, min_mass, has_pair)
-    if order.size < K:
-        # dropping negligible clusters moved the point: report the objective of what is returned
-        obj = _objective(data, sparse_input, membership, bregman)
+    membership, order, obj = _returned(data, sparse_input, Y, obj, bregman, min_mass, has_pair)
     return PCCResult(
         membership=membership,
         labels=hard_labels(membership),
@@ -412,6 +409,16 @@ def _solve(data, sparse_input: bool, Y, bregman, solver: str, run: dict) -> tupl
         raise RuntimeError("PCC produced non-finite memberships; please report this.")
     trace[-1] = obj
     return obj, trace, n_iter, status, gap, n_polish
+
+
+def _returned(data, sparse_input, Y, obj, bregman, min_mass, has_pair):
+    """``(membership, order, objective)`` of the point returned: clusters below
+    ``min_mass`` dropped, and then the objective of what is returned, not of the
+    solver's last iterate (the two differ by the dropped mass)."""
+    membership, order = _memberships(Y, min_mass, has_pair)
+    if order.size < Y.shape[1]:
+        obj = _objective(data, sparse_input, membership, bregman)
+    return membership, order, obj
 
 
 def _memberships(Y, min_mass: float, has_pair) -> tuple[np.ndarray, np.ndarray]:
