@@ -161,8 +161,8 @@ def test_sigkill_never_damages_output_or_input(tmp_path, blobs_adata):
         code = proc.wait()  # 0 when it finished just before the signal
         assert code in (0, -signal.SIGKILL)
         kills += code == -signal.SIGKILL
-        if code:
-            assert _digest(target) == before
+        if _digest(target) != before:  # replaced: the complete new result, never a part
+            assert "pla" in ad.read_h5ad(target).obs
         for path in (src, out):
             back = ad.read_h5ad(path)  # raises on a truncated or half-written file
             np.testing.assert_array_equal(back.X, blobs_adata.X)
@@ -200,3 +200,47 @@ def test_concurrent_runs_one_result_one_error(tmp_path, blobs_adata):
     back = ad.read_h5ad(out)
     np.testing.assert_array_equal(back.X, blobs_adata.X)
     assert "pla" in back.obs
+
+
+def _interrupt_at_line(fault_at: int, codes: set) -> None:
+    """Raise KeyboardInterrupt at the ``fault_at``-th line run inside ``codes``."""
+    state = {"n": 0}
+
+    def trace(frame, event, arg):
+        if frame.f_code not in codes or state["n"] >= fault_at:
+            return None
+        if event == "line":
+            state["n"] += 1
+            if state["n"] == fault_at:
+                raise KeyboardInterrupt
+        return trace
+
+    sys.settrace(trace)
+
+
+def test_store_is_all_or_nothing_under_interrupts(blobs_adata):
+    """A Ctrl-C at every line of the store step leaves the AnnData unchanged or complete."""
+    import pandas as pd
+
+    from scconsensus.tl import _anndata
+
+    adata = blobs_adata.copy()
+    adata.obs["pcc"] = pd.Categorical(["x"] * adata.n_obs)  # an older result to keep
+    membership = np.eye(3)[np.arange(adata.n_obs) % 3]
+    codes = {_anndata.store_consensus.__code__, _anndata.assign_all.__code__}
+    for fault_at in range(1, 200):
+        before = adata.copy()
+        try:
+            _interrupt_at_line(fault_at, codes)
+            _anndata.store_consensus(adata, "pcc", membership, params={"a": 1})
+        except KeyboardInterrupt:
+            assert list(adata.obs.columns) == list(before.obs.columns)
+            assert adata.obs["pcc"].tolist() == before.obs["pcc"].tolist()
+            assert set(adata.obsm) == set(before.obsm) and set(adata.uns) == set(before.uns)
+            continue
+        finally:
+            sys.settrace(None)
+        break
+    assert fault_at > 10  # interrupted at each line of it, then complete
+    assert adata.obs["pcc"].tolist()[:3] == ["0", "1", "2"]
+    assert adata.uns["pcc"]["params"] == {"a": 1}

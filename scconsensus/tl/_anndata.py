@@ -257,11 +257,65 @@ def store_consensus(
     categories = [str(i) for i in range(k)]
     obs_keys = [key_added, f"{key_added}_confidence", f"{key_added}_entropy"]
     warn_overwrite(adata, obs=obs_keys, obsm=[f"{key_added}_membership"], uns=[key_added])
-    adata.obs[key_added] = pd.Categorical.from_codes(labels, categories=categories)
-    adata.obsm[f"{key_added}_membership"] = membership
-    adata.obs[f"{key_added}_confidence"] = confidence(membership, labels)
-    adata.obs[f"{key_added}_entropy"] = entropy(membership)
     record = {"params": dict(params)}
     if uns:
         record.update(uns)
-    adata.uns[key_added] = sanitize_uns(record)
+    # everything built before the first assignment: a fault leaves adata as it was
+    obs = dict(
+        zip(
+            obs_keys,
+            [
+                pd.Categorical.from_codes(labels, categories=categories),
+                confidence(membership, labels),
+                entropy(membership),
+            ],
+            strict=True,
+        )
+    )
+    assign_all(
+        adata,
+        obs=obs,
+        obsm={f"{key_added}_membership": membership},
+        uns={key_added: sanitize_uns(record)},
+    )
+
+
+def assign_all(
+    adata: AnnData,
+    *,
+    obs: Mapping[str, Any] | None = None,
+    obsm: Mapping[str, Any] | None = None,
+    obsp: Mapping[str, Any] | None = None,
+    uns: Mapping[str, Any] | None = None,
+) -> None:
+    """Assign built results to ``adata``: all of them, or (on any fault) none.
+
+    An interruption (Ctrl-C) between two assignments restores the entries written so
+    far to what they were, so ``adata`` is never left with half a result.
+
+    Parameters
+    ----------
+    adata
+        Written in place.
+    obs, obsm, obsp, uns
+        New entries of ``adata.obs``, ``.obsm``, ``.obsp`` and ``.uns`` by key.
+    """
+    stores = [(adata.obs, obs), (adata.obsm, obsm), (adata.obsp, obsp), (adata.uns, uns)]
+    done = []
+    try:
+        for store, new in stores:
+            for key, value in (new or {}).items():
+                done.append((store, key, store[key] if key in store else _ABSENT))
+                store[key] = value
+    except BaseException:
+        for store, key, old in reversed(done):
+            if old is _ABSENT:
+                if key in store:
+                    del store[key]
+            else:
+                store[key] = old
+        raise
+
+
+#: Marks an entry that did not exist before :func:`assign_all`.
+_ABSENT = object()

@@ -12,7 +12,7 @@ from .._docs import doc_params
 from .._progress import check_progress
 from .._validation import RandomState, check_key, check_n_jobs, renamed_args
 from ..core.ensemble import generate_ensemble
-from ._anndata import check_copy, get_rep, sanitize_uns, warn_overwrite
+from ._anndata import assign_all, check_copy, get_rep, sanitize_uns, warn_overwrite
 
 
 @renamed_args(methods="method")
@@ -135,10 +135,10 @@ def _check_target(adata: AnnData, key_added: str) -> None:
 def _store(adata: AnnData, result, params: dict, key_added: str, start, copy: bool):
     """Write the ensemble to ``.obsm[key_added]`` and ``.uns[key_added]``."""
     warn_overwrite(adata, obsm=[key_added], uns=[key_added])
-    adata.obsm[key_added] = result.labels
     partitions = result.partitions.copy()
     partitions.index = partitions.index.astype(str)
-    adata.uns[key_added] = {"params": sanitize_uns(params), "partitions": partitions}
+    uns = {"params": sanitize_uns(params), "partitions": partitions}
+    assign_all(adata, obsm={key_added: result.labels}, uns={key_added: uns})
     logg.info(
         "    finished",
         time=start,
