@@ -122,7 +122,47 @@ def get_ensemble(adata: AnnData, ensemble_key: str = "scc_ensemble") -> np.ndarr
             f"No ensemble at adata.obsm[{ensemble_key!r}]. Run scconsensus.tl.ensemble(adata) "
             "first, or pass ensemble_key naming an existing ensemble."
         )
-    return check_labels(adata.obsm[ensemble_key], f"adata.obsm[{ensemble_key!r}]")
+    labels = check_labels(adata.obsm[ensemble_key], f"adata.obsm[{ensemble_key!r}]")
+    _warn_joined(adata, ensemble_key)
+    return labels
+
+
+def run_key(ensemble_key: str) -> str:
+    """The ``.obsm`` key that marks which ensemble run each item was built in."""
+    return f"{ensemble_key}_run"
+
+
+def ensemble_run_ids(labels: np.ndarray) -> np.ndarray:
+    """``(n, 1)`` int64: one id for every item, a digest of the ensemble's labels.
+
+    Deterministic (the same seed gives the same id); two ensembles built separately
+    give different ids.
+    """
+    import hashlib
+
+    digest = hashlib.blake2b(np.ascontiguousarray(labels).tobytes(), digest_size=8).digest()
+    run = int.from_bytes(digest, "little") >> 1  # non-negative int64
+    return np.full((labels.shape[0], 1), run, dtype=np.int64)
+
+
+def _warn_joined(adata: AnnData, ensemble_key: str) -> None:
+    """Warn when the ensemble's items come from separately built ensembles."""
+    from .._warnings import warn
+
+    runs = adata.obsm.get(run_key(ensemble_key))
+    if runs is None or np.asarray(runs).size == 0:
+        return  # a hand-made ensemble, or one from before the marker: nothing to compare
+    n_runs = np.unique(np.asarray(runs)).size
+    if n_runs > 1:
+        warn(
+            f"adata.obsm[{ensemble_key!r}] joins {n_runs} ensembles built separately "
+            f"(adata.obsm[{run_key(ensemble_key)!r}] holds {n_runs} run ids; e.g. ad.concat "
+            "of AnnData objects that each ran tl.ensemble): the partitions of one part are "
+            "unrelated to the same columns of another, so a consensus of them is wrong. "
+            "Run scconsensus.tl.ensemble on the joint data (scconsensus run: "
+            "--rebuild-ensemble), then the consensus again.",
+            UserWarning,
+        )
 
 
 def check_copy(adata: AnnData, copy: Any) -> bool:
