@@ -154,9 +154,7 @@ def pcc_consensus(
     n_neighbors, n_random = _pairs_per_item(n_neighbors, n_random, mode)
     check_run(divergence, n_init, tol, max_iter)
     mode, fit_size = _route(mode, solver, divergence, fit_size)
-    if mode == "dense":  # before the plan: an oversize call fails at once
-        n_fit = fit_count(labels.shape[0], fit_size, fit_fraction)
-        check_dense_route("pcc", n_fit, what="Dense PCC", advice=DENSE_ADVICE)
+    _check_dense_size(mode, labels.shape[0], fit_size, fit_fraction)
     plan, labels, fitted, fit_idx = _plan(
         labels, n_clusters, partitions, init, random_state, fit_size, fit_fraction
     )
@@ -190,6 +188,13 @@ def _route(mode: str, solver: str, divergence, fit_size):
         # the route's cost is linear in n: "auto" fits every item
         fit_size = None if fit_size == "auto" else fit_size
     return mode, fit_size
+
+
+def _check_dense_size(mode: str, n_items: int, fit_size, fit_fraction) -> None:
+    """The dense route's memory, checked before the plan: an oversize call fails at once."""
+    if mode == "dense":
+        n_fit = fit_count(n_items, fit_size, fit_fraction)
+        check_dense_route("pcc", n_fit, what="Dense PCC", advice=DENSE_ADVICE)
 
 
 def _fit(fitted, mode, K, divergence, solver, start, fit_kw, sampling, bar):
