@@ -181,7 +181,9 @@ def run(args: argparse.Namespace) -> int:
     if figures is not None:
         check_report_folder(figures)
     with output_lock(args.out):
-        remove_stale(args.out)
+        # a killed run's temporary files; the default figure folder belongs to --out too
+        for path in [args.out] + ([figures] if figures and not args.figures else []):
+            remove_stale(path)
         return _run_locked(args, methods, extra, k, figures)
 
 

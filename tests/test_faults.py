@@ -168,6 +168,10 @@ def test_sigkill_never_damages_output_or_input(tmp_path, blobs_adata):
             np.testing.assert_array_equal(back.X, blobs_adata.X)
         assert _report_complete(tmp_path / "out_figures")
     assert kills >= 20
+    # the next complete runs clear what the killed ones left (temporary files, locks)
+    for target in (src, out):
+        subprocess.run(_cli(src, target), check=True, capture_output=True)
+    assert _leftovers(tmp_path) == []
 
 
 _WAITING_RUN = """
