@@ -20,9 +20,10 @@ from anndata import AnnData
 from matplotlib.figure import Figure
 
 from . import pl
+from ._io import atomic_dir
 from ._progress import progress_bar
 
-__all__ = ["results_table", "write_report"]
+__all__ = ["check_report_folder", "results_table", "write_report"]
 
 #: Figure sizes (inches) of the single-panel plots.
 _WIDE = (7, 4)
@@ -259,6 +260,41 @@ def _markdown(
     return "\n".join(lines)
 
 
+def check_report_folder(outdir: str | Path, option: str = "--figures") -> None:
+    """Refuse a report folder that holds anything but an earlier report.
+
+    :func:`write_report` replaces the whole folder (so its figures and ``report.md`` are
+    always one set); a folder with other files would lose them.
+
+    Parameters
+    ----------
+    outdir
+        The folder :func:`write_report` is to write.
+    option
+        The option that named it, for the message.
+
+    Raises
+    ------
+    ValueError
+        When ``outdir`` is a file, or a folder that is neither empty nor ``report.md``
+        with ``.png`` figures.
+    """
+    outdir = Path(outdir)
+    if outdir.exists() and not outdir.is_dir():
+        raise ValueError(f"{option} {str(outdir)!r} is a file; name a folder for the report.")
+    if not outdir.is_dir():
+        return
+    entries = list(outdir.iterdir())
+    foreign = [p.name for p in entries if not (p.is_file() and p.suffix == ".png")]
+    if entries and foreign != ["report.md"]:
+        shown = [name for name in sorted(foreign) if name != "report.md"][:3]
+        raise ValueError(
+            f"{option} {str(outdir)!r} holds files that are not a scconsensus report "
+            f"({', '.join(shown) or 'no report.md'}); the report replaces the whole "
+            "folder, so choose a new or empty folder."
+        )
+
+
 def write_report(
     adata: AnnData,
     outdir: str | Path,
@@ -278,12 +314,15 @@ def write_report(
     consensus CDF, delta area and PAC curves. A figure that cannot be drawn is listed in
     the report with the reason instead of stopping the others.
 
+    The figures and ``report.md`` are drawn into a new folder that then replaces
+    ``outdir`` whole: an interrupted report leaves the previous one as it was.
+
     Parameters
     ----------
     adata
         Annotated data with results.
     outdir
-        Folder to write into (created).
+        Folder to write (created, or replaced whole; see :func:`check_report_folder`).
     keys
         Result keys (e.g. ``["pcc", "pla", "dpp"]``); consensus-k records (``.uns`` entries
         with a ``cdf``) may be given too and are also found on their own.
@@ -315,7 +354,7 @@ def write_report(
     if not isinstance(adata, AnnData):
         raise ValueError(f"Expected an AnnData object, got {type(adata).__name__}.")
     outdir = Path(outdir)
-    outdir.mkdir(parents=True, exist_ok=True)
+    check_report_folder(outdir, "outdir")
     truth = truth if truth is not None and truth in adata.obs else None
     if basis is None:
         basis = next((b for b in ("umap", "tsne", "pca") if f"X_{b}" in adata.obsm), None)
@@ -329,7 +368,7 @@ def write_report(
         for figure in _result_figures(adata, key, ensemble_key, truth, basis)
     ]
     figures += [figure for key in ck_keys for figure in _consensus_k_figures(adata, key)]
-    drawn = _draw(figures, outdir, progress)
-    path = outdir / "report.md"
-    path.write_text(_markdown(adata, keys, ck_keys, drawn, ensemble_key, truth))
-    return path
+    with atomic_dir(outdir) as tmp:
+        drawn = _draw(figures, tmp, progress)
+        (tmp / "report.md").write_text(_markdown(adata, keys, ck_keys, drawn, ensemble_key, truth))
+    return outdir / "report.md"

@@ -13,8 +13,9 @@ class Settings:
     ----------
     max_dense_bytes
         Largest dense ``n x n`` allocation (in bytes, all matrices of one call
-        together) that scconsensus makes before refusing with an error that
-        points to the sparse route. Default 4 GiB.
+        together, for PCC and PLA their solvers' working arrays included) that
+        scconsensus makes before refusing with an error that points to the
+        sparse route. Default 4 GiB.
     dense_auto_max_items
         ``mode="auto"`` uses dense co-association up to this many items and the
         sparse (sampled pairs) route above it.

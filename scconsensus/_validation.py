@@ -366,6 +366,64 @@ def check_dense_memory(
         )
 
 
+#: Rows of ``Z`` one dense PLA EM step works on at a time (``core/pla/_em.py``).
+PLA_BLOCK_BYTES = 64 * 1024**2
+
+
+def dense_route_bytes(route: str, n_items: int) -> int:
+    """Peak memory of a dense consensus route fitted on ``n_items``, working arrays included.
+
+    Counted from the arrays each route holds at once (``benchmarks/memory.py`` measures
+    the peak against this: 0.96–0.97 for PCC, 1.05–1.12 for PLA at 2,000 and 5,000
+    items):
+
+    - ``"pcc"``: ``C``, ``N`` (float32) and the batch solver's ``P = C/N``, ``A = YYᵀ``,
+      ``B``, ``E`` (float64), plus up to one int64 index per co-clustered pair:
+      48 bytes per pair.
+    - ``"pla"``: ``Z`` (float64) and two ``Z``-sized EM temporaries per row block of
+      at most :data:`PLA_BLOCK_BYTES`.
+
+    Parameters
+    ----------
+    route
+        ``"pcc"`` or ``"pla"``.
+    n_items
+        Items fitted on the dense route.
+
+    Returns
+    -------
+    int
+        Bytes.
+    """
+    pairs = int(n_items) ** 2
+    if route == "pcc":
+        return pairs * (2 * 4 + 4 * 8 + 8)
+    if route == "pla":
+        return pairs * 8 + 2 * min(pairs * 8, PLA_BLOCK_BYTES)
+    raise ValueError(f"route must be 'pcc' or 'pla', got {route!r}.")
+
+
+def check_dense_route(route: str, n_items: int, *, what: str, advice: str = SPARSE_ADVICE) -> None:
+    """Refuse a dense route whose peak (:func:`dense_route_bytes`) is above the limit.
+
+    Called before any set-up work (planning, co-association), so an oversize call
+    fails at once instead of after it.
+
+    Raises
+    ------
+    MemoryError
+        Naming the memory needed, the limit and ``advice``.
+    """
+    need = dense_route_bytes(route, n_items)
+    limit = settings.max_dense_bytes
+    if need > limit:
+        raise MemoryError(
+            f"{what} needs {n_items} x {n_items} working arrays, the solver's included, "
+            f"({format_bytes(need)}), above the limit of {format_bytes(limit)}. "
+            f"{advice} or raise scconsensus.settings.max_dense_bytes if you have the memory."
+        )
+
+
 def check_choice(value: str, choices: Sequence[str], name: str) -> str:
     """One of a fixed set of strings."""
     if not isinstance(value, str) or value not in choices:

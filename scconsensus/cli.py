@@ -17,7 +17,8 @@ from typing import Any
 import anndata as ad
 
 from . import datasets, tl
-from ._report import results_table, write_report
+from ._io import atomic_file, check_not_open, output_lock, remove_stale
+from ._report import check_report_folder, results_table, write_report
 from ._validation import (
     check_choice,
     check_fraction,
@@ -162,11 +163,38 @@ def _truth_column(adata: ad.AnnData, truth: str | None) -> str | None:
     return truth
 
 
+def _figure_folder(args: argparse.Namespace) -> Path | None:
+    if args.no_figures:
+        return None
+    out = Path(args.out)
+    return Path(args.figures) if args.figures else out.parent / (out.stem + "_figures")
+
+
 def run(args: argparse.Namespace) -> int:
     methods = args.method or available_methods()
     extra = _parse_params(args.param)
     k = _k_values(args.k)
     _check_args(args, methods, extra)
+    # the outputs are checked, and held, before any computing: a run is never lost at its end
+    figures = _figure_folder(args)
+    check_not_open(args.out)
+    if figures is not None:
+        check_report_folder(figures)
+    with output_lock(args.out):
+        # a killed run's temporary files; the default figure folder belongs to --out too
+        for path in [args.out] + ([figures] if figures and not args.figures else []):
+            remove_stale(path)
+        return _run_locked(args, methods, extra, k, figures)
+
+
+def _run_locked(
+    args: argparse.Namespace,
+    methods: list[str],
+    extra: dict[str, Any],
+    k: Any,
+    figures: Path | None,
+) -> int:
+    """:func:`run` once its output is checked and locked."""
     adata = _load(args.input)
     truth = _truth_column(adata, args.truth)
     if args.n_clusters != "auto" and args.n_clusters >= adata.n_obs:
@@ -204,17 +232,16 @@ def run(args: argparse.Namespace) -> int:
         )
         print(f"{name}: {time.perf_counter() - t0:.1f} s")
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    adata.write_h5ad(out)
+    # a temporary file renamed into place: a killed run leaves the previous output (or
+    # the input, when it is also the output) as it was
+    with atomic_file(out) as tmp:
+        adata.write_h5ad(tmp)
     table = results_table(adata, methods, truth)
     if not table.empty:
         # cluster sizes make lines wider than a terminal; report.md lists them
         print(table.drop(columns="sizes").set_index("result").round(3).to_string())
-    figures = (
-        Path(args.figures) if args.figures else out.with_suffix("").parent / (out.stem + "_figures")
-    )
     report = (
-        None if args.no_figures else write_report(adata, figures, methods, progress=args.progress)
+        None if figures is None else write_report(adata, figures, methods, progress=args.progress)
     )
     print(f"wrote {out}" + (f" and {report}" if report else ""))
     return 0

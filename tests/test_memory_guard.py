@@ -127,3 +127,22 @@ def test_dpp_dense_refused(low_limit, adata):
     with pytest.raises(MemoryError, match=rf"{N_ITEMS} x {N_ITEMS}.*mode='sparse'"):
         scc.tl.dpp(adata, n_runs=5, mode="dense")
     assert "dpp" not in adata.obs
+
+
+@pytest.mark.parametrize("method", ["pcc", "pla"])
+def test_oversize_dense_route_refused_before_planning(monkeypatch, method):
+    # 200,000 cells: PCC fits 20,000 items by default (its solver needs 17.9 GiB), PLA
+    # all of them; refused before the plan (K, partitions, start), not after ~12 s of it
+    from scconsensus.core import _pcc_consensus, _plan
+    from scconsensus.tl import _pla
+
+    def no_plan(*args, **kwargs):
+        raise AssertionError("planned before the memory check")
+
+    for module in (_pcc_consensus, _plan, _pla):
+        monkeypatch.setattr(module, "plan_consensus", no_plan, raising=False)
+    monkeypatch.setattr(settings, "max_dense_bytes", 2 * 1024**3)
+    a = AnnData(np.zeros((200_000, 1), dtype=np.float32))
+    a.obsm["scc_ensemble"] = np.zeros((200_000, 2), dtype=np.int32)
+    with pytest.raises(MemoryError, match=r"(200?000) x \1 working arrays.*\(\d+\.\d GiB\)"):
+        getattr(scc.tl, method)(a, n_clusters=3, mode="dense")

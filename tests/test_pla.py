@@ -431,3 +431,35 @@ def test_toy_pla_beats_the_median_partition():
     # paper, Table 1 at L = 50: PLA 0.13, median partition 0.26
     assert np.mean(med_err) > 0.2
     assert np.mean(pla_err) < np.mean(med_err) - 0.04
+
+
+def _large_ids(labels: np.ndarray) -> np.ndarray:
+    """The same partitions with label ids ~1e8 (e.g. a hand-made or merged ensemble)."""
+    return np.where(labels >= 0, labels.astype(np.int64) * 30_000_000 + 7, -1).astype(np.int32)
+
+
+@pytest.mark.parametrize("mode", ["dense", "sparse"])
+def test_large_label_ids_same_as_compact(planted_ensemble, mode):
+    # the columns were sized by the largest id: ~1e8 asked for terabytes
+    _, labels = planted_ensemble
+    big = _large_ids(labels)
+    a = pla(labels, 3, mode=mode, fit_size=40, random_state=0)
+    b = pla(big, 3, mode=mode, fit_size=40, random_state=0)
+    np.testing.assert_array_equal(a.posteriors, b.posteriors)
+    fit = a.fit_index
+    held = np.setdiff1d(np.arange(labels.shape[0]), fit)
+    ext = pla_extend(a.posteriors[fit], labels[fit], labels[held], a.weights)
+    ext_big = pla_extend(a.posteriors[fit], big[fit], big[held], a.weights)
+    np.testing.assert_array_equal(ext, ext_big)
+
+
+def test_predict_labels_large_ids_keep_their_ids():
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(80, 2))
+    labels = rng.integers(0, 3, size=(80, 4)).astype(np.int32)
+    labels[rng.random((80, 4)) < 0.3] = -1
+    Xn = rng.normal(size=(10, 2))
+    pred = predict_ensemble_labels(X, labels, Xn, n_neighbors=3)
+    np.testing.assert_array_equal(
+        predict_ensemble_labels(X, _large_ids(labels), Xn, n_neighbors=3), _large_ids(pred)
+    )

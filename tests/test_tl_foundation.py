@@ -1,3 +1,5 @@
+import warnings
+
 import anndata as ad
 import numpy as np
 import pandas as pd
@@ -5,7 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 import scconsensus as scc
-from scconsensus.tl._anndata import get_rep, sanitize_uns, store_consensus
+from scconsensus.tl._anndata import get_ensemble, get_rep, sanitize_uns, store_consensus
 
 
 def test_ensemble_writes_only_its_keys(blobs_adata):
@@ -13,7 +15,7 @@ def test_ensemble_writes_only_its_keys(blobs_adata):
     scc.tl.ensemble(blobs_adata, 6, ["kmeans", "hc"], k=(2, 4), random_state=0)
     assert blobs_adata.obsm["scc_ensemble"].shape == (blobs_adata.n_obs, 6)
     assert blobs_adata.obsm["scc_ensemble"].dtype == np.int32
-    assert set(blobs_adata.obsm) == {"scc_ensemble"}
+    assert set(blobs_adata.obsm) == {"scc_ensemble", "scc_ensemble_run"}
     assert set(blobs_adata.uns) == {"scc_ensemble"}
     assert blobs_adata.obs.equals(before.obs)
     np.testing.assert_array_equal(blobs_adata.X, before.X)
@@ -107,3 +109,19 @@ def test_sanitize_uns():
     assert set(out) == {"1", "a", "b", "c"}
     assert isinstance(out["1"], np.ndarray) and out["a"] is None
     assert out["b"] == {"0": {"x": 1}} and isinstance(out["c"], float)
+
+
+def test_concat_of_separate_ensembles_warns(blobs_adata):
+    halves = [blobs_adata[:60].copy(), blobs_adata[60:].copy()]
+    for i, half in enumerate(halves):
+        scc.tl.ensemble(half, 6, k=(2, 4), random_state=i)
+    joined = ad.concat(halves)
+    assert "scc_ensemble" in joined.obsm and "scc_ensemble" not in joined.uns
+    with pytest.warns(UserWarning, match=r"joins 2 ensembles built separately.*joint data"):
+        scc.tl.pla(joined, n_clusters=3)
+    # one ensemble, subset or not, is fine
+    scc.tl.ensemble(joined, 6, k=(2, 4), random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        get_ensemble(joined)
+        get_ensemble(joined[:30].copy())

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import RandomState, check_int, check_labels, check_rng
+from ._labels import compact_labels
 from ._pairs import check_pairs
 
 __all__ = ["ensemble_pairs"]
@@ -38,6 +39,7 @@ def cluster_partners(
     (never sampled, or no pool member in the cluster) the partner is uniform over
     ``pool``. Returns ``(first, second)``: positions in ``items`` and in ``pool``.
     """
+    labels = compact_labels(labels)  # cluster sizes are counted per label id
     n_partitions = labels.shape[1]
     r = pool.size
     first = np.repeat(np.arange(items.size, dtype=np.int64), n_per_item)

@@ -23,7 +23,7 @@ from .._settings import settings
 from .._validation import (
     RandomState,
     check_choice,
-    check_dense_memory,
+    check_dense_route,
     check_int,
     check_labels,
     check_matrix,
@@ -34,7 +34,7 @@ from ._ensemble_pairs import ensemble_pairs
 from ._membership import hard_labels, labelled_first, warn_in_no_partition
 from ._pairs import check_pairs
 from ._plan import ConsensusPlan, plan_consensus
-from ._subset import fit_subset
+from ._subset import fit_count, fit_subset
 from .coassociation import coassociation, sample_pairs
 from .pcc import Bregman, PCCResult, pcc, pcc_extend, pcc_lowrank
 from .pcc._core import SOLVERS, check_run
@@ -154,6 +154,7 @@ def pcc_consensus(
     n_neighbors, n_random = _pairs_per_item(n_neighbors, n_random, mode)
     check_run(divergence, n_init, tol, max_iter)
     mode, fit_size = _route(mode, solver, divergence, fit_size)
+    _check_dense_size(mode, labels.shape[0], fit_size, fit_fraction)
     plan, labels, fitted, fit_idx = _plan(
         labels, n_clusters, partitions, init, random_state, fit_size, fit_fraction
     )
@@ -202,6 +203,13 @@ def _route(mode: str, solver: str, divergence, fit_size):
         # the route's cost is linear in n: "auto" fits every item
         fit_size = None if fit_size == "auto" else fit_size
     return mode, fit_size
+
+
+def _check_dense_size(mode: str, n_items: int, fit_size, fit_fraction) -> None:
+    """The dense route's memory, checked before the plan: an oversize call fails at once."""
+    if mode == "dense":
+        n_fit = fit_count(n_items, fit_size, fit_fraction)
+        check_dense_route("pcc", n_fit, what="Dense PCC", advice=DENSE_ADVICE)
 
 
 def _fit(fitted, mode, plan, divergence, solver, fit_kw, sampling, bar):
@@ -269,13 +277,7 @@ def _co_association(fitted, mode, X, n_all, fit_idx, pairs, n_neighbors, n_rando
     dense = fitted.shape[0] <= settings.dense_auto_max_items
     if mode == "dense" or (mode == "auto" and dense):
         # coassociation's own check would name only the sparse route
-        check_dense_memory(
-            fitted.shape[0],
-            n_matrices=2,
-            itemsize=4,
-            what="Dense co-association",
-            advice=DENSE_ADVICE,
-        )
+        check_dense_route("pcc", fitted.shape[0], what="Dense PCC", advice=DENSE_ADVICE)
         C, N = coassociation(fitted, "dense")
         return C, N, {"route": "dense"}
     source = _pair_source(pairs, fitted.shape[0], X is not None)

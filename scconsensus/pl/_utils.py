@@ -14,6 +14,7 @@ from matplotlib.axes import Axes
 from matplotlib.colors import to_hex
 
 from .._docs import doc_params
+from .._io import atomic_file
 
 __all__ = ["check_adata", "column_colors", "finish", "get_axes"]
 
@@ -133,7 +134,8 @@ def finish(fig, show: bool | None, save: str | Path | bool | None, writekey: str
         dpi = plt.rcParams["savefig.dpi"]
         dpi = dpi if not isinstance(dpi, str) and dpi >= 150 else 150
         logg.warning(f"saving figure to file {path}")
-        fig.savefig(path, dpi=dpi, bbox_inches="tight")
+        with atomic_file(path) as tmp:  # an interrupted save keeps the previous file
+            fig.savefig(tmp, dpi=dpi, bbox_inches="tight", format=path.suffix[1:] or None)
     if show is None:
         show = bool(sc.settings.autoshow) and plt.get_backend().lower() != "agg"
     if show:

@@ -127,7 +127,47 @@ def get_ensemble(adata: AnnData, ensemble_key: str = "scc_ensemble") -> np.ndarr
             f"No ensemble at adata.obsm[{ensemble_key!r}]. Run scconsensus.tl.ensemble(adata) "
             "first, or pass ensemble_key naming an existing ensemble."
         )
-    return check_labels(adata.obsm[ensemble_key], f"adata.obsm[{ensemble_key!r}]")
+    labels = check_labels(adata.obsm[ensemble_key], f"adata.obsm[{ensemble_key!r}]")
+    _warn_joined(adata, ensemble_key)
+    return labels
+
+
+def run_key(ensemble_key: str) -> str:
+    """The ``.obsm`` key that marks which ensemble run each item was built in."""
+    return f"{ensemble_key}_run"
+
+
+def ensemble_run_ids(labels: np.ndarray) -> np.ndarray:
+    """``(n, 1)`` int64: one id for every item, a digest of the ensemble's labels.
+
+    Deterministic (the same seed gives the same id); two ensembles built separately
+    give different ids.
+    """
+    import hashlib
+
+    digest = hashlib.blake2b(np.ascontiguousarray(labels).tobytes(), digest_size=8).digest()
+    run = int.from_bytes(digest, "little") >> 1  # non-negative int64
+    return np.full((labels.shape[0], 1), run, dtype=np.int64)
+
+
+def _warn_joined(adata: AnnData, ensemble_key: str) -> None:
+    """Warn when the ensemble's items come from separately built ensembles."""
+    from .._warnings import warn
+
+    runs = adata.obsm.get(run_key(ensemble_key))
+    if runs is None or np.asarray(runs).size == 0:
+        return  # a hand-made ensemble, or one from before the marker: nothing to compare
+    n_runs = np.unique(np.asarray(runs)).size
+    if n_runs > 1:
+        warn(
+            f"adata.obsm[{ensemble_key!r}] joins {n_runs} ensembles built separately "
+            f"(adata.obsm[{run_key(ensemble_key)!r}] holds {n_runs} run ids; e.g. ad.concat "
+            "of AnnData objects that each ran tl.ensemble): the partitions of one part are "
+            "unrelated to the same columns of another, so a consensus of them is wrong. "
+            "Run scconsensus.tl.ensemble on the joint data (scconsensus run: "
+            "--rebuild-ensemble), then the consensus again.",
+            UserWarning,
+        )
 
 
 def check_copy(adata: AnnData, copy: Any) -> bool:
@@ -274,11 +314,65 @@ def store_consensus(
     )
     obs_keys = [key_added, f"{key_added}_confidence", f"{key_added}_entropy"]
     warn_overwrite(adata, obs=obs_keys, obsm=[f"{key_added}_membership"], uns=[key_added])
-    adata.obs[key_added] = pd.Categorical.from_codes(labels, categories=categories)
-    adata.obsm[f"{key_added}_membership"] = membership
-    adata.obs[f"{key_added}_confidence"] = conf
-    adata.obs[f"{key_added}_entropy"] = entropy(membership)
     record = {"params": dict(params)}
     if uns:
         record.update(uns)
-    adata.uns[key_added] = sanitize_uns(record)
+    # everything built before the first assignment: a fault leaves adata as it was
+    obs = dict(
+        zip(
+            obs_keys,
+            [
+                pd.Categorical.from_codes(labels, categories=categories),
+                conf,
+                entropy(membership),
+            ],
+            strict=True,
+        )
+    )
+    assign_all(
+        adata,
+        obs=obs,
+        obsm={f"{key_added}_membership": membership},
+        uns={key_added: sanitize_uns(record)},
+    )
+
+
+def assign_all(
+    adata: AnnData,
+    *,
+    obs: Mapping[str, Any] | None = None,
+    obsm: Mapping[str, Any] | None = None,
+    obsp: Mapping[str, Any] | None = None,
+    uns: Mapping[str, Any] | None = None,
+) -> None:
+    """Assign built results to ``adata``: all of them, or (on any fault) none.
+
+    An interruption (Ctrl-C) between two assignments restores the entries written so
+    far to what they were, so ``adata`` is never left with half a result.
+
+    Parameters
+    ----------
+    adata
+        Written in place.
+    obs, obsm, obsp, uns
+        New entries of ``adata.obs``, ``.obsm``, ``.obsp`` and ``.uns`` by key.
+    """
+    stores = [(adata.obs, obs), (adata.obsm, obsm), (adata.obsp, obsp), (adata.uns, uns)]
+    done = []
+    try:
+        for store, new in stores:
+            for key, value in (new or {}).items():
+                done.append((store, key, store[key] if key in store else _ABSENT))
+                store[key] = value
+    except BaseException:
+        for store, key, old in reversed(done):
+            if old is _ABSENT:
+                if key in store:
+                    del store[key]
+            else:
+                store[key] = old
+        raise
+
+
+#: Marks an entry that did not exist before :func:`assign_all`.
+_ABSENT = object()

@@ -13,6 +13,7 @@ from .._validation import RandomState, check_choice, check_key
 from ..core.coassociation import coassociation as _coassociation
 from ..core.coassociation import sample_pairs
 from ._anndata import (
+    assign_all,
     check_copy,
     check_use_rep,
     get_ensemble,
@@ -180,9 +181,6 @@ def coassociation(
 
 def _store(adata: AnnData, key_added: str, C, N, params: dict, n_partitions: int) -> None:
     warn_overwrite(adata, obsp=[f"{key_added}_c", f"{key_added}_n"], uns=[key_added])
-    adata.obsp[f"{key_added}_c"] = C
-    adata.obsp[f"{key_added}_n"] = N
     n_pairs = int(np.count_nonzero(np.triu(N, 1))) if params["mode"] == "dense" else N.nnz // 2
-    adata.uns[key_added] = sanitize_uns(
-        {"params": params, "n_pairs": n_pairs, "n_partitions": n_partitions}
-    )
+    uns = sanitize_uns({"params": params, "n_pairs": n_pairs, "n_partitions": n_partitions})
+    assign_all(adata, obsp={f"{key_added}_c": C, f"{key_added}_n": N}, uns={key_added: uns})

@@ -12,7 +12,15 @@ from .._docs import doc_params
 from .._progress import check_progress
 from .._validation import RandomState, check_key, check_n_jobs, renamed_args
 from ..core.ensemble import generate_ensemble
-from ._anndata import check_copy, get_rep, sanitize_uns, warn_overwrite
+from ._anndata import (
+    assign_all,
+    check_copy,
+    ensemble_run_ids,
+    get_rep,
+    run_key,
+    sanitize_uns,
+    warn_overwrite,
+)
 
 
 @renamed_args(methods="method")
@@ -133,12 +141,18 @@ def _check_target(adata: AnnData, key_added: str) -> None:
 
 
 def _store(adata: AnnData, result, params: dict, key_added: str, start, copy: bool):
-    """Write the ensemble to ``.obsm[key_added]`` and ``.uns[key_added]``."""
-    warn_overwrite(adata, obsm=[key_added], uns=[key_added])
-    adata.obsm[key_added] = result.labels
+    """Write the ensemble to ``.obsm[key_added]`` and ``.uns[key_added]``.
+
+    ``.obsm[f"{key_added}_run"]`` marks every item with the ensemble it was built in,
+    so ensembles joined row-wise later (``ad.concat``, which drops ``.uns``) are told
+    apart (:func:`~scconsensus.tl._anndata.get_ensemble`).
+    """
+    warn_overwrite(adata, obsm=[key_added, run_key(key_added)], uns=[key_added])
     partitions = result.partitions.copy()
     partitions.index = partitions.index.astype(str)
-    adata.uns[key_added] = {"params": sanitize_uns(params), "partitions": partitions}
+    uns = {"params": sanitize_uns(params), "partitions": partitions}
+    obsm = {key_added: result.labels, run_key(key_added): ensemble_run_ids(result.labels)}
+    assign_all(adata, obsm=obsm, uns={key_added: uns})
     logg.info(
         "    finished",
         time=start,

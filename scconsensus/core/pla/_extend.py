@@ -28,7 +28,8 @@ import scipy.sparse as sp
 
 from ..._validation import check_labels, check_matrix
 from ..._warnings import warn
-from ._members import Members, as_members
+from .._labels import compact_labels
+from ._members import Members, as_members, hard_labels
 
 __all__ = ["pla_extend", "predict_ensemble_labels"]
 
@@ -87,8 +88,7 @@ def pla_extend(
     >>> pla_extend(post, fit_labels, np.array([[1, 0]])).round(2).tolist()
     [[0.0, 1.0]]
     """
-    fitted = as_members(ensemble_fit, min_items=1)
-    new = as_members(ensemble_new, min_items=1)
+    fitted, new = _members_pair(ensemble_fit, ensemble_new)
     posteriors = check_matrix(posteriors, "posteriors", min_items=1)
     if posteriors.shape[0] != fitted.n_items:
         raise ValueError(
@@ -111,6 +111,24 @@ def pla_extend(
             RuntimeWarning,
         )
     return out
+
+
+def _members_pair(ensemble_fit, ensemble_new) -> tuple[Members, Members]:
+    """Both ensembles as :class:`Members`; hard labels renumbered with one map for both.
+
+    Label ``c`` of a partition must stay one column on both sides, and ids such as
+    ``10**8`` must not size the columns: the two label matrices are compacted stacked.
+    """
+    fit = hard_labels(ensemble_fit, 1, "ensemble_fit")
+    new = hard_labels(ensemble_new, 1, "ensemble_new")
+    if fit is None or new is None or fit.shape[1] != new.shape[1]:
+        # soft memberships, or a mismatch the caller reports
+        return as_members(ensemble_fit, min_items=1), as_members(ensemble_new, min_items=1)
+    both = compact_labels(np.vstack([fit, new]))
+    return (
+        as_members(both[: len(fit)], min_items=1, compact=False),
+        as_members(both[len(fit) :], min_items=1, compact=False),
+    )
 
 
 def _relayout(m: Members, width: np.ndarray) -> Members:
@@ -257,5 +275,9 @@ def predict_ensemble_labels(
     idx = NearestNeighbors(n_neighbors=n_cand).fit(X_ref).kneighbors(X_new, return_distance=False)
     out = np.empty((X_new.shape[0], labels_ref.shape[1]), dtype=np.int32)
     for part in range(labels_ref.shape[1]):
-        out[:, part] = _vote(X_ref, labels_ref[:, part], X_new, idx, k, part)
+        # votes are counted per cluster, not per label id (ids may be ~1e8)
+        col = labels_ref[:, part]
+        ids = np.unique(col[col >= 0])
+        codes = np.where(col >= 0, np.searchsorted(ids, col), -1)
+        out[:, part] = ids[_vote(X_ref, codes, X_new, idx, k, part)]
     return out

@@ -19,6 +19,7 @@ import scipy.sparse as sp
 
 from ..._docs import doc_params
 from ..._validation import check_labels
+from .._labels import compact_labels
 
 __all__ = ["Members", "as_members"]
 
@@ -134,7 +135,35 @@ def _from_soft(memberships: Sequence[np.ndarray], min_items: int = 2) -> Members
     return Members(H, part, len(blocks))
 
 
-def as_members(ensemble, *, min_items: int = 2) -> Members:
+def hard_labels(ensemble, min_items: int = 2, name: str = "ensemble") -> np.ndarray | None:
+    """``ensemble`` as checked int32 hard labels, or ``None`` for soft memberships.
+
+    Parameters
+    ----------
+    ensemble
+        What :func:`as_members` accepts.
+    min_items
+        Fewest items accepted (``1``: a single new item).
+    name
+        The argument's name, for the messages.
+
+    Returns
+    -------
+    numpy.ndarray or None
+        ``(n, L)`` labels, ``-1`` unsampled, as given (not renumbered).
+    """
+    if isinstance(ensemble, Members | list | tuple):
+        return None
+    arr = np.asarray(ensemble)
+    if arr.ndim == 3:
+        return None
+    if min_items < 2 and arr.ndim == 2 and arr.shape[0] == 1:
+        # check_labels insists on two items; a lone new item is checked as a pair
+        return check_labels(np.vstack([arr, arr]), name)[:1]
+    return check_labels(arr, name)
+
+
+def as_members(ensemble, *, min_items: int = 2, compact: bool = True) -> Members:
     """Hard labels ``(n, L)`` (``-1`` = unsampled) or a list of soft ``(n, k_l)`` memberships.
 
     Parameters
@@ -145,6 +174,10 @@ def as_members(ensemble, *, min_items: int = 2) -> Members:
     min_items
         Fewest items accepted; ``min_items=1`` accepts a single item (new items to
         extend to).
+    compact
+        Renumber hard labels ``0..k-1`` per partition first, so the columns grow with
+        the number of clusters, not with the largest label id (``False`` for labels
+        already renumbered together with another ensemble's, as :func:`pla_extend` does).
 
     Returns
     -------
@@ -158,15 +191,13 @@ def as_members(ensemble, *, min_items: int = 2) -> Members:
     """
     if isinstance(ensemble, Members):
         return ensemble
+    labels = hard_labels(ensemble, min_items)
+    if labels is not None:
+        return _from_labels(compact_labels(labels) if compact else labels)
     if isinstance(ensemble, list | tuple):
         return _from_soft(ensemble, min_items)
     arr = np.asarray(ensemble)
-    if arr.ndim == 3:
-        return _from_soft([arr[:, :, i] for i in range(arr.shape[2])], min_items)
-    if min_items < 2 and arr.ndim == 2 and arr.shape[0] == 1:
-        # check_labels insists on two items; a lone new item is checked as a pair
-        return _from_labels(check_labels(np.vstack([arr, arr]), "ensemble")[:1])
-    return _from_labels(check_labels(arr, "ensemble"))
+    return _from_soft([arr[:, :, i] for i in range(arr.shape[2])], min_items)
 
 
 # --------------------------------------------------------------------------- dense Z

@@ -31,7 +31,7 @@ from ..._validation import (
     RandomState,
     check_bool,
     check_choice,
-    check_dense_memory,
+    check_dense_route,
     check_int,
     check_matrix,
     check_n_clusters,
@@ -593,6 +593,8 @@ def check_pla_args(n_fit: int, **kwargs) -> None:
     """
     a = {**_KEYWORD_DEFAULTS, **kwargs}
     _check_run(a["mode"], a["n_init"], a["max_iter"], a["tol"], a["n_neighbors"], a["n_random"])
+    if a["mode"] == "dense":  # before the plan: an oversize call fails at once
+        check_dense_route("pla", n_fit, what="Dense PLA")
     names = ("weighted", "lam", "lam_grid", "cv_folds", "cv_score", "max_outer")
     check_weighting(*(a[name] for name in names), n_fit)
 
@@ -632,7 +634,7 @@ def _problem(fit_members, fit_index, n, mode, X, pairs, n_neighbors, n_random, d
     if mode == "dense" and not diagonal:
         raise ValueError("diagonal=False is only supported with mode='sparse'.")
     if mode == "dense":
-        check_dense_memory(r, n_matrices=3, what="Dense PLA")
+        check_dense_route("pla", r, what="Dense PLA")
         return Problem(fit_members), mode, r * r
     pattern, z_ones = _sparse_pattern(
         fit_members, fit_index, n, X, pairs, n_neighbors, n_random, diagonal, seed

@@ -1,0 +1,250 @@
+"""Nothing lost: outputs are written whole or not at all, and refused before computing.
+
+The slow tests run ``scconsensus run`` in subprocesses: SIGKILL at random instants, and two
+runs on one output at once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import anndata as ad
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+
+from scconsensus._io import atomic_dir, atomic_file, output_lock
+from scconsensus._report import check_report_folder
+from scconsensus.cli import main
+from scconsensus.pl._utils import finish
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _leftovers(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith("."))
+
+
+def test_atomic_file_keeps_old_content_on_failure(tmp_path):
+    target = tmp_path / "a.h5ad"
+    target.write_text("old")
+    with pytest.raises(KeyboardInterrupt), atomic_file(target) as tmp:
+        tmp.write_text("half")
+        raise KeyboardInterrupt
+    assert target.read_text() == "old"
+    assert _leftovers(tmp_path) == []
+
+
+def test_atomic_dir_swaps_whole_folder(tmp_path):
+    folder = tmp_path / "figs"
+    folder.mkdir()
+    (folder / "stale.png").write_text("old")
+    with pytest.raises(RuntimeError), atomic_dir(folder) as tmp:
+        (tmp / "new.png").write_text("new")
+        raise RuntimeError
+    assert [p.name for p in folder.iterdir()] == ["stale.png"]
+    with atomic_dir(folder) as tmp:
+        (tmp / "new.png").write_text("new")
+    # a figure of the previous run does not survive next to the new ones
+    assert [p.name for p in folder.iterdir()] == ["new.png"]
+    assert _leftovers(tmp_path) == []
+
+
+def test_report_folder_with_other_files_is_refused(tmp_path):
+    check_report_folder(tmp_path / "new")
+    check_report_folder(tmp_path)  # empty
+    (tmp_path / "report.md").write_text("# old")
+    (tmp_path / "a.png").write_bytes(b"")
+    check_report_folder(tmp_path)  # an earlier report
+    (tmp_path / "thesis.tex").write_text("")
+    with pytest.raises(ValueError, match=r"thesis\.tex.*new or empty folder"):
+        check_report_folder(tmp_path)
+
+
+def test_pl_save_failure_keeps_previous_figure(tmp_path, monkeypatch):
+    path = tmp_path / "plot.png"
+    path.write_bytes(b"previous")
+    fig, _ = plt.subplots()
+
+    def broken(fname, **kwargs):
+        Path(fname).write_bytes(b"partial")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(fig, "savefig", broken)
+    with pytest.raises(OSError, match="disk full"):
+        finish(fig, show=False, save=path, writekey="plot", result=None)
+    assert path.read_bytes() == b"previous"
+    assert _leftovers(tmp_path) == []
+    plt.close(fig)
+
+
+@pytest.fixture
+def previous_run(tmp_path, blobs_adata):
+    src, out = tmp_path / "in.h5ad", tmp_path / "out.h5ad"
+    blobs_adata.write_h5ad(src)
+    blobs_adata.write_h5ad(out)
+    return src, out
+
+
+def test_backed_reader_on_output_refused_before_computing(previous_run, capsys):
+    src, out = previous_run
+    before = _digest(out)
+    reader = ad.read_h5ad(out, backed="r")
+    try:
+        assert main(["run", str(src), "--out", str(out), "--no-figures"]) == 2
+    finally:
+        reader.file.close()
+    captured = capsys.readouterr()
+    assert captured.err.startswith("scconsensus: error: --out")
+    assert "held open" in captured.err and "close it there" in captured.err
+    assert "ensemble:" not in captured.out  # refused before the ensemble was built
+    assert _digest(out) == before
+
+
+def test_second_writer_of_one_output_refused(previous_run, capsys):
+    src, out = previous_run
+    before = _digest(out)
+    with output_lock(out):  # as another run holds it
+        assert main(["run", str(src), "--out", str(out), "--no-figures"]) == 2
+    captured = capsys.readouterr()
+    assert "being written by another scconsensus run" in captured.err
+    assert "ensemble:" not in captured.out
+    assert _digest(out) == before
+    assert _leftovers(out.parent) == []  # the lock file goes with its holder
+
+
+def test_unwritable_output_refused(previous_run, capsys):
+    src, out = previous_run
+    target = out.parent / "is_a_file" / "out.h5ad"
+    (out.parent / "is_a_file").write_text("")
+    assert main(["run", str(src), "--out", str(target), "--no-figures"]) == 2
+    assert "cannot create the folder" in capsys.readouterr().err
+
+
+def _cli(src: Path, out: Path) -> list[str]:
+    return [sys.executable, "-m", "scconsensus", "run", str(src), "--out", str(out),
+            "--n-partitions", "6", "--k", "3,5", "--method", "pla", "--no-progress"]  # fmt: skip
+
+
+def _report_complete(folder: Path) -> bool:
+    """``report.md`` exists and every figure it shows is there."""
+    text = (folder / "report.md").read_text()
+    shown = [line.split("(")[1].rstrip(")") for line in text.splitlines() if line.startswith("![")]
+    return bool(shown) and all((folder / name).is_file() for name in shown)
+
+
+@pytest.mark.slow
+def test_sigkill_never_damages_output_or_input(tmp_path, blobs_adata):
+    src, out = tmp_path / "in.h5ad", tmp_path / "out.h5ad"
+    blobs_adata.write_h5ad(src)
+    start = time.perf_counter()
+    subprocess.run(_cli(src, out), check=True, capture_output=True)
+    clean = time.perf_counter() - start
+    rng = np.random.default_rng(0)
+    kills = 0
+    for trial in range(24):
+        # every other run writes onto its own input, the audit's worst case
+        target = src if trial % 2 else out
+        before = _digest(target)
+        proc = subprocess.Popen(_cli(src, target), stderr=subprocess.DEVNULL)
+        time.sleep(rng.uniform(0.3, 1.1) * clean)  # late instants: computing and writing
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)
+        code = proc.wait()  # 0 when it finished just before the signal
+        assert code in (0, -signal.SIGKILL)
+        kills += code == -signal.SIGKILL
+        if _digest(target) != before:  # replaced: the complete new result, never a part
+            assert "pla" in ad.read_h5ad(target).obs
+        for path in (src, out):
+            back = ad.read_h5ad(path)  # raises on a truncated or half-written file
+            np.testing.assert_array_equal(back.X, blobs_adata.X)
+        assert _report_complete(tmp_path / "out_figures")
+    assert kills >= 20
+    # the next complete runs clear what the killed ones left (temporary files, locks)
+    for target in (src, out):
+        subprocess.run(_cli(src, target), check=True, capture_output=True)
+    assert _leftovers(tmp_path) == []
+
+
+_WAITING_RUN = """
+import sys
+from scconsensus.cli import main
+sys.stdin.readline()  # imported; run when the test says
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.slow
+def test_concurrent_runs_one_result_one_error(tmp_path, blobs_adata):
+    src, out = tmp_path / "in.h5ad", tmp_path / "out.h5ad"
+    blobs_adata.write_h5ad(src)
+    args = _cli(src, out)[3:]
+    second = subprocess.Popen(
+        [sys.executable, "-c", _WAITING_RUN, *args],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    first = subprocess.Popen(_cli(src, out), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    lock = tmp_path / ".out.h5ad.lock"
+    while not lock.exists():  # the first run has checked its output and holds it
+        assert first.poll() is None, first.communicate()
+        time.sleep(0.01)
+    _, err = second.communicate("go\n")
+    assert first.wait() == 0
+    assert second.returncode == 2
+    assert "being written by another scconsensus run" in err
+    assert "Traceback" not in err
+    back = ad.read_h5ad(out)
+    np.testing.assert_array_equal(back.X, blobs_adata.X)
+    assert "pla" in back.obs
+
+
+def _interrupt_at_line(fault_at: int, codes: set) -> None:
+    """Raise KeyboardInterrupt at the ``fault_at``-th line run inside ``codes``."""
+    state = {"n": 0}
+
+    def trace(frame, event, arg):
+        if frame.f_code not in codes or state["n"] >= fault_at:
+            return None
+        if event == "line":
+            state["n"] += 1
+            if state["n"] == fault_at:
+                raise KeyboardInterrupt
+        return trace
+
+    sys.settrace(trace)
+
+
+def test_store_is_all_or_nothing_under_interrupts(blobs_adata):
+    """A Ctrl-C at every line of the store step leaves the AnnData unchanged or complete."""
+    import pandas as pd
+
+    from scconsensus.tl import _anndata
+
+    adata = blobs_adata.copy()
+    adata.obs["pcc"] = pd.Categorical(["x"] * adata.n_obs)  # an older result to keep
+    membership = np.eye(3)[np.arange(adata.n_obs) % 3]
+    codes = {_anndata.store_consensus.__code__, _anndata.assign_all.__code__}
+    for fault_at in range(1, 200):
+        before = adata.copy()
+        try:
+            _interrupt_at_line(fault_at, codes)
+            _anndata.store_consensus(adata, "pcc", membership, params={"a": 1})
+        except KeyboardInterrupt:
+            assert list(adata.obs.columns) == list(before.obs.columns)
+            assert adata.obs["pcc"].tolist() == before.obs["pcc"].tolist()
+            assert set(adata.obsm) == set(before.obsm) and set(adata.uns) == set(before.uns)
+            continue
+        finally:
+            sys.settrace(None)
+        break
+    assert fault_at > 10  # interrupted at each line of it, then complete
+    assert adata.obs["pcc"].tolist()[:3] == ["0", "1", "2"]
+    assert adata.uns["pcc"]["params"] == {"a": 1}
