@@ -101,7 +101,7 @@ def pcc_consensus(
     *,
     mode: str = "auto",
     solver: str = "auto",
-    n_init: int = 2,
+    n_init: int = 1,
     tol: float = 1e-4,
     max_iter: int | None = None,
     min_mass: float = 0.5,
