@@ -55,6 +55,8 @@ DATASETS = (
     "planted_100000",
 )
 CCP_MAX_N = 3_000
+#: Classes of each dataset run, for the "K found" column.
+TRUE_K: dict[str, int] = {}
 
 
 def load(name: str):
@@ -123,7 +125,7 @@ def run_dataset(
 
     adata = load(name)
     truth = adata.obs["truth"].cat.codes.to_numpy()
-    K = int(adata.obs["truth"].nunique())
+    K = TRUE_K[name] = int(adata.obs["truth"].nunique())
     out = {}
 
     def record(tool, labels, secs, key=None):
@@ -224,9 +226,12 @@ def table(results: dict[str, dict[str, list[tuple[float, int, float]]]]) -> str:
     """Markdown: one row per tool, one column per dataset, ``ARI ± sd (K) CPU s``."""
     names = list(results)
     tools = list(dict.fromkeys(t for r in results.values() for t in r))
-    lines = ["| tool | " + " | ".join(names) + " | mean ARI |", "|---" * (len(names) + 2) + "|"]
+    lines = [
+        "| tool | " + " | ".join(names) + " | mean ARI | mean abs log(K / K_true) |",
+        "|---" * (len(names) + 3) + "|",
+    ]
     for tool in tools:
-        cells, means = [], []
+        cells, means, klog = [], [], []
         for name in names:
             runs = results[name].get(tool)
             if not runs:
@@ -238,8 +243,11 @@ def table(results: dict[str, dict[str, list[tuple[float, int, float]]]]) -> str:
             kk = "" if ks == [0] else f" ({'/'.join(map(str, ks))})"
             cells.append(f"{a.mean():.2f} ± {a.std():.2f}{kk} {secs:.1f}s")
             means.append(a.mean())
+            if ks != [0]:
+                klog.append(np.mean([abs(np.log(r[1] / TRUE_K[name])) for r in runs]))
         mean = f"{np.mean(means):.2f}" if len(means) == len(names) else "–"
-        lines.append(f"| {tool} | " + " | ".join(cells) + f" | {mean} |")
+        kerr = f"{np.mean(klog):.2f}" if len(klog) == len(names) else "–"
+        lines.append(f"| {tool} | " + " | ".join(cells) + f" | {mean} | {kerr} |")
     return "\n".join(lines)
 
 
@@ -272,6 +280,56 @@ def calibration_table(results) -> str:
     return "\n".join(lines)
 
 
+def paper_rows(seeds) -> str:
+    """The papers' own results through ``tl``'s defaults, one markdown table.
+
+    Lourenço et al. (2015), Sect. 7.1: JS between PCC's memberships and the soft truth
+    (paper: 0.0012) with ``n_clusters`` = 4 (exact), 8 (a maximum) and ``"auto"``;
+    Lange & Buhmann (2005), toy data: PLA's disagreement with the truth (paper:
+    0.13-0.16) on 50 single-linkage partitions of 10 % subsamples, ``n_clusters=2``.
+    """
+    import anndata as ad
+
+    import scconsensus as scc
+    from scconsensus.core.ensemble import generate_ensemble
+    from scconsensus.metrics import h_criterion, js_criterion
+
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "vignettes"))
+    from pla_toy import bananas
+
+    rows = {"PCC 7.1 JS, n_clusters=4": [], "PCC 7.1 JS, n_clusters=8": []}
+    rows["PCC 7.1 JS, n_clusters='auto'"] = []
+    rows["PLA toy disagreement, defaults"] = []
+    for seed in seeds:
+        soft = scc.datasets.soft_gaussian_mixture(
+            n_per_component=200, n_partitions=1000, random_state=seed
+        )
+        for K in (4, 8, "auto"):
+            scc.tl.pcc(soft, n_clusters=K, random_state=seed, progress=False)
+            js = js_criterion(soft.obsm["pcc_membership"], soft.obsm["soft_truth"])
+            rows[f"PCC 7.1 JS, n_clusters={K!r}"].append(js)
+        X, y = bananas(seed)
+        ens = generate_ensemble(
+            X,
+            50,
+            "hc_single",
+            k=2,
+            subsample=0.1,
+            predict_unsampled=True,
+            random_state=seed,
+            progress=False,
+        )
+        toy = ad.AnnData(X)
+        toy.obsm["scc_ensemble"] = ens.labels
+        scc.tl.pla(toy, n_clusters=2, random_state=seed, progress=False)
+        rows["PLA toy disagreement, defaults"].append(
+            1 - h_criterion(y, toy.obs["pla"].astype(str))
+        )
+    lines = ["| paper result (defaults) | mean ± sd over seeds |", "|---|---|"]
+    lines += [f"| {k} | {np.mean(v):.4f} ± {np.std(v):.4f} |" for k, v in rows.items()]
+    return "\n".join(lines)
+
+
 def warm_up() -> None:
     """Compile the numba kernels before timing (a one-off, cached on disk per version)."""
     import anndata as ad
@@ -298,6 +356,9 @@ def main() -> None:
         choices=METHODS,
         help="rows to compute ('others': ensemble members, KMeans, Leiden, consensus-k, CCP)",
     )
+    parser.add_argument(
+        "--papers", action="store_true", help="also the PCC 7.1 JS and PLA toy rows (defaults)"
+    )
     args = parser.parse_args()
     import scanpy as sc
 
@@ -318,6 +379,9 @@ def main() -> None:
     print(table(results))
     print()
     print(calibration_table(results))
+    if args.papers:
+        print()
+        print(paper_rows(args.seeds))
 
 
 if __name__ == "__main__":
