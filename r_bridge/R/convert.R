@@ -161,7 +161,7 @@ print.sccRange <- function(x, ...) {
 
 # Items x features input (as a spec) from a features x items matrix or a
 # SingleCellExperiment, with the item names.
-.item_matrix <- function(x, assay.type, use.dimred) {
+.item_matrix <- function(x, assay.type, use.dimred, call = "this function") {
     if (methods::is(x, "SummarizedExperiment")) {
         if (!is.null(use.dimred)) {
             if (!methods::is(x, "SingleCellExperiment")) {
@@ -196,6 +196,7 @@ print.sccRange <- function(x, ...) {
                  "matrix, used as it is (features in rows, items in columns): leave ",
                  "use.dimred out.", call. = FALSE)
         }
+        .check_orientation(x, items = "columns", call = call)
         spec <- .matrix_spec(x, transpose = TRUE)
         n <- ncol(x)
         names <- colnames(x)
@@ -294,4 +295,40 @@ print.sccRange <- function(x, ...) {
         colnames(membership) <- seq_len(ncol(membership))
     }
     list(labels = new, membership = membership)
+}
+
+# Names that identify features, not items: probe sets ("1000_at", "1552256_a_at",
+# Affymetrix controls), Ensembl genes, Illumina probes, and the components of a
+# reducedDim ("PC1", "UMAP_2"); and cell barcodes (10x: 16 bases, "-1"), which identify
+# items. Gene symbols do not tell genes from sample names, so they are not used.
+.feature_pattern <- paste0("(_at$)|(^ENS[A-Z]*G[0-9]{6,}([.][0-9]+)?$)|(^ILMN_[0-9]+$)|",
+                           "(^(PC|IC|UMAP|TSNE|LSI|Harmony|MNN|DC|Dim|Comp)[ _.]?[0-9]+$)")
+.barcode_pattern <- "[ACGT]{12,}"
+
+.mostly <- function(names, pattern) {
+    names <- names[!is.na(names)]
+    length(names) >= 2L && mean(grepl(pattern, names, ignore.case = TRUE)) >= 0.9
+}
+
+# Warn (class "scconsensusOrientationWarning") when the names of a matrix show the
+# other orientation: `items` is where `call` expects the items, "rows" or "columns".
+.check_orientation <- function(x, items = c("columns", "rows"), call = "this function") {
+    items <- match.arg(items)
+    features <- if (items == "columns") "rows" else "columns"
+    item_names <- if (items == "columns") colnames(x) else rownames(x)
+    feature_names <- if (items == "columns") rownames(x) else colnames(x)
+    shown <- NULL
+    if (.mostly(item_names, .feature_pattern)) {
+        shown <- paste0("its ", items, " are named like features (",
+                        paste0("'", item_names[1:2], "'", collapse = ", "), ")")
+    } else if (.mostly(feature_names, .barcode_pattern)) {
+        shown <- paste0("its ", features, " are named like cells (",
+                        paste0("'", feature_names[1:2], "'", collapse = ", "), ")")
+    }
+    if (is.null(shown)) return(invisible(FALSE))
+    warning(warningCondition(
+        paste0("x looks transposed: ", call, " takes items (cells, samples) in ", items,
+               " and features in ", features, ", but ", shown, ". If so, pass t(x)."),
+        class = c("scconsensusOrientationWarning", "scconsensusWarning")))
+    invisible(TRUE)
 }
