@@ -109,6 +109,31 @@ def test_run_hands_back_warnings_and_silences_progress(blobs, capfd):
     assert not _bridge.uses_ensemble("dpp") and not _bridge.uses_ensemble("ensemble")
 
 
+def test_run_hands_back_log_warnings_and_messages_in_order(blobs, capfd):
+    """Issue 27, item 1: scanpy's log reaches R as conditions, not as text on stderr."""
+    import scanpy as sc
+
+    X, _ = blobs
+    capfd.readouterr()
+    level = sc.settings._root_logger.level
+    # K = 6 from 2-cluster partitions: tl.pcc's plan logs a warning
+    args = ("pcc", _bridge.make_adata(X), {"nClusters": 6.0}, None, {"nPartitions": 6.0, "k": 2.0})
+    quiet = _bridge.run(*args, progress=False)
+    loud = _bridge.run(*args, progress=False, verbose=True)
+    assert capfd.readouterr().err == ""
+    assert sc.settings._root_logger.level == level  # the logger is left as it was
+    assert {e["type"] for e in quiet["conditions"]} == {"warning"}
+    assert any("have about 6 clusters" in w for w in quiet["warnings"])
+    kinds = [e["type"] for e in loud["conditions"]]
+    assert "message" in kinds and "warning" in kinds
+    texts = [e["message"] for e in loud["conditions"]]
+    # in the order they arose: the plan is announced before its warning
+    fit = next(i for i, t in enumerate(texts) if t.startswith("fitting"))
+    assert fit < next(i for i, t in enumerate(texts) if "have about 6 clusters" in t)
+    assert _bridge.defaults("ensemble")["k"] == "auto"
+    assert "adata" not in _bridge.defaults("pcc") and "copy" not in _bridge.defaults("pcc")
+
+
 def test_matrix_transport_and_encode():
     X = np.arange(12, dtype=np.float64).reshape(3, 4)
     spec = {"shape": [4, 3], "dtype": "float64", "data": bytearray(X.T.tobytes(order="F"))}

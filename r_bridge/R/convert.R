@@ -175,7 +175,9 @@ print.sccRange <- function(x, ...) {
                      call. = FALSE)
             }
             # reducedDims hold items in rows already
-            spec <- .matrix_spec(SingleCellExperiment::reducedDim(x, use.dimred))
+            m <- SingleCellExperiment::reducedDim(x, use.dimred)
+            .check_values(m, paste0("reducedDim(x, '", use.dimred, "')"))
+            spec <- .matrix_spec(m)
         } else {
             available <- SummarizedExperiment::assayNames(x)
             if (!assay.type %in% available) {
@@ -184,9 +186,9 @@ print.sccRange <- function(x, ...) {
                      ". Pass assay.type (e.g. 'logcounts') or use.dimred (e.g. 'PCA').",
                      call. = FALSE)
             }
-            spec <- .matrix_spec(
-                SummarizedExperiment::assay(x, assay.type, withDimnames = FALSE),
-                transpose = TRUE)
+            m <- SummarizedExperiment::assay(x, assay.type, withDimnames = FALSE)
+            .check_values(m, paste0("assay(x, '", assay.type, "')"))
+            spec <- .matrix_spec(m, transpose = TRUE)
         }
         n <- ncol(x)
         names <- colnames(x)
@@ -197,6 +199,7 @@ print.sccRange <- function(x, ...) {
                  "use.dimred out.", call. = FALSE)
         }
         .check_orientation(x, items = "columns", call = call)
+        .check_values(x, "x")
         spec <- .matrix_spec(x, transpose = TRUE)
         n <- ncol(x)
         names <- colnames(x)
@@ -331,4 +334,36 @@ print.sccRange <- function(x, ...) {
                " and features in ", features, ", but ", shown, ". If so, pass t(x)."),
         class = c("scconsensusOrientationWarning", "scconsensusWarning")))
     invisible(TRUE)
+}
+
+# The values of the matrix to cluster, checked in R terms before any work: numbers
+# (a logical matrix is refused, not read as 0/1 silently), none missing or infinite.
+.check_values <- function(m, what) {
+    if (is.logical(m) || methods::is(m, "lMatrix") || methods::is(m, "nMatrix")) {
+        stop(what, " is logical: scconsensus clusters numbers. If TRUE/FALSE are meant as ",
+             "1/0, pass a numeric matrix, e.g. x * 1.", call. = FALSE)
+    }
+    values <- if (methods::is(m, "sparseMatrix")) m@x else m
+    if (!is.numeric(values) && !is.matrix(values)) values <- as.matrix(values)
+    bad <- if (is.numeric(values)) sum(!is.finite(values)) else 0L
+    if (bad > 0L) {
+        stop(what, " has ", bad, " missing (NA/NaN) or infinite value(s). Remove or ",
+             "impute them before clustering, e.g. keep complete rows with ",
+             "x[stats::complete.cases(x), ] or set x[is.na(x)] <- 0.", call. = FALSE)
+    }
+    invisible()
+}
+
+# nClusters in R terms, before an ensemble is built: NULL, "auto" or 1 <= k < n.
+.check_n_clusters <- function(k, n) {
+    if (is.null(k) || identical(k, "auto")) return(invisible())
+    if (!is.numeric(k) || length(k) != 1L || is.na(k) || k != round(k) || k < 1) {
+        stop("nClusters must be a whole number >= 1, \"auto\" or NULL (chosen from the ",
+             "data), not ", deparse(k), ".", call. = FALSE)
+    }
+    if (k >= n) {
+        stop("nClusters = ", k, " is too large for ", n, " items: choose nClusters below ",
+             n, ", or leave it NULL to choose it from the data.", call. = FALSE)
+    }
+    invisible()
 }

@@ -53,7 +53,7 @@ test_that("Python's and scanpy's warnings are R warnings, information R messages
     # its category
     w <- tryCatch(dpp(x, nRuns = 20, nClusters = 9, progress = FALSE),
                   scconsensusWarning = function(w) w)
-    expect_match(conditionMessage(w), "n_clusters=9 asked")
+    expect_match(conditionMessage(w), "nClusters=9 asked")  # in R's name (item 8)
     expect_identical(w$category, "UserWarning")
     expect_error(pcc(x, verbose = NA), "verbose must be TRUE or FALSE")
 })
@@ -164,4 +164,30 @@ test_that("PCCParam refuses mistakes at construction; clusterRows takes a dgCMat
     expect_s4_class(sparse, "dgCMatrix")
     p <- PCCParam(nClusters = 2, ensembleArgs = small_ensemble)
     expect_identical(bluster::clusterRows(sparse, p), bluster::clusterRows(as.matrix(x), p))
+})
+
+test_that("messages use R names and R advice, and come before any work (issue 27, item 8)", {
+    skip_without_python()
+    x <- two_groups()
+    na <- x
+    na[1, 1:3] <- NA
+    expect_error(pcc(na), "x has 3 missing \\(NA/NaN\\) or infinite value\\(s\\).*is.na\\(x\\)")
+    sce <- SingleCellExperiment::SingleCellExperiment(list(logcounts = na))
+    expect_error(ensemble(sce), "assay\\(x, 'logcounts'\\) has 3 missing")
+    expect_error(dpp(x > 0), "x is logical.*x \\* 1")
+    # nClusters too large: refused in R before the ensemble is built, worded once for all
+    # no ensemble built first: with verbose = TRUE its log would be a message
+    worked <- function(m) stop("an ensemble was built first: ", conditionMessage(m))
+    err <- tryCatch(withCallingHandlers(pcc(x, nClusters = 200, verbose = TRUE),
+                                        message = worked), error = conditionMessage)
+    expect_match(err, "^nClusters = 200 is too large")
+    for (f in list(pcc, pla, dpp)) {
+        expect_error(f(x, nClusters = 200), "nClusters = 200 is too large for 40 items")
+    }
+    expect_error(pcc(x, nClusters = 2.5), "nClusters must be a whole number")
+    # Python's names and ranges in warnings read as R's
+    expect_identical(scconsensusR:::.r_terms("more partitions (n_partitions), e.g. k=(4, 8)"),
+                     "more partitions (nPartitions), e.g. k = sccRange(4, 8)")
+    expect_identical(scconsensusR:::.r_terms(".obsm['scc_ensemble']; k=1"),
+                     ".obsm['scc_ensemble']; k=1")
 })
