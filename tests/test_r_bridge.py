@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import filecmp
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -257,3 +258,39 @@ def test_roxygen_pages_are_up_to_date(tmp_path):
     assert generated == sorted(p.name for p in (R_BRIDGE / "man").glob("*.Rd"))
     for fn in ("ensemble", "pcc", "pla", "dpp", "PCCParam", "sccRange"):
         assert f"{fn}.Rd" in generated
+
+
+def _r_blocks(path: Path) -> list[str]:
+    return re.findall(r"^```r\n(.*?)^```$", path.read_text(), flags=re.M | re.S)
+
+
+@pytest.mark.slow
+def test_readme_r_setup_works_in_a_fresh_session(r_library, tmp_path):
+    """Issue 27, item 7: the READMEs' R setup, as written, finds the Python with scconsensus.
+
+    A new R process without RETICULATE_PYTHON runs r_bridge/README.md's setup block and
+    the repository README's R block (on data made in R first), so that the setup line is
+    what points reticulate at this Python (the python3 on the PATH, as tools/setup.sh).
+    """
+    setup = _r_blocks(R_BRIDGE / "README.md")[0]
+    readme = next(b for b in _r_blocks(ROOT / "README.md") if "RETICULATE_PYTHON" in b)
+    data = """
+        set.seed(7)
+        x <- do.call(cbind, lapply(c(0, 4, 8), function(m) matrix(rnorm(400, m), 20)))
+        dimnames(x) <- list(paste0("g", 1:20), paste0("s", 1:60))
+        sce <- SingleCellExperiment::SingleCellExperiment(list(logcounts = x))
+        SingleCellExperiment::reducedDim(sce, "PCA") <- prcomp(t(x))$x[, 1:5]
+    """
+    script = tmp_path / "setup.R"
+    script.write_text(
+        f".libPaths(c({str(r_library)!r}, .libPaths()))\n{data}\n{setup}\n"
+        "stopifnot(isTRUE(sccAvailable()))\n"
+        f"{readme}\nstopifnot(nlevels(res$labels) == 3L, 'pcc' %in% names(colData(sce)))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "RETICULATE_PYTHON"}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    proc = subprocess.run(
+        ["Rscript", str(script)], capture_output=True, text=True, timeout=600, env=env,
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]

@@ -31,3 +31,5 @@ PYTHON=${PYTHON:-python3}
 echo "setup: installing scconsensus[all] with $($PYTHON --version)"
 $PYTHON -m pip install -q --disable-pip-version-check -e ".[all]"
 $PYTHON -c "import scconsensus, rpy2.robjects; print('setup: ok, scconsensus', scconsensus.__version__)"
+# the line R users need: reticulate must use this Python, not the first one it finds
+$PYTHON -c "import sys; print(f'setup: in R, Sys.setenv(RETICULATE_PYTHON = \"{sys.executable}\")')"

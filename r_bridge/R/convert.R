@@ -356,8 +356,11 @@ print.sccRange <- function(x, ...) {
 
 # nClusters in R terms, before an ensemble is built: NULL, "auto" or 1 <= k < n.
 .check_n_clusters <- function(k, n) {
-    if (is.null(k) || identical(k, "auto")) return(invisible())
-    if (!is.numeric(k) || length(k) != 1L || is.na(k) || k != round(k) || k < 1) {
+    # NA has its own message (see .py_args)
+    if (is.null(k) || identical(k, "auto") || identical(as.vector(is.na(k)), TRUE)) {
+        return(invisible())
+    }
+    if (!is.numeric(k) || length(k) != 1L || k != round(k) || k < 1) {
         stop("nClusters must be a whole number >= 1, \"auto\" or NULL (chosen from the ",
              "data), not ", deparse(k), ".", call. = FALSE)
     }
