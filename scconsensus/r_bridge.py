@@ -198,7 +198,13 @@ def encode(value: Any) -> Any:
         return encode(value.to_numpy())
     if isinstance(value, np.ndarray):
         if value.dtype.kind in "OUS":
-            return [encode(v) for v in value.ravel(order="F")]
+            flat = [encode(v) for v in value.ravel(order="F")]
+            # a matrix of strings (e.g. every k's labels) keeps its shape
+            return (
+                {"shape": list(value.shape), "dtype": "str", "data": flat}
+                if value.ndim > 1
+                else flat
+            )
         kind = {"b": "bool", "i": "int32", "u": "int32"}.get(value.dtype.kind, "float64")
         flat = np.asarray(value).ravel(order="F")
         if kind == "int32" and flat.size and np.abs(flat).max() >= 2**31:

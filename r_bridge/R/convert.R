@@ -244,7 +244,7 @@ print.sccRange <- function(x, ...) {
         data <- unlist(v$data)
         if (is.null(data)) data <- vector(if (v$dtype == "int32") "integer" else "double")
         data <- switch(v$dtype, int32 = as.integer(data), bool = as.logical(data),
-                       as.double(data))
+                       str = as.character(data), as.double(data))
         shape <- as.integer(unlist(v$shape))
         if (length(shape) <= 1L) return(data)
         return(array(data, dim = shape))
@@ -273,6 +273,10 @@ print.sccRange <- function(x, ...) {
         m[m < 0L] <- NA_integer_
         m <- m + 1L
         colnames(m) <- paste0("p", seq_len(ncol(m)))
+    } else if (is.character(m) && all(grepl("^-?[0-9]+$", m[!is.na(m)]))) {
+        # labels as strings (consensus-k's for every k): "0".."k-1" become 1..k
+        m <- matrix(as.integer(m) + 1L, nrow(m))
+        m[!is.na(m) & m < 1L] <- NA_integer_
     }
     rownames(m) <- names
     m

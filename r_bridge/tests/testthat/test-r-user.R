@@ -191,3 +191,48 @@ test_that("messages use R names and R advice, and come before any work (issue 27
     expect_identical(scconsensusR:::.r_terms(".obsm['scc_ensemble']; k=1"),
                      ".obsm['scc_ensemble']; k=1")
 })
+
+test_that("consensusK() on ALL gives tl.consensus_k's statistics, and plots them (issue 27, item 6)", {
+    skip_without_python()
+    d <- all_5000()
+    ck <- consensusK(d, maxK = 5, reps = 20, progress = FALSE)
+    expect_s3_class(ck, c("sccConsensusK", "data.frame"))
+    expect_identical(ck$k, 2:5)
+    # the same call in Python, on the same matrix
+    bridge <- scconsensusR:::.scc_bridge()
+    adata <- bridge$make_adata(scconsensusR:::.matrix_spec(d, transpose = TRUE))
+    tl <- reticulate::import("scconsensus.tl", convert = FALSE)
+    tl$consensus_k(adata, max_k = 5L, reps = 20L, use_rep = "X", progress = FALSE)
+    py <- reticulate::py_to_r(bridge$encode(adata$uns["consensus_k"]))
+    expect_equal(ck$pac, unlist(py$pac$data))
+    expect_equal(ck$area, unlist(py$area$data))
+    expect_equal(ck$deltaArea, unlist(py$delta_area$data))
+    expect_equal(attr(ck, "cdf"),
+                 matrix(unlist(py$cdf$data), 4L, dimnames = list(2:5, NULL)))
+    expect_identical(attr(ck, "bestK"), as.integer(py$best_k))
+    expect_identical(attr(ck, "bestK"), ck$k[which.min(ck$pac)])
+    labels <- attr(ck, "labels")
+    expect_identical(dim(labels), c(128L, 4L))
+    expect_identical(colnames(labels), paste0("k", 2:5))
+    expect_true(all(apply(labels, 2, function(l) setequal(l, seq_len(max(l))))))
+    # the three plots draw
+    path <- tempfile(fileext = ".pdf")
+    grDevices::pdf(path)
+    expect_identical(plot(ck), ck)
+    grDevices::dev.off()
+    expect_gt(file.size(path), 1000)
+    expect_error(plot(ck, which = "nope"), "should be one of")
+})
+
+test_that("consensusK() on a SingleCellExperiment stores the statistics (issue 27, item 6)", {
+    skip_without_python()
+    x <- two_groups()
+    sce <- SingleCellExperiment::SingleCellExperiment(list(logcounts = x))
+    out <- consensusK(sce, maxK = 4, reps = 10, distance = "euclidean", progress = FALSE)
+    direct <- consensusK(x, maxK = 4, reps = 10, distance = "euclidean", progress = FALSE)
+    stats <- consensusKStats(out)
+    expect_equal(as.data.frame(unclass(stats)), as.data.frame(unclass(direct))[names(stats)])
+    expect_identical(attr(stats, "bestK"), 2L)  # two groups
+    expect_gt(ari(out$consensus_k_k2, truth), 0.95)
+    expect_error(consensusKStats(sce), "run x <- consensusK\\(x\\) first")
+})
