@@ -9,7 +9,7 @@ R_PACKAGES=(
   r-base-core r-base-dev
   r-bioc-consensusclusterplus r-bioc-all r-bioc-singlecellexperiment
   r-bioc-bluster r-bioc-scran
-  r-cran-reticulate r-cran-testthat r-cran-roxygen2 r-cran-knitr r-cran-markdown
+  r-cran-reticulate r-cran-testthat r-cran-roxygen2 r-cran-knitr r-cran-rmarkdown
 )
 
 missing=()
