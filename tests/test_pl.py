@@ -50,6 +50,36 @@ def test_heatmap_from_ensemble_with_annotations(adata, tmp_path):
     assert len(ax.figure.axes) == 5
 
 
+def test_heatmap_bars_share_no_colour(adata):
+    """Issue 27, item 10: a colour means one category of one bar (all bars reused tab10)."""
+    a = adata.copy()
+    a.obs["batch"] = pd.Categorical(np.arange(a.n_obs) % 3).astype(str)
+    a.obs["phase"] = pd.Categorical(np.where(np.arange(a.n_obs) % 2, "G1", "S"))
+    a.uns["phase_colors"] = ["#1f77b4", "#ff7f0e"]  # Scanpy's first two: the labels' too
+    ax = scc.pl.consensus_heatmap(
+        a, "scc_ensemble", "consensus_k_k4", annotations=["batch", "phase"], show=False
+    )
+    colours = {}
+    for bar in ax.figure.axes:
+        labels = [t.get_text() for t in bar.get_yticklabels()]
+        if bar.images and labels and labels[0] in ("consensus_k_k4", "batch", "phase"):
+            rgba = bar.images[0].get_array()[0]
+            colours[labels[0]] = {tuple(np.round(c, 4)) for c in rgba}
+    assert set(colours) == {"consensus_k_k4", "batch", "phase"}
+    assert len(colours["batch"]) == 3 and len(colours["phase"]) == 2
+    for one, other in [
+        ("consensus_k_k4", "batch"),
+        ("consensus_k_k4", "phase"),
+        ("batch", "phase"),
+    ]:
+        assert not colours[one] & colours[other], (one, other)
+    # the labels keep the colours the other plots give them
+    first = scc.pl._utils.category_colors(a, "consensus_k_k4")
+    from matplotlib.colors import to_rgba
+
+    assert {tuple(np.round(to_rgba(c), 4)) for c in first.values()} >= colours["consensus_k_k4"]
+
+
 def test_heatmap_from_stored_consensus_matrix_and_subsample(adata, tmp_path):
     path = tmp_path / "heat_k.png"
     scc.pl.consensus_heatmap(adata, "consensus_k_k3", max_items=60, save=path)
