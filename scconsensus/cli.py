@@ -290,9 +290,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--out", required=True, help="output .h5ad")
     p_run.add_argument("--figures", help="figure folder (default: next to --out)")
     p_run.add_argument("--no-figures", action="store_true", help="skip the figure report")
-    p_run.add_argument(
-        "--n-partitions", type=int, default=100, help="partitions in the ensemble (default 100)"
-    )
+    p_run.add_argument("--n-partitions", type=int, default=100, help="ensemble size (100)")
     p_run.add_argument(
         "--ensemble-method",
         "--ensemble-methods",  # the old name, for one release
@@ -308,17 +306,8 @@ def build_parser() -> argparse.ArgumentParser:
         "the values cycled over the partitions; [A,B] in brackets exactly the two values "
         "A and B (R: c(A, B))",
     )
-    p_run.add_argument(
-        "--subsample",
-        type=float,
-        default=0.8,
-        help="fraction of items clustered in each partition (default 0.8)",
-    )
-    p_run.add_argument(
-        "--ensemble-key",
-        default="scc_ensemble",
-        help=".obsm key of the ensemble, read if INPUT has it (default scc_ensemble)",
-    )
+    p_run.add_argument("--subsample", type=float, default=0.8, help="items per partition (0.8)")
+    p_run.add_argument("--ensemble-key", default="scc_ensemble", help="the ensemble's .obsm key")
     p_run.add_argument(
         "--rebuild-ensemble", action="store_true", help="rebuild even if INPUT has one"
     )
@@ -326,15 +315,8 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument(
         "--n-clusters", default="auto", help="auto (chosen from the ensemble) or a number"
     )
-    p_run.add_argument(
-        "--random-state",
-        type=int,
-        default=0,
-        help="seed of every random choice; the same seed gives the same result (default 0)",
-    )
-    p_run.add_argument(
-        "--n-jobs", type=int, default=1, help="parallel jobs for the ensemble (default 1)"
-    )
+    p_run.add_argument("--random-state", type=int, default=0, help="seed of every random choice")
+    p_run.add_argument("--n-jobs", type=int, default=1, help="parallel jobs of the ensemble (1)")
     p_run.add_argument(
         "--truth",
         default=None,
@@ -351,11 +333,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_run.set_defaults(func=run)
     p_demo = sub.add_parser("demo", help="run everything on the bundled PBMC data")
-    p_demo.add_argument(
-        "--outdir",
-        default="scconsensus_demo",
-        help="folder for the result and figures (default scconsensus_demo)",
-    )
+    p_demo.add_argument("--outdir", default="scconsensus_demo", help="result and figure folder")
     p_demo.set_defaults(func=demo)
     return parser
 
