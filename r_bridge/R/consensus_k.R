@@ -128,9 +128,10 @@ print.sccConsensusK <- function(x, ...) {
 #'     ck <- consensusK(x, maxK = 4, reps = 10)
 #'     plot(ck)
 #' }
+#' @importFrom grDevices hcl.colors
 #' @export
 plot.sccConsensusK <- function(x, which = c("cdf", "delta", "pac"),
-                               col = grDevices::hcl.colors(nrow(x), "Dark 3"), ...) {
+                               col = hcl.colors(nrow(x), "Dark 3"), ...) {
     which <- match.arg(which, several.ok = TRUE)
     for (w in which) {
         switch(w,
