@@ -219,9 +219,9 @@ test_that("consensusK() on ALL gives tl.consensus_k's statistics, and plots them
     path <- tempfile(fileext = ".pdf")
     grDevices::pdf(path)
     expect_identical(plot(ck), ck)
+    expect_error(plot(ck, which = "nope"), "should be one of")
     grDevices::dev.off()
     expect_gt(file.size(path), 1000)
-    expect_error(plot(ck, which = "nope"), "should be one of")
 })
 
 test_that("consensusK() on a SingleCellExperiment stores the statistics (issue 27, item 6)", {
