@@ -93,17 +93,23 @@ _OWN_OPTIONS = {
 
 
 def _k_values(text: str) -> tuple[int, int] | list[int] | str:
-    """``--k``: ``auto``; two values are an inclusive range, one or three or more a list."""
-    if text.strip() == "auto":
+    """``--k``: ``auto``; two values are an inclusive range, one or three or more a list.
+
+    ``[a,b]`` (in brackets) is a list whatever its length, e.g. the two values R's
+    ``c(4, 14)`` means.
+    """
+    text = text.strip()
+    if text == "auto":
         return "auto"
+    as_list = text.startswith("[") and text.endswith("]")
     try:
-        values = [int(v) for v in text.split(",") if v.strip()]
+        values = [int(v) for v in text.strip("[]").split(",") if v.strip()]
     except ValueError:
         msg = f"--k expects integers separated by commas (e.g. 2,20), got {text!r}."
         raise ValueError(msg) from None
     if not values or min(values) < 2:
         raise ValueError(f"--k values must be integers of at least 2, got {text!r}.")
-    return tuple(values) if len(values) == 2 else values
+    return tuple(values) if len(values) == 2 and not as_list else values
 
 
 def _int_or_text(text: str) -> int | str:
@@ -291,8 +297,13 @@ class _RenamedOption(argparse.Action):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
+
     parser = argparse.ArgumentParser(
         prog="scconsensus", description="Consensus clustering for gene-expression data."
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"%(prog)s {__version__}", help="print the version"
     )
     sub = parser.add_subparsers(dest="command", required=True)
     p_run = sub.add_parser("run", help="build an ensemble and run consensus methods")
@@ -306,7 +317,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--out", required=True, help="output .h5ad")
     p_run.add_argument("--figures", help="figure folder (default: next to --out)")
     p_run.add_argument("--no-figures", action="store_true", help="skip the figure report")
-    p_run.add_argument("--n-partitions", type=int, default=100)
+    p_run.add_argument("--n-partitions", type=int, default=100, help="ensemble size (100)")
     p_run.add_argument(
         "--ensemble-method",
         "--ensemble-methods",  # the old name, for one release
@@ -315,10 +326,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="comma-separated, e.g. kmeans,leiden,hc (tl.ensemble's method)",
     )
     p_run.add_argument(
-        "--k", default="auto", help="auto (log-spaced 2..sqrt(n)), lo,hi range or a list"
+        "--k",
+        default="auto",
+        help="clusters per partition: auto (default; log-spaced 2..sqrt(n)); LO,HI a range "
+        "drawn per partition (R: sccRange(LO, HI)); one value, or three or more (3,5,8), "
+        "the values cycled over the partitions; [A,B] in brackets exactly the two values "
+        "A and B (R: c(A, B))",
     )
-    p_run.add_argument("--subsample", type=float, default=0.8)
-    p_run.add_argument("--ensemble-key", default="scc_ensemble")
+    p_run.add_argument("--subsample", type=float, default=0.8, help="items per partition (0.8)")
+    p_run.add_argument("--ensemble-key", default="scc_ensemble", help="the ensemble's .obsm key")
     p_run.add_argument(
         "--rebuild-ensemble", action="store_true", help="rebuild even if INPUT has one"
     )
@@ -326,8 +342,8 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument(
         "--n-clusters", default="auto", help="auto (chosen from the ensemble) or a number"
     )
-    p_run.add_argument("--random-state", type=int, default=0)
-    p_run.add_argument("--n-jobs", type=int, default=1)
+    p_run.add_argument("--random-state", type=int, default=0, help="seed of every random choice")
+    p_run.add_argument("--n-jobs", type=int, default=1, help="parallel jobs of the ensemble (1)")
     p_run.add_argument(
         "--truth",
         default=None,
@@ -344,7 +360,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_run.set_defaults(func=run)
     p_demo = sub.add_parser("demo", help="run everything on the bundled PBMC data")
-    p_demo.add_argument("--outdir", default="scconsensus_demo")
+    p_demo.add_argument("--outdir", default="scconsensus_demo", help="result and figure folder")
     p_demo.set_defaults(func=demo)
     return parser
 

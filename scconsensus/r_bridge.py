@@ -21,8 +21,10 @@ function works from R as soon as it exists:
   (``sccRange(2, 20)``) as tuples; a list becomes a tuple where the parameter
   takes only a tuple (e.g. ``resolution``).
 
-Python warnings raised during a call are handed back for R to raise with
-``warning()``, and progress bars can be switched off (see :func:`run`).
+Python warnings and scanpy's log warnings raised during a call are handed back,
+in order, for R to signal as ``warning()`` conditions, and with ``verbose`` the
+log's information for R's ``message()``; nothing of them is printed to the
+standard error. Progress bars can be switched off (see :func:`run`).
 
 Matrices cross without reticulate's NumPy conversion, which needs the NumPy C
 API of the NumPy it was built against (Debian's reticulate 1.28 refuses NumPy
@@ -37,6 +39,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import io
+import logging
 import re
 import warnings
 from collections.abc import Mapping
@@ -50,6 +53,7 @@ __all__ = [
     "camel_case",
     "convert_kwargs",
     "decode_matrix",
+    "defaults",
     "encode",
     "make_adata",
     "run",
@@ -194,7 +198,13 @@ def encode(value: Any) -> Any:
         return encode(value.to_numpy())
     if isinstance(value, np.ndarray):
         if value.dtype.kind in "OUS":
-            return [encode(v) for v in value.ravel(order="F")]
+            flat = [encode(v) for v in value.ravel(order="F")]
+            # a matrix of strings (e.g. every k's labels) keeps its shape
+            return (
+                {"shape": list(value.shape), "dtype": "str", "data": flat}
+                if value.ndim > 1
+                else flat
+            )
         kind = {"b": "bool", "i": "int32", "u": "int32"}.get(value.dtype.kind, "float64")
         flat = np.asarray(value).ravel(order="F")
         if kind == "int32" and flat.size and np.abs(flat).max() >= 2**31:
@@ -264,6 +274,85 @@ def _call(function, adata: AnnData, kwargs: dict[str, Any], progress: bool | Non
         function(adata, **kwargs)
 
 
+def defaults(name: str) -> dict[str, Any]:
+    """The arguments of ``scconsensus.tl.<name>`` by their R name, with Python's defaults.
+
+    The one place R learns a default: R's formals leave Python's arguments at ``NULL``
+    and ``show()`` of a parameter object prints these. A default that is not a plain
+    value (an object, a function) is given as its ``repr``.
+    """
+    params = inspect.signature(_tool(name)).parameters
+    out = {}
+    for key, param in params.items():
+        if key in _RESERVED or param.default is inspect.Parameter.empty:
+            continue
+        value = param.default
+        if not (value is None or isinstance(value, str | bool | int | float | tuple)):
+            value = repr(value)
+        out[camel_case(key)] = value
+    return encode(out)
+
+
+class _Collect(logging.Handler):
+    """A handler that appends scanpy's log records to ``events`` instead of printing them."""
+
+    def __init__(self, events: list[dict[str, str]]):
+        super().__init__(level=0)
+        self.events = events
+
+    def emit(self, record: logging.LogRecord) -> None:
+        kind = "warning" if record.levelno >= logging.WARNING else "message"
+        category = "UserWarning" if kind == "warning" else record.levelname
+        self.events.append(
+            {"type": kind, "category": category, "message": record.getMessage().strip()}
+        )
+
+
+@contextlib.contextmanager
+def _conditions(verbose: bool):
+    """Collect Python warnings and scanpy's log records, in the order they arise.
+
+    scanpy logs through its own root logger (``settings._root_logger``, not
+    :mod:`logging`'s), which prints to the standard error; R can neither catch
+    nor silence that, so its handlers are swapped for a collector for the call.
+    Its level is lowered to scanpy's ``hint`` only with ``verbose``: R users
+    then get what ``verbosity = "hint"`` would print in Python.
+    """
+    from scanpy import settings
+
+    events: list[dict[str, str]] = []
+    logger = settings._root_logger
+    level, handlers = logger.level, logger.handlers[:]
+
+    def showwarning(message, category, filename, lineno, file=None, line=None):
+        text = str(message).strip()
+        events.append({"type": "warning", "category": category.__name__, "message": text})
+
+    logger.handlers[:] = [_Collect(events)]
+    logger.setLevel(15 if verbose else logging.WARNING)  # 15: scanpy's HINT
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("always")
+            warnings.showwarning = showwarning  # restored by catch_warnings
+            yield events
+    finally:
+        logger.handlers[:] = handlers
+        logger.setLevel(level)
+
+
+def _once(events: list[dict[str, str]]) -> list[dict[str, str]]:
+    """Each warning once (a check repeated per partition says the same thing); all messages."""
+    seen: set[str] = set()
+    out = []
+    for event in events:
+        if event["type"] == "warning":
+            if event["message"] in seen:
+                continue
+            seen.add(event["message"])
+        out.append(event)
+    return out
+
+
 def run(
     name: str,
     adata: AnnData,
@@ -271,6 +360,7 @@ def run(
     ensemble: Any = None,
     ensemble_kwargs: Mapping[str, Any] | None = None,
     progress: bool | None = None,
+    verbose: bool = False,
 ) -> dict[str, Any]:
     """Call ``scconsensus.tl.<name>(adata, **kwargs)`` and return what it wrote.
 
@@ -291,17 +381,22 @@ def run(
     progress
         Progress bars on (``True``), off (``False``, nothing written to standard
         error) or as the function decides (``None``).
+    verbose
+        Also collect scanpy's information records (``info`` and ``hint``).
 
     Returns
     -------
     ``{"key": main result key or None, "obs": {...}, "obsm": {...}, "uns": {...},
-    "warnings": [...]}`` with the entries the call added, passed through
-    :func:`encode`, and the messages of the Python warnings raised (each once).
+    "conditions": [...], "warnings": [...]}`` with the entries the call added,
+    passed through :func:`encode`; ``conditions`` are the Python warnings and
+    scanpy's log records in order, each ``{"type": "warning" | "message",
+    "category", "message"}`` (each warning once), ``warnings`` their warnings'
+    messages.
     """
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    with _conditions(bool(verbose)) as events:
         out = _run(name, adata, kwargs, ensemble, ensemble_kwargs, progress)
-    out["warnings"] = list(dict.fromkeys(str(w.message).strip() for w in caught))
+    out["conditions"] = _once(events)
+    out["warnings"] = [e["message"] for e in out["conditions"] if e["type"] == "warning"]
     return out
 
 

@@ -60,3 +60,46 @@ def test_unknown_method_is_rejected(tmp_path, blobs_adata):
     blobs_adata.write_h5ad(src)
     with pytest.raises(SystemExit):
         main(["run", str(src), "--out", str(tmp_path / "o.h5ad"), "--method", "magic"])
+
+
+def test_version_prints_the_version(capsys):
+    """Issue 27, item 9: ``scconsensus --version`` needs no command."""
+    from scconsensus import __version__
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"scconsensus {__version__}"
+
+
+def test_every_option_has_help():
+    """Issue 27, item 9: walk the parser and its sub-commands; no option without help."""
+    import argparse
+
+    from scconsensus.cli import build_parser
+
+    missing, seen, parsers = [], 0, [build_parser()]
+    while parsers:
+        parser = parsers.pop()
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                parsers.extend(action.choices.values())
+                helps = {a.dest: a.help for a in action._choices_actions}
+                missing += [f"command {name}" for name in action.choices if not helps.get(name)]
+                continue
+            seen += 1
+            if not (action.help or "").strip():
+                missing.append(f"{parser.prog} {'/'.join(action.option_strings) or action.dest}")
+    assert seen > 20 and not missing, missing
+
+
+def test_k_in_brackets_is_a_list_of_two():
+    """Issue 27, item 9: ``--k 4,14`` is a range; ``--k [4,14]`` the two values (R's c(4, 14))."""
+    from scconsensus.cli import _k_values
+
+    assert _k_values("4,14") == (4, 14)
+    assert _k_values("[4,14]") == [4, 14]
+    assert _k_values("3,5,8") == [3, 5, 8]
+    assert _k_values("auto") == "auto"
+    with pytest.raises(ValueError, match="integers"):
+        _k_values("[4,x]")

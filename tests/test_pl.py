@@ -50,6 +50,36 @@ def test_heatmap_from_ensemble_with_annotations(adata, tmp_path):
     assert len(ax.figure.axes) == 5
 
 
+def test_heatmap_bars_share_no_colour(adata):
+    """Issue 27, item 10: a colour means one category of one bar (all bars reused tab10)."""
+    a = adata.copy()
+    a.obs["batch"] = pd.Categorical(np.arange(a.n_obs) % 3).astype(str)
+    a.obs["phase"] = pd.Categorical(np.where(np.arange(a.n_obs) % 2, "G1", "S"))
+    a.uns["phase_colors"] = ["#1f77b4", "#ff7f0e"]  # Scanpy's first two: the labels' too
+    ax = scc.pl.consensus_heatmap(
+        a, "scc_ensemble", "consensus_k_k4", annotations=["batch", "phase"], show=False
+    )
+    colours = {}
+    for bar in ax.figure.axes:
+        labels = [t.get_text() for t in bar.get_yticklabels()]
+        if bar.images and labels and labels[0] in ("consensus_k_k4", "batch", "phase"):
+            rgba = bar.images[0].get_array()[0]
+            colours[labels[0]] = {tuple(np.round(c, 4)) for c in rgba}
+    assert set(colours) == {"consensus_k_k4", "batch", "phase"}
+    assert len(colours["batch"]) == 3 and len(colours["phase"]) == 2
+    for one, other in [
+        ("consensus_k_k4", "batch"),
+        ("consensus_k_k4", "phase"),
+        ("batch", "phase"),
+    ]:
+        assert not colours[one] & colours[other], (one, other)
+    # the labels keep the colours the other plots give them
+    first = scc.pl._utils.category_colors(a, "consensus_k_k4")
+    from matplotlib.colors import to_rgba
+
+    assert {tuple(np.round(to_rgba(c), 4)) for c in first.values()} >= colours["consensus_k_k4"]
+
+
 def test_heatmap_from_stored_consensus_matrix_and_subsample(adata, tmp_path):
     path = tmp_path / "heat_k.png"
     scc.pl.consensus_heatmap(adata, "consensus_k_k3", max_items=60, save=path)
@@ -197,3 +227,42 @@ def test_report_key_containing_confidence(adata, tmp_path):
     ):
         _check_png(tmp_path / "rep" / name)
         assert f"]({name})" in text
+
+
+@pytest.mark.parametrize("k", [10, 20])
+def test_cluster_graph_nodes_and_weights_do_not_overlap(k):
+    """Issue 27, item 10: at K = 10 and 20 clusters close together in the embedding, no two
+    node discs overlap and no weight label covers a node or another label (display space)."""
+    import anndata as ad
+    from matplotlib.collections import PathCollection
+
+    rng = np.random.default_rng(k)
+    centres = np.column_stack([np.arange(k) % 5, np.arange(k) // 5]) * 0.6  # close medians
+    truth = np.repeat(np.arange(k), 20)
+    emb = centres[truth] + rng.normal(scale=0.15, size=(truth.size, 2))
+    Y = np.full((truth.size, k), 0.1 / k)
+    Y[np.arange(truth.size), truth] += 0.6
+    Y[np.arange(truth.size), (truth + 1) % k] += rng.uniform(0.1, 0.3, truth.size)  # overlaps
+    Y /= Y.sum(axis=1, keepdims=True)
+    adata = ad.AnnData(np.zeros((truth.size, 1)), obsm={"X_umap": emb, "toy_membership": Y})
+    adata.obs["toy"] = pd.Categorical(Y.argmax(1).astype(str), [str(c) for c in range(k)])
+    ax = scc.pl.cluster_graph(adata, "toy", show=False)
+    fig = ax.figure
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    names = {str(c) for c in range(k)}
+    nodes = [t for t in ax.texts if t.get_text() in names]
+    labels = [t for t in ax.texts if t.get_text() not in names]
+    assert len(nodes) == k and len(labels) >= k
+    discs = [c for c in ax.collections if isinstance(c, PathCollection)][1:]  # cells first
+    centre = np.array([ax.transData.transform(t.xy) for t in nodes])
+    radius = np.array([np.sqrt(d.get_sizes()[0]) / 2 for d in discs]) * fig.dpi / 72
+    gaps = np.linalg.norm(centre[:, None] - centre[None], axis=2) - radius[:, None] - radius
+    assert (gaps + np.eye(k) * 1e9).min() >= 0  # no two discs overlap
+    boxes = [t.get_bbox_patch().get_window_extent(renderer) for t in labels]
+    for box in boxes:  # no label on a node
+        nearest = np.clip(centre, [box.x0, box.y0], [box.x1, box.y1])
+        assert (np.linalg.norm(nearest - centre, axis=1) >= radius).all()
+    for i, a in enumerate(boxes):  # no two labels overlap
+        for b in boxes[i + 1 :]:
+            assert not a.overlaps(b)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import filecmp
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -107,6 +108,31 @@ def test_run_hands_back_warnings_and_silences_progress(blobs, capfd):
     assert "runs" in capfd.readouterr().err
     assert _bridge.uses_ensemble("pcc") and _bridge.uses_ensemble("pla")
     assert not _bridge.uses_ensemble("dpp") and not _bridge.uses_ensemble("ensemble")
+
+
+def test_run_hands_back_log_warnings_and_messages_in_order(blobs, capfd):
+    """Issue 27, item 1: scanpy's log reaches R as conditions, not as text on stderr."""
+    import scanpy as sc
+
+    X, _ = blobs
+    capfd.readouterr()
+    level = sc.settings._root_logger.level
+    # K = 6 from 2-cluster partitions: tl.pcc's plan logs a warning
+    args = ("pcc", _bridge.make_adata(X), {"nClusters": 6.0}, None, {"nPartitions": 6.0, "k": 2.0})
+    quiet = _bridge.run(*args, progress=False)
+    loud = _bridge.run(*args, progress=False, verbose=True)
+    assert capfd.readouterr().err == ""
+    assert sc.settings._root_logger.level == level  # the logger is left as it was
+    assert {e["type"] for e in quiet["conditions"]} == {"warning"}
+    assert any("have about 6 clusters" in w for w in quiet["warnings"])
+    kinds = [e["type"] for e in loud["conditions"]]
+    assert "message" in kinds and "warning" in kinds
+    texts = [e["message"] for e in loud["conditions"]]
+    # in the order they arose: the plan is announced before its warning
+    fit = next(i for i, t in enumerate(texts) if t.startswith("fitting"))
+    assert fit < next(i for i, t in enumerate(texts) if "have about 6 clusters" in t)
+    assert _bridge.defaults("ensemble")["k"] == "auto"
+    assert "adata" not in _bridge.defaults("pcc") and "copy" not in _bridge.defaults("pcc")
 
 
 def test_matrix_transport_and_encode():
@@ -232,3 +258,39 @@ def test_roxygen_pages_are_up_to_date(tmp_path):
     assert generated == sorted(p.name for p in (R_BRIDGE / "man").glob("*.Rd"))
     for fn in ("ensemble", "pcc", "pla", "dpp", "PCCParam", "sccRange"):
         assert f"{fn}.Rd" in generated
+
+
+def _r_blocks(path: Path) -> list[str]:
+    return re.findall(r"^```r\n(.*?)^```$", path.read_text(), flags=re.M | re.S)
+
+
+@pytest.mark.slow
+def test_readme_r_setup_works_in_a_fresh_session(r_library, tmp_path):
+    """Issue 27, item 7: the READMEs' R setup, as written, finds the Python with scconsensus.
+
+    A new R process without RETICULATE_PYTHON runs r_bridge/README.md's setup block and
+    the repository README's R block (on data made in R first), so that the setup line is
+    what points reticulate at this Python (the python3 on the PATH, as tools/setup.sh).
+    """
+    setup = _r_blocks(R_BRIDGE / "README.md")[0]
+    readme = next(b for b in _r_blocks(ROOT / "README.md") if "RETICULATE_PYTHON" in b)
+    data = """
+        set.seed(7)
+        x <- do.call(cbind, lapply(c(0, 4, 8), function(m) matrix(rnorm(400, m), 20)))
+        dimnames(x) <- list(paste0("g", 1:20), paste0("s", 1:60))
+        sce <- SingleCellExperiment::SingleCellExperiment(list(logcounts = x))
+        SingleCellExperiment::reducedDim(sce, "PCA") <- prcomp(t(x))$x[, 1:5]
+    """
+    script = tmp_path / "setup.R"
+    script.write_text(
+        f".libPaths(c({str(r_library)!r}, .libPaths()))\n{data}\n{setup}\n"
+        "stopifnot(isTRUE(sccAvailable()))\n"
+        f"{readme}\nstopifnot(nlevels(res$labels) == 3L, 'pcc' %in% names(colData(sce)))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "RETICULATE_PYTHON"}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    proc = subprocess.run(
+        ["Rscript", str(script)], capture_output=True, text=True, timeout=600, env=env,
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]

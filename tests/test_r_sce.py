@@ -131,6 +131,18 @@ def test_choose_x_assay_and_skip_uns(result_adata):
         from_sce(sce, x_assay="logcounts")
 
 
+def test_x_assay_named_after_what_x_holds(result_adata):
+    """Issue 27, item 4: X is "logcounts" after sc.pp.log1p, "counts" for integers."""
+    assay_names = ro.r("function(s) SummarizedExperiment::assayNames(s)")
+    assert list(assay_names(to_sce(result_adata, uns=False))) == ["X", "counts"]
+    logged = result_adata.copy()
+    logged.uns["log1p"] = {"base": None}
+    assert "logcounts" in list(assay_names(to_sce(logged, uns=False)))
+    counts = ad.AnnData(np.ones((4, 3), dtype=np.int64))
+    assert list(assay_names(to_sce(counts))) == ["counts"]
+    assert list(assay_names(to_sce(counts, x_assay="X"))) == ["X"]
+
+
 def test_bad_input(result_adata):
     with pytest.raises(ValueError, match="AnnData"):
         to_sce(np.zeros((3, 3)))

@@ -9,7 +9,7 @@ R_PACKAGES=(
   r-base-core r-base-dev
   r-bioc-consensusclusterplus r-bioc-all r-bioc-singlecellexperiment
   r-bioc-bluster r-bioc-scran
-  r-cran-reticulate r-cran-testthat r-cran-roxygen2
+  r-cran-reticulate r-cran-testthat r-cran-roxygen2 r-cran-knitr r-cran-rmarkdown
 )
 
 missing=()
@@ -31,3 +31,5 @@ PYTHON=${PYTHON:-python3}
 echo "setup: installing scconsensus[all] with $($PYTHON --version)"
 $PYTHON -m pip install -q --disable-pip-version-check -e ".[all]"
 $PYTHON -c "import scconsensus, rpy2.robjects; print('setup: ok, scconsensus', scconsensus.__version__)"
+# the line R users need: reticulate must use this Python, not the first one it finds
+$PYTHON -c "import sys; print(f'setup: in R, Sys.setenv(RETICULATE_PYTHON = \"{sys.executable}\")')"

@@ -161,7 +161,7 @@ print.sccRange <- function(x, ...) {
 
 # Items x features input (as a spec) from a features x items matrix or a
 # SingleCellExperiment, with the item names.
-.item_matrix <- function(x, assay.type, use.dimred) {
+.item_matrix <- function(x, assay.type, use.dimred, call = "this function") {
     if (methods::is(x, "SummarizedExperiment")) {
         if (!is.null(use.dimred)) {
             if (!methods::is(x, "SingleCellExperiment")) {
@@ -175,7 +175,9 @@ print.sccRange <- function(x, ...) {
                      call. = FALSE)
             }
             # reducedDims hold items in rows already
-            spec <- .matrix_spec(SingleCellExperiment::reducedDim(x, use.dimred))
+            m <- SingleCellExperiment::reducedDim(x, use.dimred)
+            .check_values(m, paste0("reducedDim(x, '", use.dimred, "')"))
+            spec <- .matrix_spec(m)
         } else {
             available <- SummarizedExperiment::assayNames(x)
             if (!assay.type %in% available) {
@@ -184,9 +186,9 @@ print.sccRange <- function(x, ...) {
                      ". Pass assay.type (e.g. 'logcounts') or use.dimred (e.g. 'PCA').",
                      call. = FALSE)
             }
-            spec <- .matrix_spec(
-                SummarizedExperiment::assay(x, assay.type, withDimnames = FALSE),
-                transpose = TRUE)
+            m <- SummarizedExperiment::assay(x, assay.type, withDimnames = FALSE)
+            .check_values(m, paste0("assay(x, '", assay.type, "')"))
+            spec <- .matrix_spec(m, transpose = TRUE)
         }
         n <- ncol(x)
         names <- colnames(x)
@@ -196,6 +198,8 @@ print.sccRange <- function(x, ...) {
                  "matrix, used as it is (features in rows, items in columns): leave ",
                  "use.dimred out.", call. = FALSE)
         }
+        .check_orientation(x, items = "columns", call = call)
+        .check_values(x, "x")
         spec <- .matrix_spec(x, transpose = TRUE)
         n <- ncol(x)
         names <- colnames(x)
@@ -240,7 +244,7 @@ print.sccRange <- function(x, ...) {
         data <- unlist(v$data)
         if (is.null(data)) data <- vector(if (v$dtype == "int32") "integer" else "double")
         data <- switch(v$dtype, int32 = as.integer(data), bool = as.logical(data),
-                       as.double(data))
+                       str = as.character(data), as.double(data))
         shape <- as.integer(unlist(v$shape))
         if (length(shape) <= 1L) return(data)
         return(array(data, dim = shape))
@@ -269,6 +273,10 @@ print.sccRange <- function(x, ...) {
         m[m < 0L] <- NA_integer_
         m <- m + 1L
         colnames(m) <- paste0("p", seq_len(ncol(m)))
+    } else if (is.character(m) && all(grepl("^-?[0-9]+$", m[!is.na(m)]))) {
+        # labels as strings (consensus-k's for every k): "0".."k-1" become 1..k
+        m <- matrix(as.integer(m) + 1L, nrow(m))
+        m[!is.na(m) & m < 1L] <- NA_integer_
     }
     rownames(m) <- names
     m
@@ -294,4 +302,75 @@ print.sccRange <- function(x, ...) {
         colnames(membership) <- seq_len(ncol(membership))
     }
     list(labels = new, membership = membership)
+}
+
+# Names that identify features, not items: probe sets ("1000_at", "1552256_a_at",
+# Affymetrix controls), Ensembl genes, Illumina probes, and the components of a
+# reducedDim ("PC1", "UMAP_2"); and cell barcodes (10x: 16 bases, "-1"), which identify
+# items. Gene symbols do not tell genes from sample names, so they are not used.
+.feature_pattern <- paste0("(_at$)|(^ENS[A-Z]*G[0-9]{6,}([.][0-9]+)?$)|(^ILMN_[0-9]+$)|",
+                           "(^(PC|IC|UMAP|TSNE|LSI|Harmony|MNN|DC|Dim|Comp)[ _.]?[0-9]+$)")
+.barcode_pattern <- "[ACGT]{12,}"
+
+.mostly <- function(names, pattern) {
+    names <- names[!is.na(names)]
+    length(names) >= 2L && mean(grepl(pattern, names, ignore.case = TRUE)) >= 0.9
+}
+
+# Warn (class "scconsensusOrientationWarning") when the names of a matrix show the
+# other orientation: `items` is where `call` expects the items, "rows" or "columns".
+.check_orientation <- function(x, items = c("columns", "rows"), call = "this function") {
+    items <- match.arg(items)
+    features <- if (items == "columns") "rows" else "columns"
+    item_names <- if (items == "columns") colnames(x) else rownames(x)
+    feature_names <- if (items == "columns") rownames(x) else colnames(x)
+    shown <- NULL
+    if (.mostly(item_names, .feature_pattern)) {
+        shown <- paste0("its ", items, " are named like features (",
+                        paste0("'", item_names[1:2], "'", collapse = ", "), ")")
+    } else if (.mostly(feature_names, .barcode_pattern)) {
+        shown <- paste0("its ", features, " are named like cells (",
+                        paste0("'", feature_names[1:2], "'", collapse = ", "), ")")
+    }
+    if (is.null(shown)) return(invisible(FALSE))
+    warning(warningCondition(
+        paste0("x looks transposed: ", call, " takes items (cells, samples) in ", items,
+               " and features in ", features, ", but ", shown, ". If so, pass t(x)."),
+        class = c("scconsensusOrientationWarning", "scconsensusWarning")))
+    invisible(TRUE)
+}
+
+# The values of the matrix to cluster, checked in R terms before any work: numbers
+# (a logical matrix is refused, not read as 0/1 silently), none missing or infinite.
+.check_values <- function(m, what) {
+    if (is.logical(m) || methods::is(m, "lMatrix") || methods::is(m, "nMatrix")) {
+        stop(what, " is logical: scconsensus clusters numbers. If TRUE/FALSE are meant as ",
+             "1/0, pass a numeric matrix, e.g. x * 1.", call. = FALSE)
+    }
+    values <- if (methods::is(m, "sparseMatrix")) m@x else m
+    if (!is.numeric(values) && !is.matrix(values)) values <- as.matrix(values)
+    bad <- if (is.numeric(values)) sum(!is.finite(values)) else 0L
+    if (bad > 0L) {
+        stop(what, " has ", bad, " missing (NA/NaN) or infinite value(s). Remove or ",
+             "impute them before clustering, e.g. keep complete rows with ",
+             "x[stats::complete.cases(x), ] or set x[is.na(x)] <- 0.", call. = FALSE)
+    }
+    invisible()
+}
+
+# nClusters in R terms, before an ensemble is built: NULL, "auto" or 1 <= k < n.
+.check_n_clusters <- function(k, n) {
+    # NA has its own message (see .py_args)
+    if (is.null(k) || identical(k, "auto") || identical(as.vector(is.na(k)), TRUE)) {
+        return(invisible())
+    }
+    if (!is.numeric(k) || length(k) != 1L || k != round(k) || k < 1) {
+        stop("nClusters must be a whole number >= 1, \"auto\" or NULL (chosen from the ",
+             "data), not ", deparse(k), ".", call. = FALSE)
+    }
+    if (k >= n) {
+        stop("nClusters = ", k, " is too large for ", n, " items: choose nClusters below ",
+             n, ", or leave it NULL to choose it from the data.", call. = FALSE)
+    }
+    invisible()
 }

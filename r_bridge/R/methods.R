@@ -26,8 +26,32 @@
 #'
 #' The column names of `x` (item names) must be unique.
 #'
-#' Python warnings become R warnings; Python errors R errors, with the Python
-#' message.
+#' **Orientation.** [ensemble()], [pcc()], [pla()] and [dpp()] take features
+#' in rows and items in columns (as `assay()` of a `SummarizedExperiment`);
+#' [bluster::clusterRows()] with [PCCParam()] takes items in rows and features
+#' in columns (as bluster does, and as a `reducedDim`). A matrix whose names
+#' show the other orientation (items named like features: probe sets such as
+#' `"1000_at"`, Ensembl genes, `"PC1"`; or features named like cell barcodes)
+#' gets a warning naming `t()`; without names the orientation cannot be
+#' checked.
+#'
+#' @section Warnings, messages and errors:
+#' Python's warnings, and the warnings scanpy's log would print, are R
+#' warnings of class `c("scconsensusWarning", "warning", "condition")` (the
+#' Python category in the condition's `category`), so that
+#' [withCallingHandlers()], [tryCatch()] and [suppressWarnings()] handle them.
+#' With `verbose = TRUE` the log's information (what was run, what was chosen,
+#' e.g. the number of clusters) arrives as R messages of class
+#' `c("scconsensusMessage", "message", "condition")`, silenced by
+#' [suppressMessages()] or `verbose = FALSE` (the default). Nothing is printed
+#' to the standard error but progress bars (`progress = TRUE`). Python errors
+#' are R errors, with the Python message.
+#'
+#' @section Defaults:
+#' An argument left at `NULL` takes the default of the Python function, which
+#' is defined there only: `ensemble(x)` and the ensemble `pcc(x)` builds are the
+#' same for the same `randomState`. `show()` of a parameter object such as
+#' [PCCParam()] prints these defaults.
 #'
 #' @section Arguments in R style:
 #' Any argument of the Python function can be passed in `...` with its name in
@@ -53,19 +77,26 @@ NULL
 #'
 #' @inheritSection scconsensus-io Input and output
 #' @inheritSection scconsensus-io Arguments in R style
-#' @param x Numeric matrix (features in rows, items in columns) or a
+#' @inheritSection scconsensus-io Warnings, messages and errors
+#' @inheritSection scconsensus-io Defaults
+#' @param x Numeric matrix (or sparse `Matrix`) with **features in rows and
+#'   items in columns** (as an assay; `t()` a `reducedDim`), or a
 #'   `SingleCellExperiment`.
-#' @param nPartitions Number of partitions.
+#' @param nPartitions Number of partitions (`NULL`: Python's default, 100).
 #' @param method Clustering method(s) (`methods`, the old name, still works
 #'   with a warning until the next release): `"kmeans"`, `"kmeans_split"`, `"hc"`,
 #'   `"hc_average"`, `"hc_complete"`, `"hc_single"`, `"hc_ward"`,
 #'   `"hc_centroid"`, `"pam"`, `"spectral"`, `"leiden"`; several are cycled over
-#'   the partitions.
+#'   the partitions (`NULL`: Python's default, `"kmeans"`).
 #' @param k Clusters per partition: a number, the values to use cycled over the
-#'   partitions (`2:10`, `c(3, 5, 8)`), or a range drawn per partition,
-#'   [sccRange()]`(lo, hi)`.
-#' @param subsample Fraction of items clustered in each partition.
-#' @param randomState Seed of the Python random generator.
+#'   partitions (`2:10`, `c(3, 5, 8)`), a range drawn per partition,
+#'   [sccRange()]`(lo, hi)`, or `"auto"`: drawn log-uniformly from 2 to
+#'   `sqrt(n)` (within 10 to 50) per partition. `NULL`: Python's default,
+#'   `"auto"`, the ensemble [pcc()] and [pla()] build themselves.
+#' @param subsample Fraction of items clustered in each partition (`NULL`:
+#'   Python's default, 0.8).
+#' @param randomState Seed of the Python random generator (`NULL`: Python's
+#'   default, 0).
 #' @param ... Further arguments of `scconsensus.tl.ensemble` in camelCase, e.g.
 #'   `featureSubsample`, `predictUnsampled`, `linkage`, `distance`,
 #'   `resolution`, `nNeighbors`, `nJobs`.
@@ -73,6 +104,9 @@ NULL
 #'   holding the ensemble of a `SingleCellExperiment` and its `metadata` entry.
 #' @param progress Show progress bars (written by Python to the standard
 #'   error); `FALSE` writes nothing.
+#' @param verbose Pass the Python log's information on as R messages (class
+#'   `"scconsensusMessage"`); warnings are R warnings either way (see section
+#'   "Warnings, messages and errors").
 #' @param assay.type Assay used for a `SingleCellExperiment` input.
 #' @param use.dimred Use this `reducedDim` of a `SingleCellExperiment` (e.g.
 #'   `"PCA"`) instead of an assay.
@@ -92,17 +126,16 @@ NULL
 #'     ens <- ensemble(x, nPartitions = 20, k = 2:5)  # 2, 3, 4, 5, 2, 3, ...
 #' }
 #' @export
-ensemble <- function(x, nPartitions = 100, method = "kmeans", k = sccRange(2, 20),
-                     subsample = 0.8, randomState = 0, ..., name = NULL,
-                     progress = interactive(), assay.type = "logcounts",
-                     use.dimred = NULL) {
+ensemble <- function(x, nPartitions = NULL, method = NULL, k = NULL, subsample = NULL,
+                     randomState = NULL, ..., name = NULL, progress = interactive(),
+                     verbose = FALSE, assay.type = "logcounts", use.dimred = NULL) {
     if (missing(method) && "methods" %in% names(list(...))) method <- NULL  # old name
     args <- .merge_args(list(nPartitions = nPartitions, method = method, k = k,
                              subsample = subsample, randomState = randomState,
                              keyAdded = name),
                         .given(match.call(), sys.function()), list(...))
     res <- .run_scc("ensemble", x, args, assay.type = assay.type, use.dimred = use.dimred,
-                    progress = progress)
+                    progress = progress, verbose = verbose)
     if (methods::is(x, "SummarizedExperiment")) return(res)
     key <- names(res$obsm)[1]
     list(labels = res$obsm[[key]], uns = res$uns[[key]])
@@ -116,13 +149,15 @@ ensemble <- function(x, nPartitions = 100, method = "kmeans", k = sccRange(2, 20
 #'
 #' @inheritSection scconsensus-io Input and output
 #' @inheritSection scconsensus-io Arguments in R style
+#' @inheritSection scconsensus-io Warnings, messages and errors
+#' @inheritSection scconsensus-io Defaults
 #' @inheritParams ensemble
 #' @param nClusters Number of clusters: `NULL` (default) leaves it to the
 #'   Python default (`"auto"`, chosen from the data, in current scconsensus),
 #'   `"auto"`, or the largest number of clusters (clusters without mass are
 #'   dropped).
 #' @param divergence `"kl"` or `"l2"` (squared Euclidean), or another Bregman
-#'   divergence known to scconsensus.
+#'   divergence known to scconsensus (`NULL`: Python's default, `"kl"`).
 #' @param ensemble Optional items x partitions label matrix (`NA` = item not
 #'   sampled), e.g. `ensemble(x)$labels`. When `NULL`, the `reducedDim(x,
 #'   ensembleKey)` of a `SingleCellExperiment` is used if present, or an
@@ -149,17 +184,18 @@ ensemble <- function(x, nPartitions = 100, method = "kmeans", k = sccRange(2, 20
 #'     table(res$labels)
 #' }
 #' @export
-pcc <- function(x, nClusters = NULL, divergence = "kl", randomState = 0, ...,
+pcc <- function(x, nClusters = NULL, divergence = NULL, randomState = NULL, ...,
                 ensemble = NULL, ensembleKey = "scc_ensemble", ensembleArgs = list(),
                 name = NULL, colLabels = FALSE, progress = interactive(),
-                assay.type = "logcounts", use.dimred = NULL) {
+                verbose = FALSE, assay.type = "logcounts", use.dimred = NULL) {
     given <- .given(match.call(), sys.function())
     args <- .merge_args(list(nClusters = nClusters, divergence = divergence,
                              randomState = randomState, ensembleKey = ensembleKey,
                              keyAdded = name), given, list(...))
     .run_scc("pcc", x, args, ensemble, ensembleArgs, assay.type, use.dimred,
              progress = progress, colLabels = colLabels,
-             ensembleKeyGiven = "ensembleKey" %in% c(given, .camel(names(list(...)))))
+             ensembleKeyGiven = "ensembleKey" %in% c(given, .camel(names(list(...)))),
+             verbose = verbose, repGiven = any(c("assay.type", "use.dimred") %in% given))
 }
 
 #' Probabilistic latent analysis (PLA) of the co-association
@@ -170,11 +206,14 @@ pcc <- function(x, nClusters = NULL, divergence = "kl", randomState = 0, ...,
 #'
 #' @inheritSection scconsensus-io Input and output
 #' @inheritSection scconsensus-io Arguments in R style
+#' @inheritSection scconsensus-io Warnings, messages and errors
+#' @inheritSection scconsensus-io Defaults
 #' @inheritParams pcc
 #' @param nClusters Number of latent clusters: `NULL` (default) leaves it to
 #'   the Python default (`"auto"`, chosen from the data, in current
 #'   scconsensus), `"auto"`, or a number.
-#' @param weighted Learn partition weights (weighted PLA).
+#' @param weighted Learn partition weights (weighted PLA; `NULL`: Python's
+#'   default, `FALSE`).
 #' @param ... Further arguments of `scconsensus.tl.pla` in camelCase, e.g.
 #'   `lam`, `cvFolds`, `mode`, `nInit`, `maxIter`, `tol`.
 #' @return See section "Input and output"; the memberships are the posteriors
@@ -188,17 +227,18 @@ pcc <- function(x, nClusters = NULL, divergence = "kl", randomState = 0, ...,
 #'     table(res$labels)
 #' }
 #' @export
-pla <- function(x, nClusters = NULL, weighted = FALSE, randomState = 0, ...,
+pla <- function(x, nClusters = NULL, weighted = NULL, randomState = NULL, ...,
                 ensemble = NULL, ensembleKey = "scc_ensemble", ensembleArgs = list(),
                 name = NULL, colLabels = FALSE, progress = interactive(),
-                assay.type = "logcounts", use.dimred = NULL) {
+                verbose = FALSE, assay.type = "logcounts", use.dimred = NULL) {
     given <- .given(match.call(), sys.function())
     args <- .merge_args(list(nClusters = nClusters, weighted = weighted,
                              randomState = randomState, ensembleKey = ensembleKey,
                              keyAdded = name), given, list(...))
     .run_scc("pla", x, args, ensemble, ensembleArgs, assay.type, use.dimred,
              progress = progress, colLabels = colLabels,
-             ensembleKeyGiven = "ensembleKey" %in% c(given, .camel(names(list(...)))))
+             ensembleKeyGiven = "ensembleKey" %in% c(given, .camel(names(list(...)))),
+             verbose = verbose, repGiven = any(c("assay.type", "use.dimred") %in% given))
 }
 
 #' DPP consensus clustering
@@ -212,8 +252,10 @@ pla <- function(x, nClusters = NULL, weighted = FALSE, randomState = 0, ...,
 #'
 #' @inheritSection scconsensus-io Input and output
 #' @inheritSection scconsensus-io Arguments in R style
+#' @inheritSection scconsensus-io Warnings, messages and errors
+#' @inheritSection scconsensus-io Defaults
 #' @inheritParams pcc
-#' @param nRuns Number of DPP-sampled partitions.
+#' @param nRuns Number of DPP-sampled partitions (`NULL`: Python's default, 200).
 #' @param ... Further arguments of `scconsensus.tl.dpp` in camelCase, e.g.
 #'   `sampler`, `a`, `tau`, `s`, `mode`, `kMax`.
 #' @return See section "Input and output".
@@ -226,10 +268,11 @@ pla <- function(x, nClusters = NULL, weighted = FALSE, randomState = 0, ...,
 #'     table(res$labels)
 #' }
 #' @export
-dpp <- function(x, nRuns = 200, randomState = 0, ..., name = NULL, colLabels = FALSE,
-                progress = interactive(), assay.type = "logcounts", use.dimred = NULL) {
+dpp <- function(x, nRuns = NULL, randomState = NULL, ..., name = NULL, colLabels = FALSE,
+                progress = interactive(), verbose = FALSE, assay.type = "logcounts",
+                use.dimred = NULL) {
     args <- .merge_args(list(nRuns = nRuns, randomState = randomState, keyAdded = name),
                         .given(match.call(), sys.function()), list(...))
     .run_scc("dpp", x, args, assay.type = assay.type, use.dimred = use.dimred,
-             progress = progress, colLabels = colLabels)
+             progress = progress, colLabels = colLabels, verbose = verbose)
 }

@@ -44,7 +44,17 @@ sccAvailable <- function() {
 .py_message <- function(msg) {
     msg <- sub("\n\nDetailed traceback:.*$", "", msg)
     msg <- sub("^[[:alpha:]_][[:alnum:]_.]*(Error|Exception|Warning): ", "", msg)
-    trimws(msg)
+    .r_terms(trimws(msg))
+}
+
+# Python's argument names and values in a message as an R user writes them: snake_case
+# names before "=" or in parentheses ("n_clusters=9", "(n_partitions)") in camelCase,
+# and a k range "k=(4, 8)" as sccRange(4, 8).
+.r_terms <- function(msg) {
+    msg <- gsub("\\bk=\\(([0-9]+), ([0-9]+)\\)", "k = sccRange(\\1, \\2)", msg, perl = TRUE)
+    names <- gregexpr("\\b[a-z][a-z0-9]*(_[a-z0-9]+)+(?=\\s*=|\\))", msg, perl = TRUE)
+    regmatches(msg, names) <- lapply(regmatches(msg, names), .camel)
+    msg
 }
 
 # Sparse input (dgCMatrix assays) is recognised by these classes.

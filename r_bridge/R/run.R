@@ -2,19 +2,32 @@
 
 .run_scc <- function(method, x, args, ensemble = NULL, ensembleArgs = list(),
                      assay.type = "logcounts", use.dimred = NULL, progress = FALSE,
-                     colLabels = FALSE, ensembleKeyGiven = FALSE) {
-    if (!(isTRUE(progress) || isFALSE(progress))) {
-        stop("progress must be TRUE or FALSE, not ", deparse(progress), ".", call. = FALSE)
+                     colLabels = FALSE, ensembleKeyGiven = FALSE, verbose = FALSE,
+                     repGiven = FALSE) {
+    for (flag in c("progress", "verbose")) {
+        value <- get(flag)
+        if (!(isTRUE(value) || isFALSE(value))) {
+            stop(flag, " must be TRUE or FALSE, not ", deparse(value), ".", call. = FALSE)
+        }
     }
     bridge <- .scc_bridge()
-    input <- .item_matrix(x, assay.type, use.dimred)
+    is_se <- methods::is(x, "SummarizedExperiment")
+    found <- .stored_ensemble(method, x, args, ensemble, ensembleArgs, ensembleKeyGiven, bridge)
+    ensemble <- found$ensemble
+    stored <- found$stored  # the reducedDim the ensemble was taken from
+    # the representation the stored ensemble was built on, unless the call names one
+    recorded <- if (!is.null(stored) && !repGiven) {
+        S4Vectors::metadata(x)[[stored]]$representation
+    }
+    if (!is.null(recorded$use.dimred)) use.dimred <- recorded$use.dimred
+    if (!is.null(recorded$assay.type)) assay.type <- recorded$assay.type
+    input <- .item_matrix(x, assay.type, use.dimred, call = paste0(method, "()"))
     n <- input$n
     if (!is.null(input$names) && anyDuplicated(input$names)) {
         dup <- input$names[anyDuplicated(input$names)]
         stop("x has duplicate column names (e.g. '", dup, "'); make them unique first, ",
              "e.g. colnames(x) <- make.unique(colnames(x)).", call. = FALSE)
     }
-    is_se <- methods::is(x, "SummarizedExperiment")
     if (isTRUE(colLabels) && !is_se) {
         stop("colLabels = TRUE needs a SingleCellExperiment; x is a ", class(x)[1], ".",
              call. = FALSE)
@@ -23,36 +36,18 @@
         .check_k(args[["k", exact = TRUE]])
         .check_resolution(args[["resolution", exact = TRUE]])
     }
+    .check_n_clusters(args[["nClusters", exact = TRUE]], n)
     .check_k(ensembleArgs[["k", exact = TRUE]])
     .check_resolution(ensembleArgs[["resolution", exact = TRUE]])
-    takes_ensemble <- method != "ensemble" &&
-        isTRUE(reticulate::py_to_r(.py_try(bridge$uses_ensemble(method))))
-    stored <- NULL  # the reducedDim the ensemble was taken from
-    if (takes_ensemble) {
-        key <- args[["ensembleKey", exact = TRUE]]
-        if (is.null(key)) key <- "scc_ensemble"
-        dimreds <- if (methods::is(x, "SingleCellExperiment")) {
-            SingleCellExperiment::reducedDimNames(x)
-        } else character(0)
-        if (is.null(ensemble) && key %in% dimreds) {
-            # reuse an ensemble stored by ensemble(sce, name = key)
-            ensemble <- SingleCellExperiment::reducedDim(x, key)
-            stored <- key
-        } else if (is.null(ensemble) && is_se && ensembleKeyGiven && !length(ensembleArgs)) {
-            stop("ensembleKey = '", key, "' is not among reducedDimNames(x): ",
-                 paste(dimreds, collapse = ", "), ". Store one with ensemble(x, name = '",
-                 key, "'), or pass ensembleArgs to build it.", call. = FALSE)
-        }
-    }
     ensemble <- .ensemble_spec(ensemble, n)
     res <- .py_try({
         adata <- bridge$make_adata(input$spec, input$names)
         out <- bridge$run(method, adata, .py_args(args),
                           if (is.null(ensemble)) NULL else ensemble,
-                          .py_args(ensembleArgs), as.logical(progress))
+                          .py_args(ensembleArgs), as.logical(progress), verbose)
         reticulate::py_to_r(out)
     })
-    for (w in unlist(res$warnings)) warning(.py_message(w), call. = FALSE)
+    .signal_conditions(res$conditions, verbose)
     obs <- lapply(res$obs, .decode)
     obsm <- lapply(res$obsm, .decode_obsm, names = input$names)
     obsm[stored] <- NULL  # already in x, as the user stored it
@@ -71,6 +66,14 @@
         for (col in names(obs)) SummarizedExperiment::colData(x)[[col]] <- unname(obs[[col]])
         for (k in names(obsm)) SingleCellExperiment::reducedDim(x, k) <- obsm[[k]]
         for (k in names(uns)) S4Vectors::metadata(x)[[k]] <- uns[[k]]
+        # record what a built ensemble was built on, for pcc() and pla() to reuse
+        built <- if (method == "ensemble") names(obsm) else if (is.null(found$ensemble)) found$key
+        representation <- if (is.null(use.dimred)) {
+            list(assay.type = assay.type)
+        } else list(use.dimred = use.dimred)
+        for (k in intersect(built, names(obsm))) {
+            S4Vectors::metadata(x)[[k]]$representation <- representation
+        }
         if (isTRUE(colLabels) && !is.null(key)) {
             SingleCellExperiment::colLabels(x) <- unname(obs[[key]])
         }
@@ -87,4 +90,49 @@
     out$obsm <- obsm
     out$uns <- uns
     out
+}
+
+# Python's warnings and scanpy's log, in the order they arose, as R conditions that
+# withCallingHandlers(), tryCatch(), suppressWarnings() and suppressMessages() handle:
+# warnings of class "scconsensusWarning" (the Python category in `category`), and with
+# verbose = TRUE the log's information as messages of class "scconsensusMessage".
+.signal_conditions <- function(conditions, verbose) {
+    for (cond in conditions) {
+        text <- .py_message(cond$message)
+        if (identical(cond$type, "warning")) {
+            warning(warningCondition(text, category = cond$category,
+                                     class = "scconsensusWarning"))
+        } else if (isTRUE(verbose)) {
+            message(structure(list(message = paste0(text, "\n"), call = NULL),
+                              class = c("scconsensusMessage", "message", "condition")))
+        }
+    }
+    invisible()
+}
+
+# The ensemble a method that reads one gets: `ensemble` as given, else the reducedDim
+# of a SingleCellExperiment named by ensembleKey (`stored`), else NULL (Python builds
+# one with ensembleArgs). `key` is the ensembleKey, NULL for methods without one.
+.stored_ensemble <- function(method, x, args, ensemble, ensembleArgs, ensembleKeyGiven,
+                             bridge) {
+    takes_ensemble <- method != "ensemble" &&
+        isTRUE(reticulate::py_to_r(.py_try(bridge$uses_ensemble(method))))
+    if (!takes_ensemble) return(list(ensemble = ensemble, stored = NULL, key = NULL))
+    key <- args[["ensembleKey", exact = TRUE]]
+    if (is.null(key)) key <- "scc_ensemble"
+    dimreds <- if (methods::is(x, "SingleCellExperiment")) {
+        SingleCellExperiment::reducedDimNames(x)
+    } else character(0)
+    stored <- NULL
+    if (is.null(ensemble) && key %in% dimreds) {
+        # reuse an ensemble stored by ensemble(sce, name = key)
+        ensemble <- SingleCellExperiment::reducedDim(x, key)
+        stored <- key
+    } else if (is.null(ensemble) && methods::is(x, "SummarizedExperiment") &&
+               ensembleKeyGiven && !length(ensembleArgs)) {
+        stop("ensembleKey = '", key, "' is not among reducedDimNames(x): ",
+             paste(dimreds, collapse = ", "), ". Store one with ensemble(x, name = '",
+             key, "'), or pass ensembleArgs to build it.", call. = FALSE)
+    }
+    list(ensemble = ensemble, stored = stored, key = key)
 }

@@ -54,7 +54,10 @@ def cluster_graph(
     not drawn. An arrow ``i -> j`` carries ``m_ij = E[|P_i ∩ P_j|] / E[|P_i|]``, the
     expected share of cluster ``i``'s items that cluster ``j`` also draws, shown when
     ``m_ij >= min_weight`` and labelled at the middle of its own arc (``i -> j`` and
-    ``j -> i`` bend to opposite sides). The matrix is read from
+    ``j -> i`` bend to opposite sides). Nodes that would overlap are moved apart just
+    enough to show each (at K = 10 to 20 neighbouring clusters' medians lie closer than
+    their discs), and no weight is placed on a node or on another weight. The matrix is
+    read from
     ``.uns[key]["cluster_relationships"]`` when the method stored it, else computed from
     ``.obsm[f"{key}_membership"]``. Axes are named as ``sc.pl.embedding`` names them
     (``UMAP1``, ``PC1``, ...) and drawn to equal scale.
@@ -101,8 +104,9 @@ def cluster_graph(
         _draw_cells(ax, emb, Y, colors)
     ax.set_aspect("equal", adjustable="datalim")  # arcs and label spots share one scale
     radius = _node_radii(Y.sum(axis=0), keep)
-    span = np.ptp(pos if emb is None else emb, axis=0).max()
-    _draw_edges(ax, pos, m, keep, radius, min_weight, spacing=0.06 * (span or 1.0))
+    to_pt, frame = _points(ax, pos[keep])
+    pos = _spread_nodes(pos, radius, keep, to_pt, frame)
+    _draw_edges(ax, pos, m, keep, radius, min_weight, to_pt, frame)
     _draw_nodes(ax, pos, radius, keep, colors, names)
     ax.set_title(title if title is not None else f"{key}: cluster relationships $m_{{ij}}$")
     _label_axes(ax, basis if emb is not None else None)
@@ -224,18 +228,72 @@ def _node_radii(mass: np.ndarray, keep: np.ndarray) -> np.ndarray:
     return 5 + 9 * np.sqrt(mass / max(top, 1e-12))
 
 
-def _draw_edges(ax, pos, m, keep, radius, min_weight: float, spacing: float) -> None:
+#: Gap between node discs, and half the width and height of a weight label, in points.
+_NODE_GAP, _LABEL_W, _LABEL_H = 3.0, 10.0, 6.0
+
+
+def _points(ax: Axes, nodes: np.ndarray):
+    """The data -> points transform at the axes' final limits, which are then fixed, and
+    the axes' lower-left and upper-right corners in points.
+
+    Node sizes are in points and positions in data units: overlaps can only be judged
+    once the limits (and the equal aspect) are settled, so they are settled here, with
+    the nodes inside them.
+    """
+    from matplotlib.transforms import Affine2D
+
+    if len(nodes):
+        ax.update_datalim(nodes)
+    ax.autoscale_view()
+    ax.apply_aspect()
+    limits = np.array([ax.set_xlim(ax.get_xlim()), ax.set_ylim(ax.get_ylim())]).T
+    to_pt = ax.transData + Affine2D().scale(72.0 / ax.figure.dpi)
+    corners = to_pt.transform(limits)
+    return to_pt, (corners.min(axis=0), corners.max(axis=0))
+
+
+def _spread_nodes(pos: np.ndarray, radius: np.ndarray, keep: np.ndarray, to_pt, frame):
+    """Push overlapping node discs apart (in points), keeping them inside the axes."""
+    xy = to_pt.transform(pos[keep])
+    r = radius[keep] + _NODE_GAP / 2
+    lo, hi = frame
+    for _ in range(300):
+        moved = False
+        for a in range(len(xy)):
+            for b in range(a + 1, len(xy)):
+                d = xy[b] - xy[a]
+                dist = float(np.hypot(*d))
+                need = r[a] + r[b]
+                if dist >= need:
+                    continue
+                # coincident centres: part them along a fixed direction per pair
+                u = d / dist if dist > 1e-9 else np.array([np.cos(a + b), np.sin(a + b)])
+                xy[a] -= u * (need - dist) / 2
+                xy[b] += u * (need - dist) / 2
+                moved = True
+        xy = np.clip(xy, lo + r[:, None], hi - r[:, None])
+        if not moved:
+            break
+    out = pos.copy()
+    out[keep] = to_pt.inverted().transform(xy)
+    return out
+
+
+def _draw_edges(ax, pos, m, keep, radius, min_weight: float, to_pt, frame) -> None:
     """Curved arrows ``i -> j`` (``i -> j`` and ``j -> i`` bend to opposite sides), each
-    labelled on its own arc, on a white box, at least ``spacing`` from the other labels and
-    from the node centres (so that no two weights run together into one number)."""
-    placed: list[np.ndarray] = [pos[c] for c in keep]
+    labelled on its own arc, on a white box, off the nodes and off the other labels (so
+    that no two weights run together into one number)."""
+    nodes = [(to_pt.transform(pos[c]), radius[c]) for c in keep]
+    placed: list[np.ndarray] = []
     for i in keep:
         for j in keep:
             if i == j or m[i, j] < min_weight:
                 continue
             ax.add_patch(_arrow(pos[i], pos[j], m[i, j], radius[i], radius[j]))
-            xy = _label_spot(pos[i], pos[j], np.asarray(placed), spacing)
-            placed.append(xy)
+            ends = to_pt.transform(pos[i]), to_pt.transform(pos[j])
+            spot = _label_spot(*ends, nodes, placed, frame)
+            placed.append(spot)
+            xy = to_pt.inverted().transform(spot)
             ax.annotate(
                 f"{m[i, j]:.2f}",
                 xy,
@@ -269,23 +327,43 @@ def _arrow(a: np.ndarray, b: np.ndarray, weight: float, ra: float, rb: float):
     )
 
 
-def _label_spot(a: np.ndarray, b: np.ndarray, taken: np.ndarray, spacing: float) -> np.ndarray:
-    """A point of the arc ``a -> b``, the middle if free, else the freest nearby point.
+def _label_spot(a: np.ndarray, b: np.ndarray, nodes, placed, frame) -> np.ndarray:
+    """Where the weight of the arc ``a -> b`` goes (points): on the arc, the middle if
+    free, else the nearest free point along it or beside it, else the least covered one.
 
-    ``arc3`` draws the quadratic Bézier through the control point ``mid + rad * (dy, -dx)``
-    (the axes have equal scale, so data and display directions agree).
+    ``arc3`` draws the quadratic Bézier through the control point ``mid + rad * (dy, -dx)``.
+    A label is a ``2 _LABEL_W x 2 _LABEL_H`` box; it is free when it clears every node
+    disc and every label placed before.
     """
     d = b - a
     control = 0.5 * (a + b) + _RAD * np.array([d[1], -d[0]])
-    best, best_gap = None, -1.0
-    for t in (0.5, 0.4, 0.6, 0.3, 0.7, 0.2, 0.8):
-        xy = (1 - t) ** 2 * a + 2 * (1 - t) * t * control + t**2 * b
-        gap = np.linalg.norm(taken - xy, axis=1).min() if len(taken) else np.inf
-        if gap >= spacing:
-            return xy
-        if gap > best_gap:
-            best, best_gap = xy, gap
+    normal = np.array([d[1], -d[0]]) / max(float(np.hypot(*d)), 1e-9)
+    best, best_cover = None, np.inf
+    for shift in (0.0, 1.0, -1.0, 2.0, -2.0):
+        for t in (0.5, 0.4, 0.6, 0.3, 0.7, 0.2, 0.8):
+            xy = (1 - t) ** 2 * a + 2 * (1 - t) * t * control + t**2 * b
+            xy = xy + shift * 2 * _LABEL_H * normal
+            cover = _cover(xy, nodes, placed, frame)
+            if cover == 0.0:
+                return xy
+            if cover < best_cover:
+                best, best_cover = xy, cover
     return best
+
+
+def _cover(xy: np.ndarray, nodes, placed, frame) -> float:
+    """How far a label box at ``xy`` reaches into the node discs, the placed labels and
+    out of the axes."""
+    half = np.array([_LABEL_W, _LABEL_H])
+    lo, hi = frame
+    cover = float(np.clip(lo - (xy - half), 0, None).sum() + np.clip(xy + half - hi, 0, None).sum())
+    for centre, r in nodes:
+        nearest = np.clip(centre, xy - half, xy + half)  # the box's point nearest the centre
+        cover += max(0.0, r + 1.0 - float(np.hypot(*(nearest - centre))))
+    for other in placed:
+        overlap = 2 * half - np.abs(other - xy)
+        cover += float(min(overlap)) if (overlap > 0).all() else 0.0
+    return cover
 
 
 #: Axis names of scanpy's embeddings (as ``sc.pl.embedding`` labels them).

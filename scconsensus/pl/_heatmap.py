@@ -6,13 +6,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import scipy.sparse as sp
 from anndata import AnnData
 from matplotlib.axes import Axes
 
 from .._docs import doc_params
 from .._validation import check_dense_memory, check_int
-from ._utils import as_list, check_adata, column_colors, finish, get_axes
+from ._utils import as_list, category_colors, check_adata, column_colors, finish, get_axes
 
 #: The heatmap draws a dense matrix; it shrinks by showing fewer items, not by a sparse mode.
 HEATMAP_ADVICE = "Show fewer items: pass a smaller max_items (a stratified random subset),"
@@ -172,13 +173,54 @@ def _heatmap_rows(adata: AnnData, key: str, groupby, max_items, random_state):
     return M, _order(M, local_labels), idx
 
 
+#: Qualitative colour maps whose colours the annotation bars share out.
+_BAR_CMAPS = ("tab10", "Dark2", "Set1", "Set2", "Accent", "tab20b", "tab20c", "Pastel1")
+
+
+def _bar_mappings(adata: AnnData, bars: list[str]) -> dict[str, dict[str, str] | None]:
+    """Category colours per bar such that no colour stands for two things.
+
+    The first bar keeps the colours the other plots give its column (the labels'
+    ``category_colors``), as does a column whose colours Scanpy stored when they differ
+    from those of the bars before it; every other categorical bar takes colours no
+    earlier bar uses, from :data:`_BAR_CMAPS`.
+    (All bars reused tab10, so one colour meant a cluster in one bar and a cell type in
+    the next.) ``None``: the bar's own colours (numeric columns).
+    """
+    import matplotlib
+    from matplotlib.colors import to_hex
+
+    pool = list(
+        dict.fromkeys(to_hex(c) for name in _BAR_CMAPS for c in matplotlib.colormaps[name].colors)
+    )
+    used: set[str] = set()
+    out: dict[str, dict[str, str] | None] = {}
+    for i, col in enumerate(bars):
+        values = adata.obs[col] if col in adata.obs else None
+        if values is None or (
+            pd.api.types.is_numeric_dtype(values)
+            and not isinstance(values.dtype, pd.CategoricalDtype)
+        ):
+            out[col] = None
+            continue
+        mapping = category_colors(adata, col)
+        if i > 0 and (f"{col}_colors" not in adata.uns or used & set(mapping.values())):
+            free = [c for c in pool if c not in used]
+            if len(free) >= len(mapping):
+                mapping = dict(zip(mapping, free, strict=False))
+        used.update(mapping.values())
+        out[col] = mapping
+    return out
+
+
 def _draw_bars(divider, adata: AnnData, bars: list[str], rows: np.ndarray):
     """Colour bars above the heatmap; the topmost bar's axes and the legend handles."""
     handles_all = []
     top = None
+    mappings = _bar_mappings(adata, bars)
     for col in reversed(bars):
         bax = divider.append_axes("top", size="4%", pad=0.03)
-        rgba, handles = column_colors(adata, col, rows)
+        rgba, handles = column_colors(adata, col, rows, mappings.get(col))
         bax.imshow(rgba[None, :, :], aspect="auto", interpolation="nearest")
         bax.set_xticks([])
         bax.set_yticks([0])

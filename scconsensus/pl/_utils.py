@@ -187,7 +187,9 @@ def category_colors(adata: AnnData, column: str) -> dict[str, str]:
     return {str(c): col for c, col in zip(cats, colors, strict=True)}
 
 
-def column_colors(adata: AnnData, column: str, order: np.ndarray) -> tuple[np.ndarray, Any]:
+def column_colors(
+    adata: AnnData, column: str, order: np.ndarray, mapping: dict[str, str] | None = None
+) -> tuple[np.ndarray, Any]:
     """RGBA colours of ``.obs[column]`` for the items in ``order``, and a legend handle list.
 
     Parameters
@@ -198,6 +200,8 @@ def column_colors(adata: AnnData, column: str, order: np.ndarray) -> tuple[np.nd
         An ``.obs`` column, categorical (category colours) or numeric (viridis).
     order
         The items, in drawing order.
+    mapping
+        Colour by category for a categorical column (default :func:`category_colors`).
 
     Returns
     -------
@@ -219,7 +223,7 @@ def column_colors(adata: AnnData, column: str, order: np.ndarray) -> tuple[np.nd
         lo, hi = np.nanmin(v), np.nanmax(v)
         scaled = (v - lo) / (hi - lo) if hi > lo else np.zeros_like(v)
         return plt.get_cmap("viridis")(scaled), None
-    mapping = category_colors(adata, column)
+    mapping = mapping if mapping is not None else category_colors(adata, column)
     rgba = np.array([to_rgba(mapping.get(str(x), "#cccccc")) for x in values.astype(str)])
     handles = [Patch(color=c, label=k) for k, c in mapping.items()]
     return rgba, handles

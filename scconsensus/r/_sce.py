@@ -37,7 +37,18 @@ def _anndata2ri():
     return anndata2ri
 
 
-def to_sce(adata: AnnData, *, x_assay: str = "X", uns: bool = True) -> Any:
+def _x_assay_name(adata: AnnData) -> str:
+    """The assay name Bioconductor gives what ``adata.X`` holds, as far as AnnData records it."""
+    if "log1p" in adata.uns:  # written by scanpy.pp.log1p
+        name = "logcounts"
+    elif adata.X is not None and adata.X.dtype.kind in "iu":
+        name = "counts"
+    else:
+        name = "X"
+    return "X" if name in adata.layers else name
+
+
+def to_sce(adata: AnnData, *, x_assay: str | None = None, uns: bool = True) -> Any:
     """Convert an AnnData to an R ``SingleCellExperiment`` (an rpy2 object).
 
     Parameters
@@ -45,8 +56,14 @@ def to_sce(adata: AnnData, *, x_assay: str = "X", uns: bool = True) -> Any:
     adata
         Items (cells) in rows; the SCE has them as columns.
     x_assay
-        Assay name given to ``adata.X`` (e.g. ``"logcounts"`` as Bioconductor
-        tools expect); layers keep their names.
+        Assay name given to ``adata.X``; layers keep their names. ``None``
+        (default) names it as Bioconductor tools expect where AnnData records what
+        it holds: ``"logcounts"`` after :func:`scanpy.pp.log1p` (``.uns["log1p"]``),
+        ``"counts"`` for integers, else ``"X"`` (then pass ``"logcounts"`` for
+        log-normalised values, the assay scconsensusR and scran read by default).
+        From R, without Python, ``zellkonverter::readH5AD("file.h5ad")`` reads an
+        ``.h5ad`` file as a SingleCellExperiment (``X`` becomes the assay named by
+        its ``X_name`` argument).
     uns
         Convert ``.uns`` into ``metadata(sce)`` (``None`` as ``NULL``, lists as
         vectors; see :func:`from_sce`). ``False`` leaves it out.
@@ -68,6 +85,8 @@ def to_sce(adata: AnnData, *, x_assay: str = "X", uns: bool = True) -> Any:
     """
     if not isinstance(adata, AnnData):
         raise ValueError(f"Expected an AnnData object, got {type(adata).__name__}.")
+    if x_assay is None:
+        x_assay = _x_assay_name(adata)
     if x_assay in adata.layers:
         raise ValueError(
             f"x_assay={x_assay!r} is also a layer name; choose another name for X's assay."

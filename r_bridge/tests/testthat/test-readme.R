@@ -29,9 +29,11 @@ r_blocks <- function(path, section = NULL) {
 }
 
 run_blocks <- function(blocks, env) {
+    grDevices::pdf(NULL)  # the READMEs plot; no Rplots.pdf in the tests folder
+    on.exit(grDevices::dev.off(), add = TRUE)
     old <- Sys.getenv("RETICULATE_PYTHON", unset = NA)
     on.exit(if (is.na(old)) Sys.unsetenv("RETICULATE_PYTHON") else
-        Sys.setenv(RETICULATE_PYTHON = old))
+        Sys.setenv(RETICULATE_PYTHON = old), add = TRUE)
     for (block in blocks) {
         # print as at the console: every top-level value that would show
         for (expr in parse(text = block, keep.source = FALSE)) {

@@ -1,0 +1,238 @@
+# Issue 27: a Bioconductor user's day (warnings, defaults, orientation, use.dimred,
+# PCCParam). ALL is ConsensusClusterPlus's vignette data: 5,000 most variable probe sets.
+
+all_5000 <- function() {
+    skip_if_not_installed("ALL")
+    env <- new.env()
+    utils::data("ALL", package = "ALL", envir = env)
+    d <- Biobase::exprs(env$ALL)
+    d <- d[order(apply(d, 1, stats::mad), decreasing = TRUE)[1:5000], ]
+    sweep(d, 1, apply(d, 1, stats::median))
+}
+
+# Every condition a call signals, muffled: list(warnings = , messages = ).
+conditions_of <- function(expr) {
+    out <- list(warnings = list(), messages = list())
+    withCallingHandlers(expr,
+        warning = function(w) {
+            out$warnings[[length(out$warnings) + 1L]] <<- w
+            invokeRestart("muffleWarning")
+        },
+        message = function(m) {
+            out$messages[[length(out$messages) + 1L]] <<- m
+            invokeRestart("muffleMessage")
+        })
+    out
+}
+
+test_that("Python's and scanpy's warnings are R warnings, information R messages (issue 27, item 1)", {
+    skip_without_python()
+    x <- two_groups()
+    # K = 6 from 2-cluster partitions: scanpy's log warns that few partitions fit K
+    run <- function(...) pcc(x, nClusters = 6, ensembleArgs = list(nPartitions = 10, k = 2),
+                             progress = FALSE, ...)
+    got <- conditions_of(run())
+    expect_length(got$messages, 0L)  # verbose = FALSE: no messages
+    texts <- vapply(got$warnings, conditionMessage, "")
+    expect_true(any(grepl("partition\\(s\\) have about 6 clusters", texts)))
+    for (w in got$warnings) {
+        expect_identical(class(w), c("scconsensusWarning", "warning", "condition"))
+    }
+    expect_silent(suppressWarnings(run()))
+    # tryCatch by class stops at the first one
+    caught <- tryCatch(run(), scconsensusWarning = function(w) w)
+    expect_s3_class(caught, "scconsensusWarning")
+    # verbose = TRUE: the log's information as messages of the package's class
+    got <- conditions_of(run(verbose = TRUE))
+    expect_true(any(grepl("running PCC", vapply(got$messages, conditionMessage, ""))))
+    for (m in got$messages) {
+        expect_identical(class(m), c("scconsensusMessage", "message", "condition"))
+    }
+    expect_silent(suppressMessages(suppressWarnings(run(verbose = TRUE))))
+    # DPP's "the nearest is returned" is a warning too, and a Python UserWarning keeps
+    # its category
+    w <- tryCatch(dpp(x, nRuns = 20, nClusters = 9, progress = FALSE),
+                  scconsensusWarning = function(w) w)
+    expect_match(conditionMessage(w), "nClusters=9 asked")  # in R's name (item 8)
+    expect_identical(w$category, "UserWarning")
+    expect_error(pcc(x, verbose = NA), "verbose must be TRUE or FALSE")
+})
+
+test_that("every warning of a run on ALL is caught and silenced in R (issue 27, item 1)", {
+    skip_without_python()
+    d <- all_5000()
+    run <- function() pcc(d, nClusters = 12, ensembleArgs = list(nPartitions = 10, k = 3),
+                          progress = FALSE, verbose = TRUE)
+    got <- conditions_of(run())
+    expect_gte(length(got$warnings), 1L)
+    expect_true(all(vapply(got$warnings, inherits, TRUE, "scconsensusWarning")))
+    expect_true(all(vapply(got$messages, inherits, TRUE, "scconsensusMessage")))
+    expect_silent(suppressMessages(suppressWarnings(run())))
+})
+
+test_that("ensemble() and pcc()'s own ensemble are one default ensemble (issue 27, item 2)", {
+    skip_without_python()
+    d <- all_5000()
+    ens <- ensemble(d, progress = FALSE)
+    res <- pcc(d, progress = FALSE)
+    expect_identical(ens$labels, res$obsm$scc_ensemble)
+    expect_identical(ens$uns$params$k, "auto")
+    # and the consensus on ensemble()'s result is pcc()'s default one
+    expect_identical(pcc(d, ensemble = ens$labels, progress = FALSE)$labels, res$labels)
+    # every R default of a Python argument is NULL (Python's) or Python's own value;
+    # progress is R's choice (bars only in an interactive session)
+    for (fun in c("ensemble", "pcc", "pla", "dpp", "PCCParam", "PLAParam", "DPPParam")) {
+        py <- scconsensusR:::.py_defaults(tolower(sub("Param$", "", fun)))
+        f <- formals(get(fun, envir = asNamespace("scconsensusR")))
+        for (nm in setdiff(intersect(names(f), names(py)), "progress")) {
+            if (!is.null(f[[nm]])) expect_equal(eval(f[[nm]]), py[[nm]], label = paste(fun, nm))
+        }
+    }
+})
+
+test_that("a matrix named the other way round gets a warning naming t() (issue 27, item 3)", {
+    skip_without_python()
+    x <- two_groups()
+    probes <- x
+    rownames(probes) <- paste0(1000 + seq_len(nrow(x)), "_at")
+    expect_silent(scconsensusR:::.check_orientation(probes, "columns", "pcc()"))
+    w <- tryCatch(dpp(t(probes), nRuns = 5, progress = FALSE),
+                  scconsensusOrientationWarning = function(w) w)
+    expect_s3_class(w, "scconsensusWarning")
+    expect_match(conditionMessage(w), "pass t\\(x\\)")
+    expect_match(conditionMessage(w), "columns are named like features \\('1001_at'")
+    # cell barcodes on the feature axis; a reducedDim given as it is
+    cells <- x
+    colnames(cells) <- paste0(vapply(1:40, function(i) paste(sample(c("A", "C", "G", "T"),
+                                            16, TRUE), collapse = ""), ""), "-1")
+    expect_warning(scconsensusR:::.check_orientation(t(cells), "columns", "pcc()"),
+                   "rows are named like cells", class = "scconsensusOrientationWarning")
+    pcs <- prcomp(t(x))$x[, 1:3]
+    expect_warning(scconsensusR:::.check_orientation(pcs, "columns", "pcc()"),
+                   "columns are named like features \\('PC1', 'PC2'\\)")
+    expect_silent(scconsensusR:::.check_orientation(pcs, "rows", "clusterRows()"))
+    # clusterRows takes items in rows: an assay as it is gets the warning, in its terms
+    expect_warning(bluster::clusterRows(probes, DPPParam(nRuns = 5)),
+                   "clusterRows\\(\\) takes items \\(cells, samples\\) in rows")
+    expect_silent(bluster::clusterRows(t(probes), DPPParam(nRuns = 5)))
+    # the help of every entry point states it
+    for (topic in c("ensemble", "pcc", "pla", "dpp", "PCCParam")) {
+        rd <- paste(capture.output(tools::Rd2txt(
+            tools::Rd_db("scconsensusR")[[paste0(topic, ".Rd")]])), collapse = " ")
+        expect_match(rd, "items in rows|features in rows", info = topic)
+    }
+})
+
+test_that("pcc(sce) reuses the representation its stored ensemble was built on (issue 27, item 4)", {
+    skip_without_python()
+    x <- two_groups()
+    sce <- SingleCellExperiment::SingleCellExperiment(assays = list(counts = x))
+    SingleCellExperiment::reducedDim(sce, "PCA") <- prcomp(t(x))$x[, 1:3]
+    sce <- ensemble(sce, nPartitions = 10, k = 2:3, use.dimred = "PCA", progress = FALSE)
+    expect_identical(S4Vectors::metadata(sce)$scc_ensemble$representation,
+                     list(use.dimred = "PCA"))
+    out <- pcc(sce, nClusters = 2, progress = FALSE)  # no logcounts assay: PCA is used
+    expect_gt(ari(out$pcc, truth), 0.95)
+    again <- pcc(sce, nClusters = 2, use.dimred = "PCA", progress = FALSE)
+    expect_identical(out$pcc, again$pcc)
+    # a representation named in the call wins
+    expect_error(pcc(sce, nClusters = 2, assay.type = "logcounts", progress = FALSE),
+                 "assay.type = 'logcounts' is not among assayNames")
+    # an ensemble pcc() builds itself is recorded too
+    built <- pcc(sce[, ], ensembleKey = "e2", ensembleArgs = small_ensemble,
+                 use.dimred = "PCA", progress = FALSE)
+    expect_identical(S4Vectors::metadata(built)$e2$representation, list(use.dimred = "PCA"))
+})
+
+test_that("PCCParam refuses mistakes at construction; clusterRows takes a dgCMatrix (issue 27, item 5)", {
+    skip_without_python()
+    expect_error(PCCParam(nClusters = 5, n.clusters = 2), "same argument; give it once")
+    expect_error(PCCParam(nClusterz = 3), "pcc\\(\\) has no argument 'nClusterz'")
+    expect_error(PCCParam(nClusters = 0), "nClusters must be")
+    expect_error(PLAParam(progress = "yes"), "progress must be TRUE or FALSE")
+    expect_error(PCCParam(ensembleArgs = list(nPartitionz = 5)),
+                 "ensemble\\(\\) has no argument 'nPartitionz'")
+    expect_error(DPPParam(ensembleArgs = list()), "dpp\\(\\) has no argument 'ensembleArgs'")
+    p <- PCCParam(nClusters = 3)
+    expect_error(p[["nClusterz"]] <- 4, "no argument 'nClusterz'")
+    # show() prints the unset arguments with the Python default they take
+    expect_output(show(PCCParam()), "nClusters: \"auto\" \\(Python's default\\)")
+    expect_output(show(DPPParam()), "nRuns: 200 \\(Python's default\\)")
+    x <- t(two_groups())  # items in rows
+    x[abs(x) < 1] <- 0
+    sparse <- methods::as(x, "CsparseMatrix")
+    expect_s4_class(sparse, "dgCMatrix")
+    p <- PCCParam(nClusters = 2, ensembleArgs = small_ensemble)
+    expect_identical(bluster::clusterRows(sparse, p), bluster::clusterRows(as.matrix(x), p))
+})
+
+test_that("messages use R names and R advice, and come before any work (issue 27, item 8)", {
+    skip_without_python()
+    x <- two_groups()
+    na <- x
+    na[1, 1:3] <- NA
+    expect_error(pcc(na), "x has 3 missing \\(NA/NaN\\) or infinite value\\(s\\).*is.na\\(x\\)")
+    sce <- SingleCellExperiment::SingleCellExperiment(list(logcounts = na))
+    expect_error(ensemble(sce), "assay\\(x, 'logcounts'\\) has 3 missing")
+    expect_error(dpp(x > 0), "x is logical.*x \\* 1")
+    # nClusters too large: refused in R before the ensemble is built, worded once for all
+    # no ensemble built first: with verbose = TRUE its log would be a message
+    worked <- function(m) stop("an ensemble was built first: ", conditionMessage(m))
+    err <- tryCatch(withCallingHandlers(pcc(x, nClusters = 200, verbose = TRUE),
+                                        message = worked), error = conditionMessage)
+    expect_match(err, "^nClusters = 200 is too large")
+    for (f in list(pcc, pla, dpp)) {
+        expect_error(f(x, nClusters = 200), "nClusters = 200 is too large for 40 items")
+    }
+    expect_error(pcc(x, nClusters = 2.5), "nClusters must be a whole number")
+    # Python's names and ranges in warnings read as R's
+    expect_identical(scconsensusR:::.r_terms("more partitions (n_partitions), e.g. k=(4, 8)"),
+                     "more partitions (nPartitions), e.g. k = sccRange(4, 8)")
+    expect_identical(scconsensusR:::.r_terms(".obsm['scc_ensemble']; k=1"),
+                     ".obsm['scc_ensemble']; k=1")
+})
+
+test_that("consensusK() on ALL gives tl.consensus_k's statistics, and plots them (issue 27, item 6)", {
+    skip_without_python()
+    d <- all_5000()
+    ck <- consensusK(d, maxK = 5, reps = 20, progress = FALSE)
+    expect_s3_class(ck, c("sccConsensusK", "data.frame"))
+    expect_identical(ck$k, 2:5)
+    # the same call in Python, on the same matrix
+    bridge <- scconsensusR:::.scc_bridge()
+    adata <- bridge$make_adata(scconsensusR:::.matrix_spec(d, transpose = TRUE))
+    tl <- reticulate::import("scconsensus.tl", convert = FALSE)
+    tl$consensus_k(adata, max_k = 5L, reps = 20L, use_rep = "X", progress = FALSE)
+    py <- reticulate::py_to_r(bridge$encode(adata$uns["consensus_k"]))
+    expect_equal(ck$pac, unlist(py$pac$data))
+    expect_equal(ck$area, unlist(py$area$data))
+    expect_equal(ck$deltaArea, unlist(py$delta_area$data))
+    expect_equal(attr(ck, "cdf"),
+                 matrix(unlist(py$cdf$data), 4L, dimnames = list(2:5, NULL)))
+    expect_identical(attr(ck, "bestK"), as.integer(py$best_k))
+    expect_identical(attr(ck, "bestK"), ck$k[which.min(ck$pac)])
+    labels <- attr(ck, "labels")
+    expect_identical(dim(labels), c(128L, 4L))
+    expect_identical(colnames(labels), paste0("k", 2:5))
+    expect_true(all(apply(labels, 2, function(l) setequal(l, seq_len(max(l))))))
+    # the three plots draw
+    path <- tempfile(fileext = ".pdf")
+    grDevices::pdf(path)
+    expect_identical(plot(ck), ck)
+    expect_error(plot(ck, which = "nope"), "should be one of")
+    grDevices::dev.off()
+    expect_gt(file.size(path), 1000)
+})
+
+test_that("consensusK() on a SingleCellExperiment stores the statistics (issue 27, item 6)", {
+    skip_without_python()
+    x <- two_groups()
+    sce <- SingleCellExperiment::SingleCellExperiment(list(logcounts = x))
+    out <- consensusK(sce, maxK = 4, reps = 10, distance = "euclidean", progress = FALSE)
+    direct <- consensusK(x, maxK = 4, reps = 10, distance = "euclidean", progress = FALSE)
+    stats <- consensusKStats(out)
+    expect_equal(as.data.frame(unclass(stats)), as.data.frame(unclass(direct))[names(stats)])
+    expect_identical(attr(stats, "bestK"), 2L)  # two groups
+    expect_gt(ari(out$consensus_k_k2, truth), 0.95)
+    expect_error(consensusKStats(sce), "run x <- consensusK\\(x\\) first")
+})
