@@ -211,8 +211,18 @@ def majority_correct(labels_true, labels_pred) -> np.ndarray:
 def confidence_auroc(confidence, correct) -> float:
     """Area under the ROC curve of ``confidence`` for telling right items from wrong ones.
 
-    ``0.5`` is chance, ``1`` ranks every wrong item below every right one; NaN when all
-    items are right or all wrong. Ties count one half (Mann–Whitney).
+    Parameters
+    ----------
+    confidence
+        Per-item confidence (any scale: only the order counts).
+    correct
+        Whether each item is right (e.g. :func:`majority_correct`).
+
+    Returns
+    -------
+    float
+        ``0.5`` is chance, ``1`` ranks every wrong item below every right one; NaN when
+        all items are right or all wrong. Ties count one half (Mann–Whitney).
 
     Examples
     --------
@@ -232,6 +242,20 @@ def confidence_auroc(confidence, correct) -> float:
 
 def expected_calibration_error(confidence, correct, n_bins: int = 10) -> float:
     """ECE: ``Σ_b (n_b / n) |mean confidence_b - accuracy_b|`` over equal-width bins of [0, 1].
+
+    Parameters
+    ----------
+    confidence
+        Per-item confidence in ``[0, 1]`` (NaN items are left out).
+    correct
+        Whether each item is right.
+    n_bins
+        Equal-width bins of ``[0, 1]``.
+
+    Returns
+    -------
+    float
+        0 for a calibrated confidence; at most 1.
 
     Examples
     --------

@@ -384,6 +384,7 @@ FAILING_CALLS = {
     "tl.pcc": (scc.tl.pcc, {"min_mass": 1e9}),
     "tl.pla": (scc.tl.pla, {"n_clusters": 3, "key_added": 3}),
     "tl.pla_transfer": (lambda a, **kw: scc.tl.pla_transfer(a, a, **kw), {"key": "nope"}),
+    "pl.calibration": (scc.pl.calibration, {"keys": "missing", "show": False}),
     "pl.cluster_graph": (scc.pl.cluster_graph, {"key": "missing", "show": False}),
     "pl.confidence": (scc.pl.confidence, {"key": "missing", "show": False}),
     "pl.consensus_cdf": (scc.pl.consensus_cdf, {"key": "missing", "show": False}),

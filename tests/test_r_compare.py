@@ -32,8 +32,10 @@ def test_known_values(labelled):
     before = labelled.copy()
     df = scc.tl.compare(labelled, keys=["a", "b", "c"], truth="truth")
     assert list(df.columns) == [
-        "key_1", "key_2", "n_clusters_1", "n_clusters_2", "n_items", "ari", "nmi", "h"
+        "key_1", "key_2", "n_clusters_1", "n_clusters_2", "n_items", "ari", "nmi", "h",
+        "auroc", "ece",
     ]  # fmt: skip
+    assert df[["auroc", "ece"]].isna().all().all()  # no .obs[f"{key}_confidence"] to judge
     assert list(zip(df["key_1"], df["key_2"], strict=True)) == [
         ("a", "b"), ("a", "c"), ("b", "c"), ("a", "truth"), ("b", "truth"), ("c", "truth")
     ]  # fmt: skip

@@ -138,16 +138,17 @@ def run_key(ensemble_key: str) -> str:
 
 
 def ensemble_run_ids(labels: np.ndarray) -> np.ndarray:
-    """``(n, 1)`` int64: one id for every item, a digest of the ensemble's labels.
+    """``(n, 1)`` int32: one id for every item, a digest of the ensemble's labels.
 
     Deterministic (the same seed gives the same id); two ensembles built separately
-    give different ids.
+    give different ids. 31 bits, so that the marker travels to R (whose integers are
+    32-bit) as the reducedDim it becomes there.
     """
     import hashlib
 
-    digest = hashlib.blake2b(np.ascontiguousarray(labels).tobytes(), digest_size=8).digest()
-    run = int.from_bytes(digest, "little") >> 1  # non-negative int64
-    return np.full((labels.shape[0], 1), run, dtype=np.int64)
+    digest = hashlib.blake2b(np.ascontiguousarray(labels).tobytes(), digest_size=4).digest()
+    run = int.from_bytes(digest, "little") >> 1  # non-negative int32
+    return np.full((labels.shape[0], 1), run, dtype=np.int32)
 
 
 def _warn_joined(adata: AnnData, ensemble_key: str) -> None:
@@ -297,21 +298,10 @@ def store_consensus(
         raise ValueError(
             f"membership has {membership.shape[0]} rows but adata has {adata.n_obs} items."
         )
-    k = membership.shape[1]
-    labels = hard_labels(membership) if labels is None else np.asarray(labels, dtype=np.int64)
-    if k > 1:
-        # argmax of a uniform row is cluster 0 only by position: no evidence, no label
-        labels = np.where(np.ptp(membership, axis=1) < UNIFORM_TOL, -1, labels)
-    # a cluster no item is labelled with would be an empty category (it breaks
-    # sc.tl.rank_genes_groups); callers order first so that their .uns figures align
-    if drop_empty:
-        membership, labels, _, k = labelled_first(membership, labels)
+    membership, labels, k = _final_labels(membership, labels, drop_empty)
     categories = [str(i) for i in range(k)]
-    conf = (
-        confidence(membership, labels)
-        if ensemble is None
-        else ensemble_confidence(ensemble, labels)
-    )
+    conf = confidence(membership, labels) if ensemble is None else None
+    conf = ensemble_confidence(ensemble, labels) if conf is None else conf
     obs_keys = [key_added, f"{key_added}_confidence", f"{key_added}_entropy"]
     warn_overwrite(adata, obs=obs_keys, obsm=[f"{key_added}_membership"], uns=[key_added])
     record = {"params": dict(params)}
@@ -335,6 +325,21 @@ def store_consensus(
         obsm={f"{key_added}_membership": membership},
         uns={key_added: sanitize_uns(record)},
     )
+
+
+def _final_labels(membership: np.ndarray, labels, drop_empty: bool):
+    """``(membership, labels, k)``: no label for uniform rows, the labelled clusters first
+    (``k`` of them) when ``drop_empty``."""
+    k = membership.shape[1]
+    labels = hard_labels(membership) if labels is None else np.asarray(labels, dtype=np.int64)
+    if k > 1:
+        # argmax of a uniform row is cluster 0 only by position: no evidence, no label
+        labels = np.where(np.ptp(membership, axis=1) < UNIFORM_TOL, -1, labels)
+    # a cluster no item is labelled with would be an empty category (it breaks
+    # sc.tl.rank_genes_groups); callers order first so that their .uns figures align
+    if drop_empty:
+        membership, labels, _, k = labelled_first(membership, labels)
+    return membership, labels, k
 
 
 def assign_all(

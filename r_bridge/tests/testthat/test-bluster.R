@@ -50,7 +50,7 @@ test_that("clusterSweep varies the arguments", {
     expect_equal(ncol(sweep$clusters), 4L)
     for (cl in as.list(sweep$clusters)) {
         expect_identical(levels(cl), as.character(seq_len(nlevels(cl))))
-        expect_gt(ari(cl, truth), 0.95)
+        expect_gt(purity(cl, truth), 0.95)  # nClusters = 3 may split a group, never mix two
     }
 })
 
