@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 
 from . import _batch, _sweep
+from ._parallel import twin_of
 
 
 def kernels_cached() -> bool:
@@ -20,8 +21,10 @@ def kernels_cached() -> bool:
     Either one is enough to stay silent: the first fit on the other route still compiles
     its own, but a message on every call of a user who never takes that route would be false.
     """
+    # the batch solver's step on small data (its serial twin) or large (the parallel kernel)
+    kernels = (_batch._project_step, twin_of(_batch._project_step), _sweep._visit)
     try:
-        paths = [fn._cache._cache_file._index_path for fn in (_batch._project_step, _sweep._visit)]
+        paths = [fn._cache._cache_file._index_path for fn in kernels]
     except AttributeError:
         return True
     return any(os.path.exists(path) for path in paths)
