@@ -111,9 +111,11 @@ def test_bad_input(blobs, kwargs, match):
         generate_ensemble(**args)
 
 
-def test_partitions_run_on_one_blas_and_openmp_thread(monkeypatch):
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_partitions_run_on_one_blas_and_openmp_thread(monkeypatch, n_jobs):
     """Each partition is single-threaded whatever the caller set (partitions are the unit
-    of parallelism), and the caller's setting is back afterwards."""
+    of parallelism), also side by side on threads, and the caller's setting is back
+    afterwards."""
     from threadpoolctl import threadpool_info, threadpool_limits
 
     from scconsensus.core import ensemble
@@ -137,7 +139,7 @@ def test_partitions_run_on_one_blas_and_openmp_thread(monkeypatch):
     X = np.random.default_rng(0).normal(size=(60, 5))
     with threadpool_limits(limits=2):
         before = threads()
-        generate_ensemble(X, 3, "kmeans", k=(2, 3), random_state=0, progress=False)
+        generate_ensemble(X, 6, "kmeans", k=(2, 3), n_jobs=n_jobs, progress=False)
         assert threads() == before
     assert seen and set(seen) == {1}
 

@@ -21,7 +21,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from .._docs import doc_params
 from .._progress import progress_bar
-from .._threads import one_thread
+from .._threads import one_openmp_thread, one_thread
 from .._validation import (
     RandomState,
     check_choice,
@@ -396,6 +396,13 @@ _DENSE_METHOD_ADVICE = (
 _PREDICTOR = {"kmeans": "centroid", "kmeans_split": "centroid", "pam": "centroid"}
 
 
+def _run_in_thread(*args: Any) -> tuple[np.ndarray, dict[str, Any]]:
+    """One partition on a thread of :func:`_run_all`'s pool: OpenMP limited in this thread
+    (a per-thread setting); BLAS, a process-wide one, is limited once around the pool."""
+    with one_openmp_thread():
+        return _partition(*args)
+
+
 def _run_partition(*args: Any) -> tuple[np.ndarray, dict[str, Any]]:
     """One partition, single-threaded: partitions, not BLAS/OpenMP threads, are the unit
     of parallelism (``n_jobs``, Dask). Multi-threaded k-means on one small task, or on a
@@ -502,15 +509,25 @@ def _check_hc_memory(methods: list[str], n_sub: int) -> None:
 
 
 def _run_all(X, specs: list, args: tuple, client, n_jobs, progress):
-    """Every partition (locally with joblib, or on a Dask cluster), in ``specs`` order."""
+    """Every partition (on ``n_jobs`` threads, or on a Dask cluster), in ``specs`` order.
+
+    Threads share ``X`` and the graph, so memory does not grow with ``n_jobs`` (worker
+    processes each held their copy: 12 GiB for 16 workers at 10^6 items against 5.5 GiB
+    for one); k-means, the bulk of an ensemble, runs without the GIL.
+    """
     if client is not None:
         from ._distributed import map_ordered
 
         results = map_ordered(client, _run_partition, specs, before=(X,), after=args)
-    else:
-        run = delayed(_run_partition)
-        tasks = (run(X, spec, *args) for spec in specs)
-        results = Parallel(n_jobs=n_jobs, return_as="generator")(tasks)
+        return _collect(X, specs, results, progress)
+    with one_thread():
+        tasks = (delayed(_run_in_thread)(X, spec, *args) for spec in specs)
+        pool = Parallel(n_jobs=n_jobs, backend="threading", return_as="generator")
+        return _collect(X, specs, pool(tasks), progress)
+
+
+def _collect(X, specs: list, results, progress):
+    """The labels matrix and partition table from the partitions' results, in order."""
     labels = np.empty((X.shape[0], len(specs)), dtype=np.int32)
     infos = []
     bar = progress_bar(
