@@ -1,8 +1,11 @@
 """Whether numba's on-disk cache holds PCC's kernels yet.
 
-The kernels are compiled once per install, on the first fit (iris: 33 s for the
-batch solver on dense input, 17 s for the sweep on sampled pairs, on one core,
-against 0.5 s for the same fit later); a user deserves a word before that pause.
+The kernels are compiled once per install, on the first fit (the demo's 700 PBMCs:
+12 s for the batch solver's serial kernels on one core, against 0.5 s for the same fit
+later; the parallel kernels, taken from 2,000 items, compile in 2-3x that); a user
+deserves a word before that pause. numba caches next to the source, or, where that is
+not writable (a read-only site-packages), in its user-wide cache folder
+(``~/.cache/numba``, or ``NUMBA_CACHE_DIR``); the paths read here are those it chose.
 numba has no public query for it, so this reads where its cache index would be;
 with a numba that lays its cache out otherwise, nothing is said.
 """
