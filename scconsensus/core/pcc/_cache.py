@@ -1,7 +1,7 @@
 """Whether numba's on-disk cache holds PCC's kernels yet.
 
 The kernels are compiled once per install, on the first fit (the demo's 700 PBMCs:
-12 s for the batch solver's serial kernels on one core, against 0.5 s for the same fit
+13 s for the batch solver's serial kernels on one core, against 0.5 s for the same fit
 later; the parallel kernels, taken from 2,000 items, compile in 2-3x that); a user
 deserves a word before that pause. numba caches next to the source, or, where that is
 not writable (a read-only site-packages), in its user-wide cache folder
