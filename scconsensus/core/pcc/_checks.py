@@ -11,6 +11,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from ._parallel import serial_twin
+
 # tile side: a tile of C and of N and their mirrors, 4 x 32 KiB of float64, stay in L2
 TILE = 64
 # what dense_flags reports, in the order pcc words its errors
@@ -28,6 +30,7 @@ def _entry_flags(c, v, flags, b):
         flags[b, C_ABOVE_N] = True
 
 
+@serial_twin
 @numba.njit(cache=True, parallel=True)
 def dense_flags(C, N):
     """``[non-finite, negative, C > N, asymmetric]``: which checks some entry fails.

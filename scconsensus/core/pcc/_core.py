@@ -19,6 +19,7 @@ from . import _batch, _greedy, _sparse, _sweep
 from ._checks import ASYMMETRIC, C_ABOVE_N, NEGATIVE, NONFINITE, dense_flags
 from ._divergences import Bregman, check_divergence
 from ._doc import PCC_PARAMS
+from ._parallel import variant
 from ._result import PCCResult, thin_trace
 
 SOLVERS = ("auto", "batch", "greedy", "sweep")
@@ -60,7 +61,7 @@ def _check_dense_values(C, N):
     if C.dtype == N.dtype and C.dtype in _FAST_DTYPES:
         C = np.ascontiguousarray(C)
         N = np.ascontiguousarray(N)
-        flags = dense_flags(C, N)
+        flags = variant(dense_flags, N.shape[0])(C, N)
         fault = next((f for f in range(len(flags)) if flags[f]), None)
     else:
         fault = _first_fault_numpy(C, N)

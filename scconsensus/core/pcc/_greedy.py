@@ -18,7 +18,7 @@ import numpy as np
 from ..._validation import check_int
 from ._divergences import _deriv, _div
 from ._linesearch import _delta_objective, _line_search, _move
-from ._parallel import ordered_sum
+from ._parallel import ordered_sum, serial_twin, variant
 
 STATUS_MAX_ITER = 0
 STATUS_CONVERGED = 1
@@ -64,6 +64,7 @@ def _objective_row(C, N, Y, kind, par, i):
     return f
 
 
+@serial_twin
 @numba.njit(cache=True, error_model="numpy", parallel=True)
 def _objective_dense(C, N, Y, kind, par):
     # rows r and n - 1 - r go together (n - 1 pairs per task, evenly shared between
@@ -255,7 +256,7 @@ def solve_dense(C, N, Y, bregman, *, max_iter, tol_abs, step_rtol=1e-10, trace_e
     k = bregman.kernels("_greedy")
     G = np.empty_like(Y)
     k["_refresh_dense"](C, N, Y, G, bregman.kind, bregman.param)
-    f0 = k["_objective_dense"](C, N, Y, bregman.kind, bregman.param)
+    f0 = variant(k["_objective_dense"], Y.shape[0])(C, N, Y, bregman.kind, bregman.param)
     # the objective change of every iteration, summed over blocks of `stride` iterations
     # so that the trace stays small (at most ~100k points) for long runs
     stride = trace_stride(max_iter, Y.shape[0] * Y.shape[1], trace_every)
@@ -269,6 +270,5 @@ def solve_dense(C, N, Y, bregman, *, max_iter, tol_abs, step_rtol=1e-10, trace_e
 
 def objective_dense(C, N, Y, bregman) -> float:
     """Eq. (3) over all pairs ``i < j`` with ``N_ij > 0``."""
-    return float(
-        bregman.kernels("_greedy")["_objective_dense"](C, N, Y, bregman.kind, bregman.param)
-    )
+    kernel = variant(bregman.kernels("_greedy")["_objective_dense"], Y.shape[0])
+    return float(kernel(C, N, Y, bregman.kind, bregman.param))

@@ -7,12 +7,54 @@ slots, and adds the blocks' partial sums in block order.
 
 from __future__ import annotations
 
+import types
+
 import numba
 
 # pairs per block of the parallel loops over pairs
 BLOCK = 4096
 # items per block of the parallel loops over items
 ROWS = 256
+# below this many items a kernel runs serially: its call takes about a millisecond (the
+# dense route at 2,000 items) and numba's threads do not pay; the serial twin compiles in
+# less than half the time (the demo's first PCC fit, 700 items, one core: 22 s of numba
+# compilation with the twins against 51 s with the parallel kernels)
+SERIAL_BELOW = 2_000
+
+_TWINS: dict = {}  # parallel kernel -> its serial twin
+
+
+def serial_twin(kernel):
+    """Register a serial twin of the ``parallel=True`` kernel ``kernel``; returns ``kernel``.
+
+    The twin is compiled from the same code with ``prange`` as ``range``: the blocks
+    and their order are those of the parallel kernel, so the result is the same bits.
+    Its own name gives it its own entry in numba's cache. Compiled at its first call.
+    """
+    py = kernel.py_func
+    twin = types.FunctionType(py.__code__, py.__globals__, py.__name__, py.__defaults__)
+    twin.__qualname__ = f"{py.__qualname__}_serial"
+    twin.__doc__ = py.__doc__
+    options = {k: v for k, v in kernel.targetoptions.items() if k not in ("parallel", "cache")}
+    _TWINS[kernel] = numba.njit(cache=True, **options)(twin)
+    return kernel
+
+
+def twin_of(kernel):
+    """The serial twin of ``kernel`` (``kernel`` itself if it has none)."""
+    return _TWINS.get(kernel, kernel)
+
+
+def variant(kernel, n_items: int):
+    """``kernel``, or its serial twin below :data:`SERIAL_BELOW` items or on one thread.
+
+    Only the variant a fit takes is compiled: a first fit on small data never pays for
+    the parallel kernels' compilation. A custom divergence's kernels (re-jitted per
+    divergence) have no twin and stay parallel.
+    """
+    if n_items >= SERIAL_BELOW and numba.get_num_threads() > 1:
+        return kernel
+    return twin_of(kernel)
 
 
 @numba.njit(cache=True, inline="always")
