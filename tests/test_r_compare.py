@@ -35,7 +35,13 @@ def test_known_values(labelled):
         "key_1", "key_2", "n_clusters_1", "n_clusters_2", "n_items", "ari", "nmi", "h",
         "auroc", "ece",
     ]  # fmt: skip
-    assert df[["auroc", "ece"]].isna().all().all()  # no .obs[f"{key}_confidence"] to judge
+    # pairs of keys are not judged; against the truth, the hard memberships' confidence 1
+    # cannot rank c's two misplaced items (AUROC 0.5), and is 2/12 above c's accuracy
+    assert df[["auroc", "ece"]].iloc[:3].isna().all().all()
+    calib = df.iloc[3:].set_index("key_1")
+    assert calib["auroc"].isna().tolist() == [True, True, False]  # a, b: nothing to rank
+    assert calib.loc["c", "auroc"] == pytest.approx(0.5)
+    assert calib["ece"].tolist() == pytest.approx([0.0, 0.0, 2 / 12])
     assert list(zip(df["key_1"], df["key_2"], strict=True)) == [
         ("a", "b"), ("a", "c"), ("b", "c"), ("a", "truth"), ("b", "truth"), ("c", "truth")
     ]  # fmt: skip

@@ -11,7 +11,7 @@
 #'   empty level, as in bluster and scran, named by the column names of `x`),
 #'   `membership` (items x clusters soft memberships, rows summing to one,
 #'   columns named `"1"`, `"2"`, ... like the levels; clusters no item is
-#'   assigned to come last), `confidence` (pcc, pla: how far the ensemble agrees with the item's label, in [0, 1]; dpp: the item's membership in its own cluster), `obs`
+#'   assigned to come last), `confidence` (pcc, pla: how far the ensemble agrees with the item's label, between 0 and 1; dpp: the item's membership in its own cluster), `obs`
 #'   (a data.frame of every per-item value written), `obsm` (every per-item
 #'   matrix written) and `uns` (parameters and method figures);
 #' * a `SingleCellExperiment` (or `SummarizedExperiment`): the values come from

@@ -35,7 +35,9 @@ def serial_twin(kernel):
     twin = types.FunctionType(py.__code__, py.__globals__, py.__name__, py.__defaults__)
     twin.__qualname__ = f"{py.__qualname__}_serial"
     twin.__doc__ = py.__doc__
-    options = {k: v for k, v in kernel.targetoptions.items() if k not in ("parallel", "cache")}
+    options = {
+        k: v for k, v in kernel.targetoptions.items() if k not in ("parallel", "cache", "nopython")
+    }
     _TWINS[kernel] = numba.njit(cache=True, **options)(twin)
     return kernel
 
