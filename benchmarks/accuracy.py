@@ -142,7 +142,8 @@ def run_dataset(
         right = metrics.majority_correct(truth[labels_ok], codes)
         conf = adata.obs[f"{key}_confidence"].to_numpy()[labels_ok]
         auroc = metrics.confidence_auroc(conf, right)
-        return (auroc, metrics.expected_calibration_error(conf, right))
+        base = _baseline_auroc(adata, key, right, labels_ok) if adata.n_obs <= CCP_MAX_N else np.nan
+        return (auroc, metrics.expected_calibration_error(conf, right), base)
 
     t_ens = 0.0
     if {"pcc", "pla", "others"} & set(methods):
@@ -251,31 +252,49 @@ def table(results: dict[str, dict[str, list[tuple[float, int, float]]]]) -> str:
     return "\n".join(lines)
 
 
+def _baseline_auroc(adata, key, right, labelled) -> float:
+    """AUROC of the issue's baseline: each cell's mean co-association with its own cluster
+    (same ensemble, same labels)."""
+    from scconsensus import metrics
+    from scconsensus.core import coassociation
+
+    C, N = coassociation(adata.obsm["scc_ensemble"][labelled])
+    F = C / np.maximum(N, 1)
+    codes = adata.obs[key].cat.codes.to_numpy()[labelled]
+    own = np.array([F[i, codes == codes[i]].mean() for i in range(codes.size)])
+    return metrics.confidence_auroc(own, right)
+
+
 def calibration_table(results) -> str:
-    """Markdown: per consensus row and dataset, confidence ``AUROC / ECE`` (mean over seeds).
+    """Markdown: per consensus row and dataset, confidence ``AUROC / ECE`` (mean over seeds),
+    and the mean AUROC of the baseline (each cell's mean co-association with its own
+    cluster, same ensemble and labels; n <= 3,000).
 
     ``–`` where every cell is right (nothing to rank) or the row has no confidence.
     """
     names = list(results)
     tools = list(dict.fromkeys(t for r in results.values() for t in r))
     lines = [
-        "| tool (AUROC / ECE) | " + " | ".join(names) + " | mean AUROC | mean ECE |",
-        "|---" * (len(names) + 3) + "|",
+        "| tool (AUROC / ECE) | "
+        + " | ".join(names)
+        + " | mean AUROC | mean ECE | baseline mean AUROC |",
+        "|---" * (len(names) + 4) + "|",
     ]
     for tool in tools:
-        cells, aurocs, eces = [], [], []
+        cells, aurocs, eces, bases = [], [], [], []
         for name in names:
-            runs = [r for r in results[name].get(tool, []) if len(r) == 5]
-            au = [r[3] for r in runs if np.isfinite(r[3])]
-            if not au:
+            runs = [r for r in results[name].get(tool, []) if len(r) == 6 and np.isfinite(r[3])]
+            if not runs:
                 cells.append("–")
                 continue
-            ec = np.mean([r[4] for r in runs if np.isfinite(r[3])])
-            cells.append(f"{np.mean(au):.2f} / {ec:.3f}")
-            aurocs.append(np.mean(au))
+            ec = np.mean([r[4] for r in runs])
+            cells.append(f"{np.mean([r[3] for r in runs]):.2f} / {ec:.3f}")
+            aurocs.append(np.mean([r[3] for r in runs]))
             eces.append(ec)
+            bases.extend(r[5] for r in runs if np.isfinite(r[5]))
         if aurocs:
-            means = f"{np.mean(aurocs):.2f} | {np.mean(eces):.3f}"
+            base = f"{np.mean(bases):.2f}" if bases else "–"
+            means = f"{np.mean(aurocs):.2f} | {np.mean(eces):.3f} | {base}"
             lines.append(f"| {tool} | " + " | ".join(cells) + f" | {means} |")
     return "\n".join(lines)
 
