@@ -55,27 +55,8 @@ def ensemble_support(ensemble: np.ndarray, labels: np.ndarray) -> np.ndarray:
     >>> ensemble_support(ens, np.array([0, 0, 0, 1, 1])).round(2).tolist()
     [[1.0, 0.0], [1.0, 0.0], [0.67, 0.33], [0.17, 0.83], [0.17, 0.83]]
     """
-    ensemble = check_labels(ensemble)
-    labels = np.asarray(labels, dtype=np.int64)
-    k = int(labels.max()) + 1 if (labels >= 0).any() else 1
-    sizes = partition_sizes(ensemble)
-    columns = np.flatnonzero(sizes >= k)
-    if columns.size == 0:
-        columns = np.arange(ensemble.shape[1])
-    n = ensemble.shape[0]
-    support = np.zeros((n, k))
-    seen = np.zeros(n)
-    labelled = labels >= 0
-    for col in ensemble.T[columns]:
-        ids, m = _compact(col)
-        inside = (ids >= 0) & labelled
-        counts = np.bincount(ids[inside] * k + labels[inside], minlength=m * k).reshape(m, k)
-        total = counts.sum(axis=1, keepdims=True)
-        share = np.divide(counts, total, out=np.zeros(counts.shape), where=total > 0)
-        sampled = ids >= 0
-        support[sampled] += share[ids[sampled]]
-        seen[sampled] += total[ids[sampled], 0] > 0
-    return np.divide(support, seen[:, None], out=support, where=seen[:, None] > 0)
+    support, _ = _shares(check_labels(ensemble), np.asarray(labels, dtype=np.int64))
+    return support
 
 
 def ensemble_confidence(ensemble: np.ndarray, labels: np.ndarray) -> np.ndarray:
@@ -109,29 +90,42 @@ def ensemble_confidence(ensemble: np.ndarray, labels: np.ndarray) -> np.ndarray:
     >>> ensemble_confidence(ens, np.array([0, 0, 0, 1, 1])).round(2).tolist()
     [0.92, 0.92, 0.67, 0.92, 0.92]
     """
-    ensemble = check_labels(ensemble)
     labels = np.asarray(labels, dtype=np.int64)
-    support = ensemble_support(ensemble, labels)
+    support, recall = _shares(check_labels(ensemble), labels)
     precision = support[np.arange(labels.size), np.maximum(labels, 0)]
-    recall = _recall(ensemble, labels)
     return np.where(labels >= 0, 0.5 * (precision + recall), np.nan)
 
 
-def _recall(ensemble: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    """Mean share of each item's consensus cluster (as sampled) in its partition cluster."""
+def _shares(ensemble: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(support, recall)`` in one pass over the partitions.
+
+    ``support``: :func:`ensemble_support`. ``recall``: per item, the mean share of its
+    consensus cluster (as the partition sampled it) in its cluster of the partition,
+    over every partition.
+    """
     n = labels.size
     k = int(labels.max()) + 1 if (labels >= 0).any() else 1
-    total, seen = np.zeros(n), np.zeros(n)
+    sizes = partition_sizes(ensemble)
+    fine = sizes >= k if (sizes >= k).any() else np.ones(sizes.size, dtype=bool)
+    support, seen = np.zeros((n, k)), np.zeros(n)
+    recall, counted = np.zeros(n), np.zeros(n)
     own = np.maximum(labels, 0)
-    for col in ensemble.T:
+    for col, use in zip(ensemble.T, fine, strict=True):
         ids, m = _compact(col)
         inside = (ids >= 0) & (labels >= 0)
         counts = np.bincount(ids[inside] * k + labels[inside], minlength=m * k).reshape(m, k)
+        if use:
+            total = counts.sum(axis=1, keepdims=True)
+            share = np.divide(counts, total, out=np.zeros(counts.shape), where=total > 0)
+            sampled = ids >= 0
+            support[sampled] += share[ids[sampled]]
+            seen[sampled] += total[ids[sampled], 0] > 0
         sampled_size = counts.sum(axis=0)
         take = inside & (sampled_size[own] > 0)
-        total[take] += counts[ids[take], own[take]] / sampled_size[own[take]]
-        seen[take] += 1
-    return np.divide(total, seen, out=np.zeros(n), where=seen > 0)
+        recall[take] += counts[ids[take], own[take]] / sampled_size[own[take]]
+        counted[take] += 1
+    support = np.divide(support, seen[:, None], out=support, where=seen[:, None] > 0)
+    return support, np.divide(recall, counted, out=np.zeros(n), where=counted > 0)
 
 
 def _compact(col: np.ndarray) -> tuple[np.ndarray, int]:

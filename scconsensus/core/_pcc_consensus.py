@@ -31,6 +31,7 @@ from .._validation import (
     check_rng,
 )
 from ._ensemble_pairs import ensemble_pairs
+from ._laps import Laps
 from ._membership import hard_labels, labelled_first, warn_in_no_partition
 from ._pairs import check_pairs
 from ._plan import ConsensusPlan, plan_consensus
@@ -161,15 +162,15 @@ def pcc_consensus(
     bar = progress_bar(total=3, desc="pcc", unit="step", progress=progress)
     fit_kw = {"n_init": n_init, "tol": tol, "max_iter": max_iter, "min_mass": min_mass}
     sampling = (X, labels.shape[0], fit_idx, pairs, n_neighbors, n_random, random_state)
-    lap = time.process_time()
+    lap = Laps(time.process_time, plan.seconds)  # after the plan's own stages
     res, out = _fit(fitted, mode, plan, divergence, solver, fit_kw, sampling, bar)
-    lap = _lap(plan, "pairs and fit", lap)
+    lap("pairs and fit")
     membership, hard = res.membership, res.labels
     if fit_idx is not None:
         membership = _extend(labels, fit_idx, res, divergence, n_neighbors, n_random, random_state)
         hard = hard_labels(membership)
     bar.update()  # extension
-    _lap(plan, "extension", lap)
+    lap("extension")
     bar.close()
     # the solver's solution as it is: only its labelled clusters are put first
     membership, hard, _, _ = labelled_first(membership, hard)
@@ -180,13 +181,6 @@ def _check_choices(mode: str, solver: str, pairs: str) -> None:
     for value, choices, name in ((mode, MODES, "mode"), (solver, SOLVERS, "solver")):
         check_choice(value, choices, name)
     check_choice(pairs, PAIRS, "pairs")
-
-
-def _lap(plan: ConsensusPlan, stage: str, since: float) -> float:
-    """Record the process time of ``stage`` in ``plan.seconds``; the time now."""
-    now = time.process_time()
-    plan.seconds[stage] = now - since
-    return now
 
 
 def _route(mode: str, solver: str, divergence, fit_size):

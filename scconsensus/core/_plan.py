@@ -17,6 +17,7 @@ import numpy as np
 
 from .._docs import doc_params
 from .._validation import RandomState, check_choice, check_labels, check_n_clusters
+from ._laps import Laps
 from ._resolution import KSelection, matched_partitions, select_k
 from ._spectral import partition_sizes, spectral_consensus
 
@@ -174,17 +175,17 @@ def plan_consensus(
     labels = check_labels(labels)
     check_choice(partitions, PARTITIONS, "partitions")
     check_choice(init, INITS, "init")
-    clock = _Clock()
+    lap = Laps(time.process_time)
     selection = None
     if isinstance(n_clusters, str) and n_clusters == "auto":
         selection = select_k(labels, random_state=random_state)
         K = selection.n_clusters
     else:
         K = check_n_clusters(n_clusters, labels.shape[0])
-    clock.lap("choose K")
+    lap("choose K")
     fit_idx = None if subset is None else subset(K)
     columns, note = _columns(labels, K, partitions)
-    clock.lap("partitions")
+    lap("partitions")
     fitted = labels if fit_idx is None else labels[fit_idx]
     start = None
     if init == "spectral":
@@ -194,8 +195,8 @@ def plan_consensus(
         from .pcc._init import ensemble_init
 
         start = ensemble_init(fitted[:, columns], K)
-    clock.lap("start")
-    return ConsensusPlan(K, columns, start, selection, note, fit_idx, clock.seconds)
+    lap("start")
+    return ConsensusPlan(K, columns, start, selection, note, fit_idx, lap.timings)
 
 
 def _columns(labels: np.ndarray, K: int, partitions: str) -> tuple[np.ndarray, str]:
@@ -205,16 +206,3 @@ def _columns(labels: np.ndarray, K: int, partitions: str) -> tuple[np.ndarray, s
         return np.arange(sizes.size), ""
     columns = _cover_items(labels, sizes, K, matched_partitions(sizes, K))
     return columns, _far_note(sizes, columns, K)
-
-
-class _Clock:
-    """Process time per named stage (CPU: the machine is shared, wall time would lie)."""
-
-    def __init__(self) -> None:
-        self.seconds: dict[str, float] = {}
-        self._last = time.process_time()
-
-    def lap(self, name: str) -> None:
-        now = time.process_time()
-        self.seconds[name] = now - self._last
-        self._last = now

@@ -300,8 +300,7 @@ def store_consensus(
         )
     membership, labels, k = _final_labels(membership, labels, drop_empty)
     categories = [str(i) for i in range(k)]
-    conf = confidence(membership, labels) if ensemble is None else None
-    conf = ensemble_confidence(ensemble, labels) if conf is None else conf
+    conf = _confidence(membership, labels, ensemble)
     obs_keys = [key_added, f"{key_added}_confidence", f"{key_added}_entropy"]
     warn_overwrite(adata, obs=obs_keys, obsm=[f"{key_added}_membership"], uns=[key_added])
     record = {"params": dict(params)}
@@ -325,6 +324,13 @@ def store_consensus(
         obsm={f"{key_added}_membership": membership},
         uns={key_added: sanitize_uns(record)},
     )
+
+
+def _confidence(membership: np.ndarray, labels: np.ndarray, ensemble) -> np.ndarray:
+    """The ensemble's support of each label when the ensemble is given, else the membership."""
+    if ensemble is None:
+        return confidence(membership, labels)
+    return ensemble_confidence(ensemble, labels)
 
 
 def _final_labels(membership: np.ndarray, labels, drop_empty: bool):

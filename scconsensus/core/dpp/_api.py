@@ -25,7 +25,6 @@ instead (every observed consensus value is then a candidate threshold).
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -44,6 +43,7 @@ from ..._validation import (
     check_number,
     seed_sequence,
 )
+from .._laps import Laps
 from .._membership import normalize_rows
 from ..coassociation import coassociation
 from ._consensus import (
@@ -169,19 +169,6 @@ def _kmeans_run(X: np.ndarray, k: int, seed: int) -> np.ndarray:
     centres, _ = kmeans_plusplus(X, k, random_state=seed, n_local_trials=1)
     km = KMeans(k, init=centres, n_init=1, random_state=seed).fit(X)
     return km.labels_.astype(np.int32)
-
-
-class _Laps:
-    """Seconds per stage, each measured from the end of the one before."""
-
-    def __init__(self) -> None:
-        self.timings: dict[str, float] = {}
-        self._clock = time.perf_counter()
-
-    def __call__(self, stage: str) -> None:
-        now = time.perf_counter()
-        self.timings[stage] = now - self._clock
-        self._clock = now
 
 
 def _check_inputs(
@@ -351,7 +338,7 @@ def _solve(
 ) -> DPPConsensus:
     """:func:`dpp_consensus` on validated arguments: kernel, runs, consensus, cut, choice."""
     n = X.shape[0]
-    lap = _Laps()
+    lap = Laps()
     sigma2 = rbf_bandwidth(X)
     seeds = seed_sequence(random_state).spawn(n_runs + 2)
     info: dict = {"k_max": k_max}
