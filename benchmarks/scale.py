@@ -129,6 +129,7 @@ def run_scconsensus(
     pcc_module.pcc_extend = _Timer(times, "extend", pcc_module.pcc_extend)
     extra = dict(extra or {})
 
+    stages = _capture_stage_log()
     ens_kw, pcc_kw = (RECIPE, PCC) if recipe == "fixed" else ({}, {})
     if max_iter is not None:
         pcc_kw = {**pcc_kw, "max_iter": max_iter}
@@ -136,12 +137,14 @@ def run_scconsensus(
     t0 = time.perf_counter()
     scc.tl.ensemble(adata, **ens_kw, random_state=seed, n_jobs=n_jobs, progress=False)
     times["ensemble"] = time.perf_counter() - t0
+    ensemble_cpu = time.process_time() - c0
     t = time.perf_counter()
     scc.tl.pcc(adata, **pcc_kw, random_state=seed, progress=False, **extra)
     times["pcc"] = time.perf_counter() - t
     times["end_to_end"] = time.perf_counter() - t0
     # CPU of this process (all its threads); joblib workers (n_jobs > 1) are not counted
     times["cpu"] = time.process_time() - c0
+    times["ensemble_cpu"] = ensemble_cpu
     info = adata.uns["pcc"]
     return {
         "n": n,
@@ -158,6 +161,69 @@ def run_scconsensus(
         "pcc_options": extra,
         "pair_source": str(info.get("pair_source", "")),
         "fit_size": int(info.get("fit_size", n)),
+        "ru_maxrss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2,
+        "pcc_stage_cpu": stages,
+    }
+
+
+def _capture_stage_log() -> dict[str, float]:
+    """The CPU seconds per stage that ``tl.pcc`` logs at info level, filled as it runs."""
+    import logging
+    import re
+
+    import scanpy as sc
+
+    stages: dict[str, float] = {}
+
+    class Stages(logging.Handler):
+        def emit(self, record):
+            msg = record.getMessage()
+            if "CPU time per stage:" in msg:
+                for name, sec in re.findall(r"([a-zA-Z ]+?) ([0-9.]+) s", msg.split(":", 1)[1]):
+                    stages[name.strip(" ,")] = float(sec)
+
+    sc.settings.verbosity = "info"
+    sc.settings._root_logger.addHandler(Stages(level=logging.INFO))  # scanpy logs here
+    return stages
+
+
+def run_kmeans(n: int, seed: int = 0) -> dict:
+    """The floor: scikit-learn's ``KMeans(20, n_init=3)`` on the same cells."""
+    from sklearn.cluster import KMeans
+
+    from scconsensus.metrics import adjusted_rand_index
+
+    X, truth = make_blobs(n, seed=seed)
+    c, t = time.process_time(), time.perf_counter()
+    labels = KMeans(N_CLUSTERS, n_init=3, random_state=seed).fit_predict(X)
+    return {
+        "n": n,
+        "wall": time.perf_counter() - t,
+        "cpu": time.process_time() - c,
+        "ari": adjusted_rand_index(truth, labels),
+        "n_found": int(np.unique(labels).size),
+        "ru_maxrss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2,
+    }
+
+
+def run_sc3s(n: int, seed: int = 0) -> dict:
+    """SC3s (Quah et al. 2021) with its defaults at K = 20 on the same ``X_pca``."""
+    import sc3s
+
+    from scconsensus.metrics import adjusted_rand_index
+
+    X, truth = make_blobs(n, seed=seed)
+    adata = _adata(X, truth)
+    c, t = time.process_time(), time.perf_counter()
+    sc3s.tl.consensus(adata, n_clusters=[N_CLUSTERS], random_state=seed)
+    key = next(c for c in adata.obs.columns if c.startswith("sc3s"))
+    labels = adata.obs[key].to_numpy()
+    return {
+        "n": n,
+        "wall": time.perf_counter() - t,
+        "cpu": time.process_time() - c,
+        "ari": adjusted_rand_index(truth, labels),
+        "n_found": int(np.unique(labels).size),
         "ru_maxrss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2,
     }
 
@@ -188,11 +254,11 @@ def _tree_pss(proc) -> int:
     return total
 
 
-def measure(args: list[str]) -> tuple[dict, float]:
+def measure(args: list[str], python: str = sys.executable) -> tuple[dict, float]:
     """Run ``scale.py --child ...`` in a subprocess; its JSON result and peak tree PSS (GiB)."""
     import psutil
 
-    cmd = [sys.executable, os.path.abspath(__file__), "--child", *args]
+    cmd = [python, os.path.abspath(__file__), "--child", *args]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
     ps = psutil.Process(proc.pid)
     peak = [0]
@@ -283,6 +349,36 @@ def _extra(args) -> dict:
     return {key: value for key, value in given.items() if value is not None}
 
 
+def _sc3s_available(python: str) -> bool:
+    found = subprocess.run([python, "-c", "import sc3s"], capture_output=True)
+    return found.returncode == 0
+
+
+def _floor_rows(n: int, args, scc: dict) -> None:
+    """KMeans(20, n_init=3) and SC3s on the same cells, each in its own process, and the
+    ratio of scconsensus's end-to-end CPU to theirs."""
+    rows = [("KMeans(20, n_init=3)", ["kmeans", str(n)], sys.executable)]
+    if n > args.sc3s_max:
+        print(f"    SC3s: skipped above --sc3s-max={args.sc3s_max} cells", flush=True)
+    elif not _sc3s_available(args.sc3s_python):
+        print(
+            f"    SC3s: not importable from {args.sc3s_python}; skipped (pip install sc3s "
+            "into an environment of its own and pass --sc3s-python)",
+            flush=True,
+        )
+    else:
+        rows.append(("SC3s defaults, K=20", ["sc3s", str(n)], args.sc3s_python))
+    for name, child, python in rows:
+        res, peak = measure([*child, "--seed", str(args.seed)], python)
+        print(
+            f"    {name}: wall {res['wall']:.1f} s, CPU {res['cpu']:.1f} s, peak "
+            f"{max(peak, res['ru_maxrss_gib']):.2f} GiB, ARI {res['ari']:.3f}, K "
+            f"{res['n_found']}; scconsensus CPU / this CPU = "
+            f"{scc['times']['cpu'] / res['cpu']:.1f}",
+            flush=True,
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="*", default=[10_000, 100_000, 1_000_000])
@@ -305,6 +401,15 @@ def main() -> None:
     parser.add_argument(
         "--fit-size", type=int, default=None, help="tl.pcc fit_size (fit a subset, extend)"
     )
+    parser.add_argument(
+        "--sc3s-python",
+        default=sys.executable,
+        help="interpreter with sc3s installed (its pins may need an environment of its own)",
+    )
+    parser.add_argument(
+        "--sc3s-max", type=int, default=100_000, help="largest n given to SC3s (slow above)"
+    )
+    parser.add_argument("--no-floor", action="store_true", help="skip the KMeans and SC3s rows")
     parser.add_argument("--child", nargs=2, metavar=("KIND", "N"), help=argparse.SUPPRESS)
     args = parser.parse_args()
 
@@ -314,6 +419,10 @@ def main() -> None:
             result = run_scconsensus(
                 n, args.n_jobs, args.seed, args.pcc_max_iter, args.recipe, _extra(args)
             )
+        elif kind == "kmeans":
+            result = run_kmeans(n, args.seed)
+        elif kind == "sc3s":
+            result = run_sc3s(n, args.seed)
         else:
             result = run_ccp(n)
         print("RESULT " + json.dumps(result), flush=True)
@@ -340,6 +449,7 @@ def main() -> None:
             child += ["--pcc-max-iter", str(args.pcc_max_iter)]
         res, peak = measure(child)
         t = res["times"]
+        stages = ", ".join(f"{k} {v:.1f}" for k, v in res["pcc_stage_cpu"].items())
         print(
             f"{n:>9} {t['end_to_end']:>12.1f} {t['ensemble']:>10.1f} "
             f"{max(t.get('pairs', 0), t.get('ensemble_pairs', 0)):>8.1f} "
@@ -350,7 +460,14 @@ def main() -> None:
             + ("" if res["pcc_converged"] else f"  PCC stopped at max_iter={res['pcc_n_iter']}"),
             flush=True,
         )
+        print(
+            f"    CPU s: ensemble {t['ensemble_cpu']:.1f}, tl.pcc "
+            f"{t['cpu'] - t['ensemble_cpu']:.1f} ({stages})",
+            flush=True,
+        )
         print("    detail: " + json.dumps(res), flush=True)
+        if not args.no_floor:
+            _floor_rows(n, args, res)
     if args.no_ccp:
         return
     print("\nConsensusClusterPlus (km, reps=50, maxK=20, pItem=0.8) vs scconsensus, same data")
