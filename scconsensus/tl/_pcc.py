@@ -87,9 +87,6 @@ def pcc(
     >>> scc.tl.pcc(adata, n_clusters=6)
     >>> adata.obsm["pcc_membership"].shape[0]
     150
-    >>> scc.tl.pcc(adata, n_clusters=[3, 6])  # one fit per K: "pcc_k3", "pcc_k6"
-    >>> adata.obsm["pcc_k3_membership"].shape[1] <= 3
-    True
     """
     key_added, progress = check_key(key_added), check_progress(progress)
     labels, copy = get_ensemble(adata, ensemble_key), check_copy(adata, copy)
