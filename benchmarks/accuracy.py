@@ -381,11 +381,18 @@ def drop_rules(table) -> dict[str, int]:
         "rule: strongest drop": int(Ks[strongest]),
         "rule: first drop >= half the strongest": first(max(THRESHOLD, drop[strongest] / 2)),
         "rule: first drop >= 0.10": first(0.10),
+        # the finest stable resolution: the last K whose drop reaches the threshold
+        "rule: last drop >= 0.05": int(Ks[np.flatnonzero(drop >= THRESHOLD)[-1]])
+        if (drop >= THRESHOLD).any()
+        else int(Ks[strongest]),
     }
 
 
-def k_found_dataset(name: str, seed: int, kmax: int) -> dict[str, tuple[int, float]]:
-    """``{chooser: (K, cpu_seconds)}`` of every K-chooser on one dataset and seed."""
+def k_found_dataset(
+    name: str, seed: int, kmax: int, rules_only: bool = False
+) -> dict[str, tuple[int, float]]:
+    """``{chooser: (K, cpu_seconds)}`` of every K-chooser on one dataset and seed
+    (``rules_only``: the defaults and the rules on their evidence only)."""
     import scanpy as sc
 
     import scconsensus as scc
@@ -422,6 +429,8 @@ def k_found_dataset(name: str, seed: int, kmax: int) -> dict[str, tuple[int, flo
         "scanpy Leiden, resolution 1": leiden,
         "DPP, KVI": dpp,
     }
+    if rules_only:
+        choosers = dict(list(choosers.items())[:1])
     for chooser, fn in choosers.items():
         K, secs = timed(fn)
         out[chooser] = (int(K), secs)
@@ -456,13 +465,13 @@ def k_table(results: dict[str, dict[str, list[tuple[int, float]]]]) -> str:
     return "\n".join(lines)
 
 
-def k_found(datasets, seeds, kmax: int) -> str:
+def k_found(datasets, seeds, kmax: int, rules_only: bool = False) -> str:
     """The "K found" table over ``datasets`` and ``seeds``."""
     results = {}
     for name in datasets:
         per_tool = defaultdict(list)
         for seed in seeds:
-            for tool, value in k_found_dataset(name, seed, kmax).items():
+            for tool, value in k_found_dataset(name, seed, kmax, rules_only).items():
                 per_tool[tool].append(value)
         results[name] = dict(per_tool)
         print(f"# {name} done\n{k_table(results)}", file=sys.stderr, flush=True)
@@ -558,6 +567,11 @@ def main() -> None:
         help="only the 'K found' table: every K-chooser on --datasets (K up to --kmax)",
     )
     parser.add_argument("--kmax", type=int, default=KMAX, help="largest K PAC/silhouette scan")
+    parser.add_argument(
+        "--rules-only",
+        action="store_true",
+        help="with --k-found: only the defaults and the rules on select_k's evidence",
+    )
     args = parser.parse_args()
     import scanpy as sc
 
@@ -570,6 +584,7 @@ def main() -> None:
                 [d for d in args.datasets if not (args.no_r and d.startswith("all_"))],
                 args.seeds,
                 args.kmax,
+                args.rules_only,
             )
         )
         return
