@@ -377,7 +377,10 @@ def drop_rules(table) -> dict[str, int]:
         hit = np.flatnonzero(drop >= at_least)
         return int(Ks[hit[0]] if hit.size else Ks[strongest])
 
+    chosen = table["n_clusters"][table["chosen"].astype(bool)]
     return {
+        # select_k's own K, before PCC drops clusters without mass
+        "rule: first drop >= 0.05 (select_k, the default)": int(chosen.iloc[0]),
         "rule: strongest drop": int(Ks[strongest]),
         "rule: first drop >= half the strongest": first(max(THRESHOLD, drop[strongest] / 2)),
         "rule: first drop >= 0.10": first(0.10),
