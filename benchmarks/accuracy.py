@@ -439,7 +439,23 @@ def k_found_dataset(
         out[chooser] = (int(K), secs)
     for rule, K in drop_rules(adata.uns["auto"]["k_selection"]).items():
         out[rule] = (K, 0.0)
+    out["rule: the stable resolution of best k-means silhouette"] = timed(
+        lambda: best_silhouette_candidate(adata.uns["auto"], X, seed)
+    )
     return out
+
+
+def best_silhouette_candidate(record: dict, X, seed: int) -> int:
+    """Among ``select_k``'s stable resolutions (its K when there is none), the K whose
+    k-means (10 starts) has the highest mean silhouette on ``X``."""
+    from sklearn.cluster import KMeans
+    from sklearn.metrics import silhouette_score
+
+    Ks = sorted({int(K) for K in record["k_candidates"]} | {int(record["n_clusters_chosen"])})
+    scores = {
+        K: silhouette_score(X, KMeans(K, n_init=10, random_state=seed).fit_predict(X)) for K in Ks
+    }
+    return max(scores, key=scores.get)
 
 
 def k_table(results: dict[str, dict[str, list[tuple[int, float]]]]) -> str:
