@@ -18,6 +18,13 @@ Run from the repository root, one thread::
     OMP_NUM_THREADS=1 NUMBA_NUM_THREADS=1 python benchmarks/accuracy.py
     python benchmarks/accuracy.py --datasets iris wine --seeds 0 1 2 --no-r
     python benchmarks/accuracy.py --methods dpp   # only the DPP rows
+    python benchmarks/accuracy.py --k-found --datasets iris clear_unequal --seeds 0
+
+``--k-found`` prints instead the K that each chooser a user might take returns
+(scconsensus's defaults, consensus_k's least PAC, SC3's Tracy-Widom estimate, the
+k-means silhouette, Leiden at resolution 1, DPP's KVI) and simple rules on
+``select_k``'s evidence, with the mean |log(K / K_true)| over the panel and over the clear
+planted data (``clear_equal``, ``clear_unequal``, ``nested``: :func:`clear_groups`).
 
 Datasets: iris, wine, breast_cancer, digits (scikit-learn); pbmc68k_reduced
 against ``bulk_labels`` and against ``louvain``; Bioconductor's ALL (B/T
