@@ -18,6 +18,13 @@ Run from the repository root, one thread::
     OMP_NUM_THREADS=1 NUMBA_NUM_THREADS=1 python benchmarks/accuracy.py
     python benchmarks/accuracy.py --datasets iris wine --seeds 0 1 2 --no-r
     python benchmarks/accuracy.py --methods dpp   # only the DPP rows
+    python benchmarks/accuracy.py --k-found --datasets iris clear_unequal --seeds 0
+
+``--k-found`` prints instead the K that each chooser a user might take returns
+(scconsensus's defaults, consensus_k's least PAC, SC3's Tracy-Widom estimate, the
+k-means silhouette, Leiden at resolution 1, DPP's KVI) and simple rules on
+``select_k``'s evidence, with the mean |log(K / K_true)| over the panel and over the clear
+planted data (``clear_equal``, ``clear_unequal``, ``nested``: :func:`clear_groups`).
 
 Datasets: iris, wine, breast_cancer, digits (scikit-learn); pbmc68k_reduced
 against ``bulk_labels`` and against ``louvain``; Bioconductor's ALL (B/T
@@ -54,16 +61,51 @@ DATASETS = (
     "planted_10000",
     "planted_100000",
 )
+#: Clear planted data for the "K found" table (``--k-found``): 20 Gaussian groups of equal
+#: or Dirichlet(2) sizes, and 4 lineages of 5 types each (nested); the data seed is the run's.
+CLEAR = ("clear_equal", "clear_unequal", "nested")
 CCP_MAX_N = 3_000
 #: Classes of each dataset run, for the "K found" column.
 TRUE_K: dict[str, int] = {}
 
 
-def load(name: str):
-    """``AnnData`` with ``.obs["truth"]`` for one panel dataset."""
+def clear_groups(name: str, n: int = 2_000, seed: int = 0):
+    """``AnnData`` of 20 clear Gaussian groups in 50 dimensions (unit noise).
+
+    ``clear_equal`` / ``clear_unequal``: centres N(0, 3²) (smallest distance between
+    centres about 20-25 against a noise norm of about 10), equal or Dirichlet(2) sizes.
+    ``nested``: 4 lineage centres N(0, 5²), each with 5 type centres at N(0, 1.2²) from it
+    (types of one lineage about 17 apart, lineages about 70): ``.obs["truth"]`` the 20
+    types, ``.obs["lineage"]`` the 4 lineages.
+    """
+    import pandas as pd
+    from anndata import AnnData
+
+    rng = np.random.default_rng(seed)
+    groups, dim = 20, 50
+    if name == "nested":
+        lineages = rng.normal(scale=5.0, size=(4, dim))
+        centres = np.repeat(lineages, 5, axis=0) + rng.normal(scale=1.2, size=(groups, dim))
+    else:
+        centres = rng.normal(scale=3.0, size=(groups, dim))
+    weights = rng.dirichlet(np.full(groups, 2.0)) if name == "clear_unequal" else None
+    truth = rng.choice(groups, size=n, p=weights) if weights is not None else np.arange(n) % groups
+    X = (centres[truth] + rng.standard_normal((n, dim))).astype(np.float32)
+    obs = pd.DataFrame({"truth": pd.Categorical(truth.astype(str))})
+    obs["lineage"] = pd.Categorical((truth // 5).astype(str))
+    obs.index = obs.index.astype(str)
+    return AnnData(X, obs=obs)
+
+
+def load(name: str, seed: int = 0):
+    """``AnnData`` with ``.obs["truth"]`` for one panel dataset (``seed``: the data's, for
+    the clear planted data only)."""
     import scanpy as sc
 
     import scconsensus as scc
+
+    if name in CLEAR:
+        return clear_groups(name, seed=seed)
 
     if name in ("iris", "wine", "breast_cancer", "digits"):
         return getattr(scc.datasets, name)()
@@ -299,6 +341,169 @@ def calibration_table(results) -> str:
     return "\n".join(lines)
 
 
+#: Largest K the range-scanning choosers (PAC, silhouette) consider; 20 planted groups fit.
+KMAX = 25
+#: First drop of λ_K(E_K) that counts as a split (``select_k``'s default threshold).
+THRESHOLD = 0.05
+
+
+def sc3_estimate_k(X) -> int:
+    """SC3's estimate of k (Kiselev et al. 2017, ``estkTW`` in hemberg-lab/SC3): how many
+    eigenvalues of the cells' Gram matrix of the data, each cell scaled to mean 0 and
+    variance 1 over the genes, exceed the Tracy-Widom bound of Patterson et al. (2006)
+    at its 0.001 tail point (3.273)."""
+    D = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=float).T  # genes x cells
+    n, p = D.shape
+    sd = D.std(axis=0, ddof=1)
+    x = (D - D.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
+    mu = (np.sqrt(n - 1) + np.sqrt(p)) ** 2
+    sigma = (np.sqrt(n - 1) + np.sqrt(p)) * (1 / np.sqrt(n - 1) + 1 / np.sqrt(p)) ** (1 / 3)
+    # the non-zero eigenvalues of x'x are the squared singular values of x
+    evals = np.linalg.svd(x, compute_uv=False) ** 2
+    return int((evals > 3.273 * sigma + mu).sum())
+
+
+def silhouette_k(X, seed: int, kmax: int) -> int:
+    """The K in 2..kmax whose k-means (10 starts) has the highest mean silhouette."""
+    from sklearn.cluster import KMeans
+    from sklearn.metrics import silhouette_score
+
+    scores = {}
+    for k in range(2, min(kmax, X.shape[0] - 1) + 1):
+        labels = KMeans(k, n_init=10, random_state=seed).fit_predict(X)
+        scores[k] = silhouette_score(X, labels)
+    return max(scores, key=scores.get)
+
+
+def drop_rules(table) -> dict[str, int]:
+    """K of simple rules on ``select_k``'s own evidence (its ``drop`` column)."""
+    Ks, drop = table["n_clusters"].to_numpy(), table["drop"].to_numpy()
+    strongest = int(np.argmax(drop))
+
+    def first(at_least):
+        hit = np.flatnonzero(drop >= at_least)
+        return int(Ks[hit[0]] if hit.size else Ks[strongest])
+
+    chosen = table["n_clusters"][table["chosen"].astype(bool)]
+    return {
+        # select_k's own K, before PCC drops clusters without mass
+        "rule: first drop >= 0.05 (select_k, the default)": int(chosen.iloc[0]),
+        "rule: strongest drop": int(Ks[strongest]),
+        "rule: first drop >= half the strongest": first(max(THRESHOLD, drop[strongest] / 2)),
+        "rule: first drop >= 0.10": first(0.10),
+        # the finest stable resolution: the last K whose drop reaches the threshold
+        "rule: last drop >= 0.05": int(Ks[np.flatnonzero(drop >= THRESHOLD)[-1]])
+        if (drop >= THRESHOLD).any()
+        else int(Ks[strongest]),
+    }
+
+
+def k_found_dataset(
+    name: str, seed: int, kmax: int, rules_only: bool = False
+) -> dict[str, tuple[int, float]]:
+    """``{chooser: (K, cpu_seconds)}`` of every K-chooser on one dataset and seed
+    (``rules_only``: the defaults and the rules on their evidence only)."""
+    import scanpy as sc
+
+    import scconsensus as scc
+
+    adata = load(name, seed)
+    TRUE_K[name] = int(adata.obs["truth"].nunique())
+    rep = "X_pca" if "X_pca" in adata.obsm else None
+    X = adata.obsm[rep] if rep else np.asarray(adata.X)
+    out = {}
+
+    def defaults():
+        scc.tl.ensemble(adata, random_state=seed)
+        scc.tl.pcc(adata, random_state=seed, key_added="auto")
+        return adata.obs["auto"].nunique()
+
+    def pac():
+        scc.tl.consensus_k(adata, max_k=kmax, reps=50, random_state=seed, key_added="ck")
+        return adata.uns["ck"]["best_k"]
+
+    def leiden():
+        sc.pp.neighbors(adata, use_rep=rep or "X")
+        sc.tl.leiden(adata, resolution=1.0, random_state=seed, flavor="igraph", n_iterations=2)
+        return adata.obs["leiden"].nunique()
+
+    def dpp():
+        scc.tl.dpp(adata, random_state=seed, key_added="dpp_auto")
+        return adata.obs["dpp_auto"].nunique()
+
+    choosers = {
+        "scconsensus defaults (first drop >= 0.05)": defaults,
+        "consensus_k, least PAC": pac,
+        "SC3 estimate (Tracy-Widom)": lambda: sc3_estimate_k(adata.X),
+        "k-means silhouette": lambda: silhouette_k(X, seed, kmax),
+        "scanpy Leiden, resolution 1": leiden,
+        "DPP, KVI": dpp,
+    }
+    if rules_only:
+        choosers = dict(list(choosers.items())[:1])
+    for chooser, fn in choosers.items():
+        K, secs = timed(fn)
+        out[chooser] = (int(K), secs)
+    for rule, K in drop_rules(adata.uns["auto"]["k_selection"]).items():
+        out[rule] = (K, 0.0)
+    out["rule: the stable resolution of best k-means silhouette"] = timed(
+        lambda: best_silhouette_candidate(adata.uns["auto"], X, seed)
+    )
+    return out
+
+
+def best_silhouette_candidate(record: dict, X, seed: int) -> int:
+    """Among ``select_k``'s stable resolutions (its K when there is none), the K whose
+    k-means (10 starts) has the highest mean silhouette on ``X``."""
+    from sklearn.cluster import KMeans
+    from sklearn.metrics import silhouette_score
+
+    Ks = sorted({int(K) for K in record["k_candidates"]} | {int(record["n_clusters_chosen"])})
+    scores = {
+        K: silhouette_score(X, KMeans(K, n_init=10, random_state=seed).fit_predict(X)) for K in Ks
+    }
+    return max(scores, key=scores.get)
+
+
+def k_table(results: dict[str, dict[str, list[tuple[int, float]]]]) -> str:
+    """Markdown: per chooser and dataset the K found (one per seed), the mean
+    |log(K / K_true)| over the panel and over the clear planted data."""
+    names = list(results)
+    tools = list(dict.fromkeys(t for r in results.values() for t in r))
+    lines = [
+        "| chooser | "
+        + " | ".join(f"{n} ({TRUE_K[n]})" for n in names)
+        + " | panel mean abs log(K / K_true) | planted mean abs log(K / K_true) | mean CPU s |",
+        "|---" * (len(names) + 4) + "|",
+    ]
+    for tool in tools:
+        cells, err, secs = [], {"panel": [], "planted": []}, []
+        for name in names:
+            runs = results[name].get(tool, [])
+            cells.append("/".join(str(K) for K, _ in runs) or "–")
+            part = "planted" if name in CLEAR else "panel"
+            err[part] += [abs(np.log(max(K, 1) / TRUE_K[name])) for K, _ in runs]
+            secs += [t for _, t in runs]
+        means = [f"{np.mean(v):.2f}" if v else "–" for v in err.values()]
+        lines.append(
+            f"| {tool} | " + " | ".join(cells) + f" | {' | '.join(means)} | {np.mean(secs):.1f} |"
+        )
+    return "\n".join(lines)
+
+
+def k_found(datasets, seeds, kmax: int, rules_only: bool = False) -> str:
+    """The "K found" table over ``datasets`` and ``seeds``."""
+    results = {}
+    for name in datasets:
+        per_tool = defaultdict(list)
+        for seed in seeds:
+            for tool, value in k_found_dataset(name, seed, kmax, rules_only).items():
+                per_tool[tool].append(value)
+        results[name] = dict(per_tool)
+        print(f"# {name} done\n{k_table(results)}", file=sys.stderr, flush=True)
+    return k_table(results)
+
+
 def paper_rows(seeds) -> str:
     """The papers' own results through ``tl``'s defaults, one markdown table.
 
@@ -352,6 +557,7 @@ def paper_rows(seeds) -> str:
 def warm_up() -> None:
     """Compile the numba kernels before timing (a one-off, cached on disk per version)."""
     import anndata as ad
+    import scanpy as sc
 
     import scconsensus as scc
 
@@ -361,11 +567,14 @@ def warm_up() -> None:
     for method in ("pcc", "pla", "dpp"):
         getattr(scc.tl, method)(adata, progress=False)
     scc.tl.pcc(adata, n_clusters=3, progress=False, key_added="pcc3")
+    # scanpy's neighbours compile their numba kernels on first use
+    sc.pp.neighbors(adata, use_rep="X")
+    sc.tl.leiden(adata, flavor="igraph", n_iterations=2)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=DATASETS)
+    parser.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=DATASETS + CLEAR)
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--no-r", action="store_true", help="skip ConsensusClusterPlus and ALL")
     parser.add_argument(
@@ -378,12 +587,33 @@ def main() -> None:
     parser.add_argument(
         "--papers", action="store_true", help="also the PCC 7.1 JS and PLA toy rows (defaults)"
     )
+    parser.add_argument(
+        "--k-found",
+        action="store_true",
+        help="only the 'K found' table: every K-chooser on --datasets (K up to --kmax)",
+    )
+    parser.add_argument("--kmax", type=int, default=KMAX, help="largest K PAC/silhouette scan")
+    parser.add_argument(
+        "--rules-only",
+        action="store_true",
+        help="with --k-found: only the defaults and the rules on select_k's evidence",
+    )
     args = parser.parse_args()
     import scanpy as sc
 
     sc.settings.verbosity = 0
     warnings.filterwarnings("ignore")
     warm_up()
+    if args.k_found:
+        print(
+            k_found(
+                [d for d in args.datasets if not (args.no_r and d.startswith("all_"))],
+                args.seeds,
+                args.kmax,
+                args.rules_only,
+            )
+        )
+        return
     results: dict[str, dict[str, list]] = {}
     for name in args.datasets:
         if args.no_r and name.startswith("all_"):

@@ -215,6 +215,23 @@ def test_07_string_counts_are_refused(adata, fn, kwargs):
     _fails_cleanly(fn, adata, "string|integer", **kwargs)
 
 
+@pytest.mark.parametrize("method", ["pcc", "pla"])
+@pytest.mark.parametrize(
+    ("n_clusters", "match"),
+    [
+        ([], "names no number of clusters"),
+        ([3, 3], "K=3 more than once"),
+        ((2, 40), r"n_clusters\[1\]=40 is too large for 40 items"),
+        ([1, 3], r"n_clusters\[0\] must be at least 2"),
+        (["auto", 3], "a list holds integers only"),
+        ([3, 2.5], r"n_clusters\[1\] must be an integer"),
+        (np.array([], dtype=int), "names no number of clusters"),
+    ],
+)
+def test_07_a_list_of_k_is_checked_whole_before_any_fit(adata, method, n_clusters, match):
+    _fails_cleanly(getattr(scc.tl, method), adata, match, n_clusters=n_clusters)
+
+
 # ---------------------------------------------------------- item 8: memory message
 
 

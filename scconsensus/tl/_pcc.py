@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+from collections.abc import Sequence
 
 from anndata import AnnData
 from scanpy import logging as logg
@@ -15,15 +16,17 @@ from ..core.pcc import Bregman, cluster_relationships
 from ..core.pcc._cache import kernels_cached
 from ..core.pcc._doc import PCC_PARAMS
 from ._anndata import check_copy, check_use_rep, get_ensemble, get_rep, store_consensus
+from ._candidates import fits_each_k
 from ._selection import log_plan, selection_uns
 
 __all__ = ["pcc"]
 
 
+@fits_each_k
 @doc_params(**PCC_PARAMS)
 def pcc(
     adata: AnnData,
-    n_clusters: int | str = "auto",
+    n_clusters: int | str | Sequence[int] = "auto",
     divergence: str | Bregman = "kl",
     *,
     ensemble_key: str = "scc_ensemble",

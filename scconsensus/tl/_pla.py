@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 from anndata import AnnData
 from scanpy import logging as logg
@@ -18,16 +20,18 @@ from ..core.pla import pla as _pla
 from ..core.pla._doc import PLA_PARAMS
 from ..core.pla._model import check_pla_args
 from ._anndata import check_copy, check_use_rep, get_ensemble, get_rep, store_consensus
+from ._candidates import fits_each_k
 from ._selection import log_plan, selection_uns
 
 __all__ = ["pla", "transfer"]
 
 
 @renamed_args(n_restarts="n_init")
+@fits_each_k
 @doc_params(**PLA_PARAMS)
 def pla(
     adata: AnnData,
-    n_clusters: int | str = "auto",
+    n_clusters: int | str | Sequence[int] = "auto",
     weighted: bool = False,
     *,
     ensemble_key: str = "scc_ensemble",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 from scanpy import logging as logg
 
 from ..core._plan import ConsensusPlan
@@ -19,10 +20,13 @@ def log_plan(plan: ConsensusPlan) -> None:
 
 
 def selection_uns(plan: ConsensusPlan) -> dict:
-    """``.uns`` entries for the choice of K: ``n_clusters_chosen`` and the evidence table."""
+    """``.uns`` entries for the choice of K: ``n_clusters_chosen``, the evidence table and
+    ``k_candidates`` (every stable resolution, strongest first: a list to pass back as
+    ``n_clusters``)."""
     out = {"n_clusters_chosen": plan.n_clusters}
     if plan.selection is not None:
         out["k_selection"] = plan.selection.table
         out["k_selection_reason"] = plan.selection.reason
         out["k_selection_threshold"] = plan.selection.threshold
+        out["k_candidates"] = np.asarray(plan.selection.candidates, dtype=np.int64)
     return out

@@ -1,0 +1,130 @@
+"""Several numbers of clusters in one call: ``tl.pcc(adata, n_clusters=[4, 8])``.
+
+Biology nests groups (lineages, types, states), and :func:`scconsensus.core.select_k`
+names every stable resolution (``.uns[key]["k_candidates"]``), so users fit several K
+as MultiK and clustree users do. :func:`fits_each_k` lets a consensus wrapper take a list
+of K: the list is checked once against the data, before anything is written, and the
+wrapper then runs once per K with its other arguments unchanged, storing each result
+under ``f"{key_added}_k{K}"``.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+from anndata import AnnData
+from scanpy import logging as logg
+
+from .._validation import check_key, check_n_clusters
+from ._anndata import check_copy, get_ensemble
+
+__all__ = ["each_k_key", "fits_each_k"]
+
+
+def each_k_key(key_added: str, n_clusters: int) -> str:
+    """The key one K of a list is stored under: ``f"{key_added}_k{K}"``."""
+    return f"{key_added}_k{int(n_clusters)}"
+
+
+def is_k_list(n_clusters: Any) -> bool:
+    """Whether ``n_clusters`` names several K (a list, tuple or 1-d array)."""
+    if isinstance(n_clusters, np.ndarray):
+        return n_clusters.ndim > 0
+    return isinstance(n_clusters, list | tuple)
+
+
+def check_k_list(n_clusters: Sequence, n_items: int) -> list[int]:
+    """The K of a list, each an integer in ``[2, n_items)``, none twice, at least one."""
+    Ks = list(np.asarray(n_clusters, dtype=object).ravel())
+    if not Ks:
+        raise ValueError(
+            "n_clusters=[] names no number of clusters. Give at least one, e.g. "
+            "n_clusters=[4, 8], or n_clusters='auto' (an empty "
+            ".uns[key]['k_candidates'] means no drop of the evidence reached the threshold)."
+        )
+    if any(isinstance(K, str) for K in Ks):
+        raise ValueError(
+            f"n_clusters={list(Ks)!r}: a list holds integers only; fit 'auto' in its own "
+            "call (its K and the other stable resolutions are in .uns[key]['k_candidates'])."
+        )
+    Ks = [check_n_clusters(K, n_items, f"n_clusters[{i}]") for i, K in enumerate(Ks)]
+    twice = sorted({K for K in Ks if Ks.count(K) > 1})
+    if twice:
+        raise ValueError(
+            f"n_clusters lists K={', '.join(map(str, twice))} more than once; each K is fitted "
+            "and stored once. Remove the repeats."
+        )
+    return Ks
+
+
+def fits_each_k(fit: Callable) -> Callable:
+    """Let the consensus wrapper ``fit`` take ``n_clusters`` as a list of K.
+
+    A list, tuple or 1-d array is checked whole (each K an integer in ``[2, n_obs)``,
+    none twice, the keys valid) before any K is fitted; ``fit`` then runs once per K,
+    with ``n_clusters=K`` and ``key_added=f"{key_added}_k{K}"`` and the same other
+    arguments, on one copy of ``adata`` when ``copy=True``. A fault in any K (an error
+    that only that K meets, Ctrl-C) removes what the earlier K wrote: all K or none.
+    Anything else goes to ``fit`` unchanged.
+    """
+    signature = inspect.signature(fit)
+
+    @functools.wraps(fit)
+    def wrapper(*args, **kwargs):
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError:  # let ``fit`` word the error about its own arguments
+            return fit(*args, **kwargs)
+        bound.apply_defaults()
+        if not is_k_list(bound.arguments["n_clusters"]):
+            return fit(*args, **kwargs)
+        return _fit_each(fit, bound.arguments)
+
+    return wrapper
+
+
+def _fit_each(fit: Callable, arguments: dict) -> AnnData | None:
+    """Run ``fit`` once per K of ``arguments["n_clusters"]`` (see :func:`fits_each_k`)."""
+    adata, key_added = arguments["adata"], check_key(arguments["key_added"])
+    # the ensemble is read and checked here, once, so that K is judged against its items
+    labels = get_ensemble(adata, arguments["ensemble_key"])
+    Ks = check_k_list(arguments["n_clusters"], labels.shape[0])
+    keys = [check_key(each_k_key(key_added, K)) for K in Ks]
+    copy = check_copy(adata, arguments["copy"])
+    target = adata.copy() if copy else adata
+    logg.info(f"n_clusters={Ks}: one fit per K, stored under {', '.join(map(repr, keys))}")
+    rest = {k: v for k, v in arguments.items() if k not in ("adata", "n_clusters", "key_added")}
+    with _all_or_none(target, keys):
+        for K, key in zip(Ks, keys, strict=True):
+            fit(target, n_clusters=K, **{**rest, "key_added": key, "copy": False})
+    return target if copy else None
+
+
+@contextmanager
+def _all_or_none(adata: AnnData, keys: list[str]):
+    """Undo, on any fault (an error in a later K, Ctrl-C), what earlier K wrote: the entries
+    named ``key`` or ``key_*`` of each of ``keys``, as each fit writes its own layout."""
+
+    def owned(name) -> bool:
+        return any(name == key or str(name).startswith(f"{key}_") for key in keys)
+
+    slots = ("obs", "obsm", "obsp", "uns")
+    before = {
+        slot: {k: getattr(adata, slot)[k] for k in list(getattr(adata, slot).keys()) if owned(k)}
+        for slot in slots
+    }
+    try:
+        yield
+    except BaseException:
+        for slot in slots:
+            store, old = getattr(adata, slot), before[slot]
+            for k in [k for k in list(store.keys()) if owned(k) and k not in old]:
+                del store[k]
+            for k, value in old.items():
+                store[k] = value
+        raise
