@@ -5,7 +5,8 @@ and DPP with their defaults (K chosen from the data) and with the true K;
 ``tl.consensus_k`` (Monti consensus, K by PAC); ConsensusClusterPlus through
 ``scconsensus.r`` (n <= 3,000; at its best-PAC k and at the true K); KMeans(true
 K), and KMeans started at the class means (what a centroid model reaches at the
-truth: the ceiling of a k-means ensemble's consensus on Gaussian data); scanpy's
+truth: the ceiling of a k-means ensemble's consensus on Gaussian data); SC3s at the
+true K (``--sc3s-python``, skipped with a line where sc3s cannot be imported); scanpy's
 Leiden on the neighbours graph; the ensemble's median and best member. Prints
 ARI (mean ± sd over seeds), the number of clusters found and CPU seconds
 (process time, this process and its children) as one markdown table, then a
@@ -151,7 +152,9 @@ def _labels(adata, key):
     return codes
 
 
-METHODS = ("pcc", "pla", "dpp", "others")
+METHODS = ("pcc", "pla", "dpp", "others", "sc3s")
+#: Interpreter that runs SC3s (``--sc3s-python``: its pins may need an environment of its own).
+SC3S_PYTHON = [sys.executable]
 
 
 def run_dataset(
@@ -211,7 +214,42 @@ def run_dataset(
         record(f"{method} (true K)", lab, t + t_in, f"{method}_k")
     if "others" in methods:
         _baselines(adata, seed, K, truth, use_r, record)
+    if "sc3s" in methods:
+        found = _sc3s(adata, seed, K)
+        if found is not None:
+            record("SC3s (true K)", *found)
     return out
+
+
+_SC3S_CHILD = """
+import sys, time, numpy as np, pandas as pd, anndata as ad, sc3s
+X = np.load(sys.argv[1]); K, seed = int(sys.argv[3]), int(sys.argv[4])
+a = ad.AnnData(obs=pd.DataFrame(index=[str(i) for i in range(X.shape[0])]))
+a.obsm["X_pca"] = X
+c = time.process_time()
+sc3s.tl.consensus(a, n_clusters=[K], random_state=seed)
+np.save(sys.argv[2], a.obs[f"sc3s_{K}"].astype(int).to_numpy())
+print(time.process_time() - c)
+"""
+
+
+def _sc3s(adata, seed: int, K: int) -> tuple[np.ndarray, float] | None:
+    """SC3s (Quah et al. 2021) at the true K on the representation KMeans' row clusters
+    (``X_pca``, else ``X``), in ``SC3S_PYTHON``; ``None`` with a line when it is absent."""
+    import subprocess
+    import tempfile
+
+    X = adata.obsm["X_pca"] if "X_pca" in adata.obsm else adata.X
+    X = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=np.float64)
+    with tempfile.TemporaryDirectory() as tmp:
+        src, dst = os.path.join(tmp, "x.npy"), os.path.join(tmp, "labels.npy")
+        np.save(src, X)
+        cmd = [*SC3S_PYTHON, "-c", _SC3S_CHILD, src, dst, str(K), str(seed)]
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode != 0:
+            print(f"SC3s skipped ({done.stderr.strip().splitlines()[-1:]})", file=sys.stderr)
+            return None
+        return np.load(dst), float(done.stdout.strip().splitlines()[-1])
 
 
 def _baselines(adata, seed, K, truth, use_r, record):
@@ -585,6 +623,9 @@ def main() -> None:
         help="rows to compute ('others': ensemble members, KMeans, Leiden, consensus-k, CCP)",
     )
     parser.add_argument(
+        "--sc3s-python", default=sys.executable, help="interpreter with sc3s (the SC3s row)"
+    )
+    parser.add_argument(
         "--papers", action="store_true", help="also the PCC 7.1 JS and PLA toy rows (defaults)"
     )
     parser.add_argument(
@@ -599,6 +640,7 @@ def main() -> None:
         help="with --k-found: only the defaults and the rules on select_k's evidence",
     )
     args = parser.parse_args()
+    SC3S_PYTHON[0] = args.sc3s_python
     import scanpy as sc
 
     sc.settings.verbosity = 0
