@@ -152,7 +152,7 @@ def _labels(adata, key):
     return codes
 
 
-METHODS = ("pcc", "pla", "dpp", "others", "sc3s")
+METHODS = ("pcc", "pla", "dpp", "others", "sc3s", "leiden_ensemble")
 #: Interpreter that runs SC3s (``--sc3s-python``: its pins may need an environment of its own).
 SC3S_PYTHON = [sys.executable]
 
@@ -214,11 +214,28 @@ def run_dataset(
         record(f"{method} (true K)", lab, t + t_in, f"{method}_k")
     if "others" in methods:
         _baselines(adata, seed, K, truth, use_r, record)
+    if "leiden_ensemble" in methods:
+        lab, t = timed(partial(_leiden_ensemble, adata, seed))
+        record("pcc on a Leiden ensemble (defaults)", lab, t, "pcc_leiden")
     if "sc3s" in methods:
         found = _sc3s(adata, seed, K)
         if found is not None:
             record("SC3s (true K)", *found)
     return out
+
+
+def _leiden_ensemble(adata, seed: int) -> np.ndarray:
+    """``tl.ensemble(method="leiden")`` on scanpy's neighbours graph, then ``tl.pcc()``."""
+    import scanpy as sc
+
+    import scconsensus as scc
+
+    if "neighbors" not in adata.uns:
+        sc.pp.neighbors(adata, use_rep="X_pca" if "X_pca" in adata.obsm else "X")
+    # the default key: the rows before this one are done with their own ensemble
+    scc.tl.ensemble(adata, method="leiden", random_state=seed)
+    scc.tl.pcc(adata, random_state=seed, key_added="pcc_leiden")
+    return _labels(adata, "pcc_leiden")
 
 
 _SC3S_CHILD = """
