@@ -224,29 +224,97 @@ def _interrupt_at_line(fault_at: int, codes: set) -> None:
     sys.settrace(trace)
 
 
-def test_store_is_all_or_nothing_under_interrupts(blobs_adata):
-    """A Ctrl-C at every line of the store step leaves the AnnData unchanged or complete."""
-    import pandas as pd
+def _slots(adata) -> dict:
+    """The keys of every slot a store writes, and the older result it must keep."""
+    return {
+        "obs": list(adata.obs.columns),
+        "obsm": sorted(adata.obsm),
+        "obsp": sorted(adata.obsp),
+        "uns": sorted(adata.uns),
+        "old": adata.obs["old"].tolist(),
+    }
 
-    from scconsensus.tl import _anndata
 
-    adata = blobs_adata.copy()
-    adata.obs["pcc"] = pd.Categorical(["x"] * adata.n_obs)  # an older result to keep
-    membership = np.eye(3)[np.arange(adata.n_obs) % 3]
-    codes = {_anndata.store_consensus.__code__, _anndata.assign_all.__code__}
-    for fault_at in range(1, 200):
-        before = adata.copy()
+def _interrupt_every_line(adata, write, codes: set):
+    """Run ``write(copy of adata)`` with a Ctrl-C forced at its 1st, 2nd, ... line
+    inside ``codes`` until it completes: each interrupted run must leave its copy as it
+    was or complete (a Ctrl-C in the log line after the store). Returns ``(lines
+    interrupted, the completed copy)``."""
+    complete = adata.copy()
+    write(complete)
+    states = (_slots(adata), _slots(complete))
+    for fault_at in range(1, 1000):
+        target = adata.copy()
         try:
             _interrupt_at_line(fault_at, codes)
-            _anndata.store_consensus(adata, "pcc", membership, params={"a": 1})
+            write(target)
         except KeyboardInterrupt:
-            assert list(adata.obs.columns) == list(before.obs.columns)
-            assert adata.obs["pcc"].tolist() == before.obs["pcc"].tolist()
-            assert set(adata.obsm) == set(before.obsm) and set(adata.uns) == set(before.uns)
+            assert _slots(target) in states, f"half a result after a Ctrl-C at line {fault_at}"
             continue
         finally:
             sys.settrace(None)
-        break
-    assert fault_at > 10  # interrupted at each line of it, then complete
+        return fault_at - 1, target
+    raise AssertionError("the store never completed")
+
+
+def _with_older_result(adata):
+    import pandas as pd
+
+    adata = adata.copy()
+    adata.obs["old"] = pd.Categorical(["x"] * adata.n_obs)  # an older result to keep
+    return adata
+
+
+def test_store_is_all_or_nothing_under_interrupts(blobs_adata):
+    """A Ctrl-C at every line of the store step leaves the AnnData unchanged or complete."""
+    from scconsensus.tl import _anndata
+
+    adata = _with_older_result(blobs_adata)
+    membership = np.eye(3)[np.arange(adata.n_obs) % 3]
+    codes = {
+        _anndata.store_consensus.__code__,
+        _anndata.consensus_entries.__code__,
+        _anndata.assign_all.__code__,
+    }
+
+    def write(target):
+        _anndata.store_consensus(target, "pcc", membership, params={"a": 1})
+
+    interrupted, adata = _interrupt_every_line(adata, write, codes)
+    assert interrupted > 10  # at each line, then complete
     assert adata.obs["pcc"].tolist()[:3] == ["0", "1", "2"]
     assert adata.uns["pcc"]["params"] == {"a": 1}
+
+
+def test_consensus_k_store_of_every_k_is_all_or_nothing(blobs_adata):
+    """``keep_k="all", store_matrices=True`` writes one key set per k: a Ctrl-C at any
+    line of that store leaves none of them (the audit's 149 ms window)."""
+    from scanpy import logging as logg
+
+    from scconsensus.core.consensus_k import consensus_k
+    from scconsensus.tl import _anndata, _consensus_k
+
+    adata = _with_older_result(blobs_adata)
+    res = consensus_k(adata.X, 4, 8, keep_matrices=True, random_state=0)
+    extra = {"use_rep": None, "layer": None, "store_matrices": True}
+    codes = {
+        f.__code__
+        for f in (
+            _consensus_k._write,
+            _consensus_k._entries_k,
+            _consensus_k._labels_table,
+            _anndata.consensus_entries,
+            _anndata.merge_entries,
+            _anndata.assign_all,
+        )
+    }
+
+    def write(target):
+        _consensus_k._write(target, res, "ck", "all", extra, (logg.info("start"), 0.0))
+
+    interrupted, adata = _interrupt_every_line(adata, write, codes)
+    assert interrupted > 30
+    for k in (2, 3, 4):
+        assert adata.obs[f"ck_k{k}"].cat.categories.size == k
+        assert adata.obsp[f"ck_k{k}_consensus"].shape == (adata.n_obs,) * 2
+    assert list(adata.uns["ck"]["keys"]) == ["ck_k2", "ck_k3", "ck_k4"]
