@@ -26,15 +26,18 @@ from pathlib import Path
 
 import numpy as np
 
-#: Function -> items of the data it runs on (each call takes seconds on one thread).
+#: Function (and route) -> items of the data it runs on: each call takes seconds on
+#: one thread. PCC and PLA fit at most ``settings.auto_fit_size`` (20,000) items.
 SIZES = {
-    "ensemble": 8_000,
+    "ensemble": 15_000,
     "coassociation": 8_000,
-    "pcc": 10_000,
-    "pla": 10_000,
+    "pcc": 20_000,
+    "pcc_dense": 5_000,
+    "pla": 20_000,
+    "pla_dense": 5_000,
     "pla_transfer": 20_000,
     "dpp": 3_000,
-    "consensus_k": 1_000,
+    "consensus_k": 2_000,
     "compare": 100_000,
 }
 THREADS = {k: "1" for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS")}
@@ -61,7 +64,8 @@ def _with_ensemble(n: int):
 
 
 def _setup(name: str, n: int):
-    """A no-argument callable that runs ``scc.tl.<name>`` once on ``n`` items."""
+    """A no-argument callable that runs ``scc.tl.<name>`` once on ``n`` items
+    (``pcc_dense``: ``scc.tl.pcc(mode="dense")``, likewise ``pla_dense``)."""
     import scconsensus as scc
 
     if name == "ensemble":
@@ -78,8 +82,10 @@ def _setup(name: str, n: int):
     adata = _with_ensemble(n)
     if name == "coassociation":
         return lambda: scc.tl.coassociation(adata, mode="dense")
-    if name in ("pcc", "pla"):
-        return lambda: getattr(scc.tl, name)(adata, n_clusters=8)
+    if name in ("pcc", "pla"):  # the defaults: K chosen, sparse route at this size
+        return lambda: getattr(scc.tl, name)(adata)
+    if name in ("pcc_dense", "pla_dense"):
+        return lambda: getattr(scc.tl, name[:3])(adata, mode="dense")
     if name == "pla_transfer":
         ref, new = adata[: n // 2].copy(), adata[n // 2 :].copy()
         scc.tl.pla(ref, n_clusters=8)

@@ -83,15 +83,26 @@ def one_openmp_thread():
 _WAIT_SLICE = 0.05
 
 
-def interruptible(func, /, *args, **kwargs):
+def interruptible(func, /, *args, on_interrupt=None, **kwargs):
     """``func(*args, **kwargs)`` in a worker thread, the caller waiting in short slices.
 
     Ctrl-C reaches Python code only between bytecodes of the main thread: a long
     compiled call that releases the interpreter (LAPACK through ``ctypes``, numba with
-    ``nogil``) still delays the KeyboardInterrupt until it returns. Run in a worker, the
-    caller raises it within ``_WAIT_SLICE`` seconds; the worker finishes its call in the
-    background and its result is dropped. ``func`` must not write to anything the
-    caller keeps (the interrupted caller goes on while it runs).
+    ``nogil``, scikit-learn's neighbour search) still delays the KeyboardInterrupt until
+    it returns. Run in a worker, the caller raises it within ``_WAIT_SLICE`` seconds;
+    the worker finishes its call in the background (or stops early when
+    ``on_interrupt`` tells it to) and its result is dropped. ``func`` must not write to
+    anything the caller keeps, and must not be a numba ``parallel`` kernel (a second
+    call could then launch beside the unfinished one, which numba's workqueue layer
+    refuses).
+
+    Parameters
+    ----------
+    func
+        The call; it should release the interpreter, else the caller waits as before.
+    on_interrupt
+        Called in the caller on the KeyboardInterrupt, before it is re-raised: e.g. sets
+        a flag the worker's kernel checks, so that it stops instead of running on.
 
     Examples
     --------
@@ -109,8 +120,13 @@ def interruptible(func, /, *args, **kwargs):
 
     worker = threading.Thread(target=work, name="scconsensus-worker", daemon=True)
     worker.start()
-    while worker.is_alive():
-        worker.join(_WAIT_SLICE)
+    try:
+        while worker.is_alive():
+            worker.join(_WAIT_SLICE)
+    except KeyboardInterrupt:
+        if on_interrupt is not None:
+            on_interrupt()
+        raise
     if "error" in out:
         raise out["error"]
     return out["value"]

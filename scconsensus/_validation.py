@@ -400,7 +400,9 @@ def dense_route_bytes(route: str, n_items: int) -> int:
         return pairs * (2 * 4 + 4 * 8 + 8)
     if route == "pla":
         return pairs * 8 + 2 * min(pairs * 8, PLA_BLOCK_BYTES)
-    raise ValueError(f"route must be 'pcc' or 'pla', got {route!r}.")
+    if route == "coassociation":
+        return pairs * 2 * 4
+    raise ValueError(f"route must be 'pcc', 'pla' or 'coassociation', got {route!r}.")
 
 
 def check_dense_route(route: str, n_items: int, *, what: str, advice: str = SPARSE_ADVICE) -> None:
