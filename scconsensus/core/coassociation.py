@@ -18,7 +18,13 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._threads import interruptible
-from .._validation import RandomState, check_dense_memory, check_labels, check_rng
+from .._validation import (
+    COASSOCIATION_BLOCK_ROWS,
+    RandomState,
+    check_dense_route,
+    check_labels,
+    check_rng,
+)
 from ._distributed import count_pairs_distributed
 from ._labels import compact_labels
 from ._pairs import check_pairs, count_pairs
@@ -30,7 +36,7 @@ __all__ = ["coassociation", "pairs_from_sparse", "sample_pairs"]
 # Ctrl-C waits for it (a 2,048-row block of 8,000 items and 400 clusters held it 1.2 s
 # on a loaded machine; 330-row blocks take 0.07 s each on one thread, and the whole
 # product no longer than 2,048-row blocks: 1.7 s against 1.8 s).
-_BLOCK = 2048
+_BLOCK = COASSOCIATION_BLOCK_ROWS
 _BLOCK_MACS = 2**30
 
 
@@ -106,7 +112,8 @@ def coassociation(
     labels = check_labels(labels)
     n = labels.shape[0]
     if mode == "dense":
-        check_dense_memory(n, n_matrices=2, itemsize=4, what="Dense co-association")
+        # C, N and the product block (dense_route_bytes), before any set-up work
+        check_dense_route("coassociation", n, what="Dense co-association")
         h, s = _one_hot(labels)
         return _dense_gram(h), _dense_gram(s)
     if mode == "sparse":
