@@ -1,12 +1,15 @@
 """Peak memory of the dense routes against the memory guard's estimate.
 
+Routes: PCC's and PLA's dense fits (``core``), and ``tl.coassociation(mode="dense")``.
+
 Each route and size runs in a subprocess of its own: the peak resident memory
 (``VmHWM``, reset through ``/proc/self/clear_refs`` after the imports and a warm-up
 call that compiles the numba kernels) minus the resident memory before the call,
 against the estimate the guard checks against ``settings.max_dense_bytes``. Linux only.
 
-Run ``python benchmarks/memory.py`` (2,000 and 5,000 items) or
-``python benchmarks/memory.py 2000 5000 10000``.
+Run ``python benchmarks/memory.py`` (2,000 and 5,000 items, every route),
+``python benchmarks/memory.py 2000 5000 10000`` or, for some routes only,
+``python benchmarks/memory.py coassociation 2000 5000 10000``.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROUTES = ("pcc", "pla")
+ROUTES = ("pcc", "pla", "coassociation")
 
 
 def _status(field: str) -> int:
@@ -49,6 +52,15 @@ def _call(route: str, labels, k: int = 6):
     from scconsensus.core import pcc_consensus
     from scconsensus.core.pla import pla
 
+    if route == "coassociation":  # the tl function: the AnnData store is part of its peak
+        import anndata as ad
+        import numpy as np
+
+        from scconsensus.tl import coassociation
+
+        adata = ad.AnnData(np.zeros((labels.shape[0], 1), dtype=np.float32))
+        adata.obsm["scc_ensemble"] = labels
+        return coassociation(adata, mode="dense")
     if route == "pcc":
         return pcc_consensus(labels, k, mode="dense", fit_size=None, random_state=0)
     return pla(labels, k, mode="dense", random_state=0)
@@ -77,9 +89,9 @@ def measure(route: str, n: int) -> tuple[int, int]:
     return _status("VmHWM") - before, _estimate(route, labels)
 
 
-def main(sizes: list[int]) -> None:
-    print(f"{'route':6} {'items':>7} {'measured MiB':>13} {'estimate MiB':>13} {'ratio':>6}")
-    for route in ROUTES:
+def main(sizes: list[int], routes: list[str]) -> None:
+    print(f"{'route':13} {'items':>7} {'measured MiB':>13} {'estimate MiB':>13} {'ratio':>6}")
+    for route in routes:
         for n in sizes:
             out = subprocess.run(
                 [sys.executable, __file__, "--one", route, str(n)],
@@ -91,7 +103,7 @@ def main(sizes: list[int]) -> None:
             ).stdout.split()
             peak, est = int(out[-2]), int(out[-1])
             print(
-                f"{route:6} {n:7d} {peak / 2**20:13.1f} {est / 2**20:13.1f} {peak / est:6.2f}",
+                f"{route:13} {n:7d} {peak / 2**20:13.1f} {est / 2**20:13.1f} {peak / est:6.2f}",
                 flush=True,
             )
 
@@ -101,4 +113,6 @@ if __name__ == "__main__":
         peak, est = measure(sys.argv[2], int(sys.argv[3]))
         print(peak, est)
     else:
-        main([int(a) for a in sys.argv[1:]] or [2000, 5000])
+        args = sys.argv[1:]
+        routes = [a for a in args if a in ROUTES] or list(ROUTES)
+        main([int(a) for a in args if a not in ROUTES] or [2000, 5000], routes)

@@ -17,6 +17,7 @@ scan once per process, after loading the libraries they must find.
 
 from __future__ import annotations
 
+import threading
 from functools import cache
 
 from threadpoolctl import ThreadpoolController
@@ -76,3 +77,56 @@ def one_openmp_thread():
     ...     pass
     """
     return _all_controller().limit(limits=1, user_api="openmp")
+
+
+#: Seconds the calling thread waits at a time in :func:`interruptible`.
+_WAIT_SLICE = 0.05
+
+
+def interruptible(func, /, *args, on_interrupt=None, **kwargs):
+    """``func(*args, **kwargs)`` in a worker thread, the caller waiting in short slices.
+
+    Ctrl-C reaches Python code only between bytecodes of the main thread: a long
+    compiled call that releases the interpreter (LAPACK through ``ctypes``, numba with
+    ``nogil``, scikit-learn's neighbour search) still delays the KeyboardInterrupt until
+    it returns. Run in a worker, the caller raises it within ``_WAIT_SLICE`` seconds;
+    the worker finishes its call in the background (or stops early when
+    ``on_interrupt`` tells it to) and its result is dropped. ``func`` must not write to
+    anything the caller keeps, and must not be a numba ``parallel`` kernel (a second
+    call could then launch beside the unfinished one, which numba's workqueue layer
+    refuses).
+
+    Parameters
+    ----------
+    func
+        The call; it should release the interpreter, else the caller waits as before.
+    on_interrupt
+        Called in the caller on the KeyboardInterrupt, before it is re-raised: e.g. sets
+        a flag the worker's kernel checks, so that it stops instead of running on.
+
+    Examples
+    --------
+    >>> from scconsensus._threads import interruptible
+    >>> interruptible(sum, [1, 2, 3])
+    6
+    """
+    out: dict = {}
+
+    def work() -> None:
+        try:
+            out["value"] = func(*args, **kwargs)
+        except BaseException as exc:  # re-raised in the caller, with its traceback
+            out["error"] = exc
+
+    worker = threading.Thread(target=work, name="scconsensus-worker", daemon=True)
+    worker.start()
+    try:
+        while worker.is_alive():
+            worker.join(_WAIT_SLICE)
+    except KeyboardInterrupt:
+        if on_interrupt is not None:
+            on_interrupt()
+        raise
+    if "error" in out:
+        raise out["error"]
+    return out["value"]

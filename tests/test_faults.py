@@ -224,29 +224,182 @@ def _interrupt_at_line(fault_at: int, codes: set) -> None:
     sys.settrace(trace)
 
 
-def test_store_is_all_or_nothing_under_interrupts(blobs_adata):
-    """A Ctrl-C at every line of the store step leaves the AnnData unchanged or complete."""
-    import pandas as pd
+def _slots(adata) -> dict:
+    """The keys of every slot a store writes, and the older result it must keep."""
+    return {
+        "obs": list(adata.obs.columns),
+        "obsm": sorted(adata.obsm),
+        "obsp": sorted(adata.obsp),
+        "uns": sorted(adata.uns),
+        "old": adata.obs["old"].tolist(),
+    }
 
-    from scconsensus.tl import _anndata
 
-    adata = blobs_adata.copy()
-    adata.obs["pcc"] = pd.Categorical(["x"] * adata.n_obs)  # an older result to keep
-    membership = np.eye(3)[np.arange(adata.n_obs) % 3]
-    codes = {_anndata.store_consensus.__code__, _anndata.assign_all.__code__}
-    for fault_at in range(1, 200):
-        before = adata.copy()
+def _interrupt_every_line(adata, write, codes: set):
+    """Run ``write(copy of adata)`` with a Ctrl-C forced at its 1st, 2nd, ... line
+    inside ``codes`` until it completes: each interrupted run must leave its copy as it
+    was or complete (a Ctrl-C in the log line after the store). Returns ``(lines
+    interrupted, the completed copy)``."""
+    complete = adata.copy()
+    write(complete)
+    states = (_slots(adata), _slots(complete))
+    for fault_at in range(1, 1000):
+        target = adata.copy()
         try:
             _interrupt_at_line(fault_at, codes)
-            _anndata.store_consensus(adata, "pcc", membership, params={"a": 1})
+            write(target)
         except KeyboardInterrupt:
-            assert list(adata.obs.columns) == list(before.obs.columns)
-            assert adata.obs["pcc"].tolist() == before.obs["pcc"].tolist()
-            assert set(adata.obsm) == set(before.obsm) and set(adata.uns) == set(before.uns)
+            assert _slots(target) in states, f"half a result after a Ctrl-C at line {fault_at}"
             continue
         finally:
             sys.settrace(None)
-        break
-    assert fault_at > 10  # interrupted at each line of it, then complete
+        return fault_at - 1, target
+    raise AssertionError("the store never completed")
+
+
+def _with_older_result(adata):
+    import pandas as pd
+
+    adata = adata.copy()
+    adata.obs["old"] = pd.Categorical(["x"] * adata.n_obs)  # an older result to keep
+    return adata
+
+
+def test_store_is_all_or_nothing_under_interrupts(blobs_adata):
+    """A Ctrl-C at every line of the store step leaves the AnnData unchanged or complete."""
+    from scconsensus.tl import _anndata
+
+    adata = _with_older_result(blobs_adata)
+    membership = np.eye(3)[np.arange(adata.n_obs) % 3]
+    codes = {
+        _anndata.store_consensus.__code__,
+        _anndata.consensus_entries.__code__,
+        _anndata.assign_all.__code__,
+    }
+
+    def write(target):
+        _anndata.store_consensus(target, "pcc", membership, params={"a": 1})
+
+    interrupted, adata = _interrupt_every_line(adata, write, codes)
+    assert interrupted > 10  # at each line, then complete
     assert adata.obs["pcc"].tolist()[:3] == ["0", "1", "2"]
     assert adata.uns["pcc"]["params"] == {"a": 1}
+
+
+def test_consensus_k_store_of_every_k_is_all_or_nothing(blobs_adata):
+    """``keep_k="all", store_matrices=True`` writes one key set per k: a Ctrl-C at any
+    line of that store leaves none of them (the audit's 149 ms window)."""
+    from scanpy import logging as logg
+
+    from scconsensus.core.consensus_k import consensus_k
+    from scconsensus.tl import _anndata, _consensus_k
+
+    adata = _with_older_result(blobs_adata)
+    res = consensus_k(adata.X, 4, 8, keep_matrices=True, random_state=0)
+    extra = {"use_rep": None, "layer": None, "store_matrices": True}
+    codes = {
+        f.__code__
+        for f in (
+            _consensus_k._write,
+            _consensus_k._entries_k,
+            _consensus_k._labels_table,
+            _anndata.consensus_entries,
+            _anndata.merge_entries,
+            _anndata.assign_all,
+        )
+    }
+
+    def write(target):
+        _consensus_k._write(target, res, "ck", "all", extra, (logg.info("start"), 0.0))
+
+    interrupted, adata = _interrupt_every_line(adata, write, codes)
+    assert interrupted > 30
+    for k in (2, 3, 4):
+        assert adata.obs[f"ck_k{k}"].cat.categories.size == k
+        assert adata.obsp[f"ck_k{k}_consensus"].shape == (adata.n_obs,) * 2
+    assert list(adata.uns["ck"]["keys"]) == ["ck_k2", "ck_k3", "ck_k4"]
+
+
+def test_interruptible_raises_ctrl_c_while_the_worker_runs():
+    """The caller gets the KeyboardInterrupt within a wait slice, not after the call."""
+    import _thread
+    import threading
+
+    from scconsensus._threads import interruptible
+
+    timer = threading.Timer(0.2, _thread.interrupt_main)  # Ctrl-C, as the signal sets it
+    start = time.monotonic()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        interruptible(time.sleep, 5.0)  # releases the interpreter, as LAPACK via ctypes
+    assert time.monotonic() - start < 3.0
+    assert interruptible(divmod, 7, 2) == (3, 1)
+    with pytest.raises(ZeroDivisionError):  # the worker's error reaches the caller
+        interruptible(divmod, 1, 0)
+
+
+def test_eigh_evr_is_scipy_evr_bit_for_bit():
+    import scipy.linalg
+
+    from scconsensus.core._lapack import eigh_evr
+
+    rng = np.random.default_rng(0)
+    for n in (2, 9, 120):
+        a = rng.normal(size=(n, n))
+        a = a + a.T
+        for subset in (None, (n - 2, n - 1), (0, 0)):
+            w, v = eigh_evr(a, subset_by_index=subset)
+            ref_w, ref_v = scipy.linalg.eigh(a, driver="evr", subset_by_index=subset)
+            assert w.tobytes() == ref_w.tobytes() and v.tobytes() == ref_v.tobytes()
+    with pytest.raises(ValueError, match="Requested eigenvalue indices"):
+        eigh_evr(a, subset_by_index=(3, 200))
+
+
+_DPP_CHILD = """
+import sys, threading, time
+import anndata as ad
+import numpy as np
+import scconsensus as scc
+from scconsensus.core.dpp import _samplers
+
+def marked(L, *args, **kwargs):
+    print("eigh", flush=True)  # the eigendecomposition starts
+    return eigh(L, *args, **kwargs)
+
+eigh, _samplers.eigh_evr = _samplers.eigh_evr, marked
+rng = np.random.default_rng(0)
+adata = ad.AnnData(rng.normal(size=(int(sys.argv[1]), 5)).astype(np.float32))
+before = (list(adata.obs), list(adata.obsm), list(adata.obsp), list(adata.uns))
+try:
+    scc.tl.dpp(adata, mode="dense", n_runs=5, use_rep="X")
+except KeyboardInterrupt:
+    caught = time.monotonic()
+    busy = any(t.name == "scconsensus-worker" for t in threading.enumerate())
+    after = (list(adata.obs), list(adata.obsm), list(adata.obsp), list(adata.uns))
+    print("caught", caught, busy, after == before, flush=True)
+"""
+
+
+def test_ctrl_c_during_dpp_eigendecomposition_arrives_at_once(tmp_path):
+    """SIGINT while LAPACK decomposes DPP's kernel (seconds at 3,000 items, which ignored
+    Ctrl-C until it returned): the KeyboardInterrupt reaches the caller at once and the
+    AnnData is unchanged. ``benchmarks/interrupt.py`` measures the latency itself; 3 s
+    here leaves room for a loaded machine."""
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _DPP_CHILD, "3000"],
+        stdout=subprocess.PIPE, text=True, env=env, cwd=Path(__file__).parents[1],
+    )  # fmt: skip
+    try:
+        assert proc.stdout.readline().strip() == "eigh"
+        time.sleep(0.2)  # inside the decomposition (seconds on one thread)
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        fields = proc.stdout.readline().split()
+    finally:
+        proc.kill()
+        proc.wait()
+    assert fields[0] == "caught", fields
+    assert fields[2] == "True"  # the decomposition was still running when it arrived
+    assert fields[3] == "True"  # nothing written
+    assert float(fields[1]) - sent < 3.0

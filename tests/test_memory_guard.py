@@ -11,6 +11,7 @@ from anndata import AnnData
 
 import scconsensus as scc
 from scconsensus import settings
+from scconsensus._validation import dense_route_bytes
 from scconsensus.core.coassociation import coassociation
 from scconsensus.core.ensemble import generate_ensemble
 
@@ -19,7 +20,7 @@ N_ITEMS = 120
 
 @pytest.fixture
 def low_limit(monkeypatch):
-    # 120 x 120 x 4 bytes x 2 matrices = 115,200 bytes: refused at 10 kB
+    # 120 x 120 x 4 bytes x 3 (C, N, the product block) = 172,800 bytes: refused at 10 kB
     monkeypatch.setattr(settings, "max_dense_bytes", 10_000)
 
 
@@ -41,10 +42,11 @@ def _size_message(n: int, gib: str | None = None) -> str:
 
 
 def test_real_size_is_named_without_allocating():
-    # 200,000 items: the dense pair (2 x 200,000^2 int32) would need 298 GiB; the
-    # default limit refuses it at once, with the exact size
+    # 200,000 items: the dense pair (2 x 200,000^2 int32) and a 2,048-row float32
+    # product block would need 299.5 GiB; the default limit refuses it at once, with
+    # the exact size
     labels = np.zeros((200_000, 2), dtype=np.int32)
-    with pytest.raises(MemoryError, match=_size_message(200_000, "298.0")):
+    with pytest.raises(MemoryError, match=_size_message(200_000, "299.5")):
         coassociation(labels, "dense")
 
 
@@ -61,7 +63,8 @@ def test_dense_coassociation_refused(low_limit, adata):
 
 
 def test_limit_is_configurable(monkeypatch, adata):
-    need = 2 * N_ITEMS**2 * 4
+    need = dense_route_bytes("coassociation", N_ITEMS)  # C, N and the product block
+    assert need == 2 * N_ITEMS**2 * 4 + N_ITEMS**2 * 4
     monkeypatch.setattr(settings, "max_dense_bytes", need)
     C, _ = coassociation(adata.obsm["scc_ensemble"], "dense")  # exactly at the limit: allowed
     assert C.shape == (N_ITEMS, N_ITEMS)

@@ -34,7 +34,14 @@ from .._validation import (
     check_key,
     check_n_clusters,
 )
-from ..tl._anndata import check_copy, get_rep, sanitize_uns, store_consensus
+from ..tl._anndata import (
+    assign_all,
+    check_copy,
+    consensus_entries,
+    get_rep,
+    merge_entries,
+    sanitize_uns,
+)
 from ._errors import require_r_package, require_rpy2
 from ._session import numpy_converter, quiet_r
 
@@ -396,14 +403,14 @@ def _store(adata: AnnData, res: dict, key_added: str, params: dict, seconds: flo
     n_items = adata.n_obs
     classes = np.asarray(res["classes"], dtype=np.int64).reshape(n_items, len(ks), order="F")
     cc = _cluster_consensus(res, classes)
-    keys = []
+    keys, parts = [], []
     for j, k in enumerate(ks):
         key = f"{key_added}_k{k}"
         keys.append(key)
         labels = classes[:, j] - 1
         item_consensus = _item_consensus(res, int(k), labels)
         this_cc = cc[cc["k"] == k].sort_values("cluster")["cluster_consensus"].to_numpy()
-        store_consensus(
+        part = consensus_entries(
             adata,
             key,
             item_consensus,
@@ -411,10 +418,12 @@ def _store(adata: AnnData, res: dict, key_added: str, params: dict, seconds: flo
             labels=labels,
             uns={"cluster_consensus": this_cc},
         )
-        adata.obsm[f"{key}_item_consensus"] = item_consensus
+        part["obsm"][f"{key}_item_consensus"] = item_consensus
         if params["store_matrices"]:
-            adata.obsp[f"{key}_consensus"] = res["matrices"][j]
-    adata.uns[key_added] = sanitize_uns(
+            part["obsp"] = {f"{key}_consensus": res["matrices"][j]}
+        parts.append(part)
+    entries = merge_entries(*parts)
+    entries["uns"][key_added] = sanitize_uns(
         {
             "params": params,
             "k": ks,
@@ -430,4 +439,6 @@ def _store(adata: AnnData, res: dict, key_added: str, params: dict, seconds: flo
             "seconds": seconds,
         }
     )
+    # every k built before the first assignment: Ctrl-C leaves adata as it was
+    assign_all(adata, **entries)
     return keys

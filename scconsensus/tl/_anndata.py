@@ -266,7 +266,8 @@ def store_consensus(
     drop_empty: bool = True,
     ensemble: np.ndarray | None = None,
 ) -> None:
-    """Write a consensus result in the shared layout (see module docstring).
+    """Write a consensus result in the shared layout (see module docstring): all of it
+    or, on any fault, none (:func:`consensus_entries`, then :func:`assign_all`).
 
     Parameters
     ----------
@@ -291,6 +292,37 @@ def store_consensus(
         then their support of each item's label
         (:func:`~scconsensus.core.ensemble_confidence`), else the item's membership in
         its own cluster.
+    """
+    entries = consensus_entries(
+        adata,
+        key_added,
+        membership,
+        params=params,
+        labels=labels,
+        uns=uns,
+        drop_empty=drop_empty,
+        ensemble=ensemble,
+    )
+    assign_all(adata, **entries)
+
+
+def consensus_entries(
+    adata: AnnData,
+    key_added: str,
+    membership: np.ndarray,
+    *,
+    params: Mapping[str, Any],
+    labels: np.ndarray | None = None,
+    uns: Mapping[str, Any] | None = None,
+    drop_empty: bool = True,
+    ensemble: np.ndarray | None = None,
+) -> dict[str, dict[str, Any]]:
+    """The entries :func:`store_consensus` writes, built and not assigned.
+
+    Arguments as :func:`store_consensus`'s. Returns ``{"obs": ..., "obsm": ...,
+    "uns": ...}``, the keyword arguments of :func:`assign_all`: a caller writing
+    several results (one per ``k``) merges them into one all-or-nothing assignment.
+    Logs the overwrite warning.
     """
     check_key(key_added)
     membership = normalize_rows(membership)
@@ -318,12 +350,28 @@ def store_consensus(
             strict=True,
         )
     )
-    assign_all(
-        adata,
-        obs=obs,
-        obsm={f"{key_added}_membership": membership},
-        uns={key_added: sanitize_uns(record)},
-    )
+    return {
+        "obs": obs,
+        "obsm": {f"{key_added}_membership": membership},
+        "uns": {key_added: sanitize_uns(record)},
+    }
+
+
+def merge_entries(*parts: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """One set of :func:`assign_all` arguments from several (e.g. one per ``k``, from
+    :func:`consensus_entries`): written by one call, all of them or none.
+
+    Examples
+    --------
+    >>> from scconsensus.tl._anndata import merge_entries
+    >>> merge_entries({"obs": {"a": 1}}, {"obs": {"b": 2}, "uns": {"c": 3}})
+    {'obs': {'a': 1, 'b': 2}, 'obsm': {}, 'obsp': {}, 'uns': {'c': 3}}
+    """
+    merged: dict[str, dict[str, Any]] = {"obs": {}, "obsm": {}, "obsp": {}, "uns": {}}
+    for part in parts:
+        for slot, new in part.items():
+            merged[slot].update(new)
+    return merged
 
 
 def _confidence(membership: np.ndarray, labels: np.ndarray, ensemble) -> np.ndarray:

@@ -181,6 +181,9 @@ def coassociation(
 
 def _store(adata: AnnData, key_added: str, C, N, params: dict, n_partitions: int) -> None:
     warn_overwrite(adata, obsp=[f"{key_added}_c", f"{key_added}_n"], uns=[key_added])
-    n_pairs = int(np.count_nonzero(np.triu(N, 1))) if params["mode"] == "dense" else N.nnz // 2
+    if params["mode"] == "dense":  # N is symmetric: no n x n triu copy (time, memory)
+        n_pairs = (int(np.count_nonzero(N)) - int(np.count_nonzero(np.diagonal(N)))) // 2
+    else:
+        n_pairs = N.nnz // 2
     uns = sanitize_uns({"params": params, "n_pairs": n_pairs, "n_partitions": n_partitions})
     assign_all(adata, obsp={f"{key_added}_c": C, f"{key_added}_n": N}, uns={key_added: uns})

@@ -16,7 +16,15 @@ from .._docs import doc_params
 from .._progress import check_progress
 from .._validation import RandomState, check_choice, check_int, check_key
 from ..core.consensus_k import consensus_k as _consensus_k
-from ._anndata import check_copy, get_rep, sanitize_uns, store_consensus, warn_overwrite
+from ._anndata import (
+    assign_all,
+    check_copy,
+    consensus_entries,
+    get_rep,
+    merge_entries,
+    sanitize_uns,
+    warn_overwrite,
+)
 
 #: The statistics and output parameters of :func:`consensus_k` (docstring text).
 _OUTPUT_DOC = """\
@@ -121,13 +129,16 @@ def _write(
     params = {**res.params, **extra, "source": "scconsensus"}
     kept = [int(res.best_k)] if kept == "best" else list(res.ks) if kept == "all" else kept
     matrices = params["store_matrices"]
-    keys = [_store_k(adata, res, key_added, int(k), params, matrices) for k in kept]
-    warn_overwrite(adata, obsm=[f"{key_added}_labels"])
-    adata.obsm[f"{key_added}_labels"] = _labels_table(adata, res)
-    warn_overwrite(adata, uns=[key_added])
-    adata.uns[key_added] = sanitize_uns(
+    keys = [f"{key_added}_k{k}" for k in kept]
+    parts = [_entries_k(adata, res, f"{key_added}_k{k}", int(k), params, matrices) for k in kept]
+    entries = merge_entries(*parts)
+    warn_overwrite(adata, obsm=[f"{key_added}_labels"], uns=[key_added])
+    entries["obsm"][f"{key_added}_labels"] = _labels_table(adata, res)
+    entries["uns"][key_added] = sanitize_uns(
         {"params": params, **res.to_uns(), "keys": keys, "seconds": seconds}
     )
+    # every k built before the first assignment: Ctrl-C leaves adata as it was
+    assign_all(adata, **entries)
     logg.info(
         f"    finished: lowest PAC at k = {res.best_k}",
         time=start,
@@ -149,11 +160,11 @@ def _kept_k(keep_k: str | int | Sequence[int], max_k: int) -> str | list[int]:
     return sorted(set(ks))
 
 
-def _store_k(adata: AnnData, res, key_added: str, k: int, params: dict, matrices: bool) -> str:
-    """The shared consensus layout of one ``k`` under ``f"{key_added}_k{k}"``; its key."""
-    key = f"{key_added}_k{k}"
+def _entries_k(adata: AnnData, res, key: str, k: int, params: dict, matrices: bool) -> dict:
+    """The shared consensus layout of one ``k`` under ``key``, as :func:`assign_all`'s
+    arguments (not yet assigned)."""
     cc = res.cluster_consensus
-    store_consensus(
+    entries = consensus_entries(
         adata,
         key,
         res.membership(k),
@@ -161,10 +172,10 @@ def _store_k(adata: AnnData, res, key_added: str, k: int, params: dict, matrices
         labels=res.labels[k],
         uns={"cluster_consensus": cc.loc[cc["k"] == k, "cluster_consensus"].to_numpy()},
     )
-    adata.obsm[f"{key}_item_consensus"] = res.item_consensus[k]
+    entries["obsm"][f"{key}_item_consensus"] = res.item_consensus[k]
     if matrices:
-        adata.obsp[f"{key}_consensus"] = res.consensus[k].astype(np.float32)
-    return key
+        entries["obsp"] = {f"{key}_consensus": res.consensus[k].astype(np.float32)}
+    return entries
 
 
 def _labels_table(adata: AnnData, res) -> pd.DataFrame:

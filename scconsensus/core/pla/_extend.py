@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from ..._threads import interruptible
 from ..._validation import check_labels, check_matrix
 from ..._warnings import warn
 from .._labels import compact_labels
@@ -206,7 +207,7 @@ def _vote(X_ref, lab_ref: np.ndarray, X_new, idx: np.ndarray, k: int, part: int)
         keep = np.flatnonzero(lab_ref >= 0)
         kk = min(k, keep.size)
         nn = NearestNeighbors(n_neighbors=kk).fit(X_ref[keep])
-        near = keep[nn.kneighbors(X_new[short], return_distance=False)]
+        near = keep[interruptible(nn.kneighbors, X_new[short], return_distance=False)]
         lab_s = lab_ref[near]
         votes_s = np.zeros((short.size, width))
         r_s = np.repeat(np.arange(short.size), kk)
@@ -272,7 +273,9 @@ def predict_ensemble_labels(
     if k < 1:
         raise ValueError(f"n_neighbors must be at least 1, got {n_neighbors}.")
     n_cand = min(labels_ref.shape[0], max(4 * k, 32))
-    idx = NearestNeighbors(n_neighbors=n_cand).fit(X_ref).kneighbors(X_new, return_distance=False)
+    nn = NearestNeighbors(n_neighbors=n_cand).fit(X_ref)
+    # seconds in one call at 10,000 x 10,000 items: in a worker, so Ctrl-C is not held
+    idx = interruptible(nn.kneighbors, X_new, return_distance=False)
     out = np.empty((X_new.shape[0], labels_ref.shape[1]), dtype=np.int32)
     for part in range(labels_ref.shape[1]):
         # votes are counted per cluster, not per label id (ids may be ~1e8)
