@@ -49,7 +49,7 @@ from ..._validation import check_labels, check_min_mass, check_n_clusters
 from .._labels import compact_labels
 from .._membership import hard_labels
 from .._pairs import pair_counts
-from . import _batch
+from . import _batch, _batch_steps
 from ._core import _check_run, _memberships, _starts
 from ._divergences import KIND_L2, Bregman, check_divergence
 from ._doc import PCC_PARAMS
@@ -390,7 +390,7 @@ def solve_lowrank(op: LowRankL2, Y: np.ndarray, *, max_iter: int, tol_abs: float
             op, Y, max_iter=min(max_iter, 10_000), tol_abs=tol_abs
         )
     status = STATUS_CONVERGED if converged else STATUS_MAX_ITER
-    return np.asarray(trace, dtype=np.float64), n_iter, status, float(_batch._kkt_gap(G, Y))
+    return np.asarray(trace, dtype=np.float64), n_iter, status, float(_batch_steps._kkt_gap(G, Y))
 
 
 def check_lowrank_options(divergence, solver: str = "batch") -> Bregman:
