@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from scanpy import logging as logg
 
-from ..core._plan import ConsensusPlan
+from ..core import ConsensusPlan
 
 __all__ = ["log_plan", "selection_uns"]
 

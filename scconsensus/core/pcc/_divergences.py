@@ -234,7 +234,7 @@ def respecialize(kernels, div, deriv, done: dict) -> None:
 
 
 class Bregman:
-    """A double-convex Bregman divergence on the 2-simplex for :func:`~scconsensus.core.pcc`.
+    """A double-convex Bregman divergence on the 2-simplex for :func:`~scconsensus.core.pcc.pcc`.
 
     Parameters
     ----------
