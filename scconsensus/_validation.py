@@ -256,6 +256,20 @@ def seed_sequence(random_state: RandomState) -> np.random.SeedSequence:
     )
 
 
+def random_state_record(random_state: RandomState) -> int | str | None:
+    """How a run records ``random_state`` in its ``params``: the same for every method.
+
+    An integer seed as an ``int``, ``None`` as ``None`` (h5ad keeps both), and a
+    generator, ``RandomState`` or ``SeedSequence`` as ``"custom"``: its state cannot be
+    written down, so the record says that the run cannot be replayed from it.
+    """
+    if random_state is None:
+        return None
+    if isinstance(random_state, int | np.integer) and not isinstance(random_state, bool):
+        return int(random_state)
+    return "custom"
+
+
 def check_rng(random_state: RandomState) -> np.random.Generator:
     """A :class:`numpy.random.Generator` from any accepted ``random_state``."""
     if isinstance(random_state, np.random.Generator):

@@ -175,3 +175,12 @@ def test_auto_n_clusters_does_not_warn(adata, monkeypatch):
     scc.tl.dpp(adata, n_runs=20, key_added="none")
     assert warned == []
     assert adata.uns["auto"]["n_clusters"] == adata.uns["none"]["n_clusters"]
+
+
+def test_random_state_recorded_as_pcc_and_pla_record_it(adata):
+    """The int seed, None, or "custom" for a generator (not its repr with an address)."""
+    scc.tl.dpp(adata, n_runs=5, random_state=None, key_added="a")
+    scc.tl.dpp(adata, n_runs=5, random_state=np.random.default_rng(0), key_added="b")
+    scc.tl.dpp(adata, n_runs=5, random_state=np.int64(3), key_added="c")
+    records = [adata.uns[key]["params"]["random_state"] for key in "abc"]
+    assert records[0] is None and records[1] == "custom" and type(records[2]) is int

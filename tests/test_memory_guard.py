@@ -137,12 +137,12 @@ def test_oversize_dense_route_refused_before_planning(monkeypatch, method):
     # 200,000 cells: PCC fits 20,000 items by default (its solver needs 17.9 GiB), PLA
     # all of them; refused before the plan (K, partitions, start), not after ~12 s of it
     from scconsensus.core import _pcc_consensus, _plan
-    from scconsensus.tl import _pla
+    from scconsensus.core.pla import _consensus as _pla_consensus
 
     def no_plan(*args, **kwargs):
         raise AssertionError("planned before the memory check")
 
-    for module in (_pcc_consensus, _plan, _pla):
+    for module in (_pcc_consensus, _plan, _pla_consensus):
         monkeypatch.setattr(module, "plan_consensus", no_plan, raising=False)
     monkeypatch.setattr(settings, "max_dense_bytes", 2 * 1024**3)
     a = AnnData(np.zeros((200_000, 1), dtype=np.float32))

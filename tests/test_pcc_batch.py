@@ -224,7 +224,7 @@ def test_dense_fit_stops_soon_after_ctrl_c():
 @pytest.mark.parametrize("divergence", ["kl", "l2"])
 def test_active_pair_route_equals_all_pairs(divergence):
     """Sparse memberships: the active-pair terms equal the all-pairs BLAS terms."""
-    from scconsensus.core.pcc import _batch
+    from scconsensus.core.pcc import _batch_dense
     from scconsensus.core.pcc._divergences import check_divergence
 
     labels = blob_ensemble(n=120, centers=5, R=20, seed=3)
@@ -247,7 +247,7 @@ def test_active_pair_route_equals_all_pairs(divergence):
     D *= 0.5 * Y.min(where=Y > 0, initial=1.0)
     out = {}
     for route, share in (("blas", 0.0), ("active", np.inf)):
-        ev = _batch._DenseEvaluator(C, N, check_divergence(divergence))
+        ev = _batch_dense._DenseEvaluator(C, N, check_divergence(divergence))
         ev.share = share
         G, H = np.empty_like(Y), np.empty_like(Y)
         f = ev.weights(Y, G, H)
@@ -276,7 +276,7 @@ def test_sparse_evaluator_against_brute_force(divergence):
     600 items (three blocks of rows), random pairs plus a hub item paired with 200 others
     (rows of uneven length).
     """
-    from scconsensus.core.pcc import _batch
+    from scconsensus.core.pcc import _batch_pairs
     from scconsensus.core.pcc._divergences import check_divergence
 
     labels = blob_ensemble(n=600, centers=5, R=20, seed=4)
@@ -288,7 +288,7 @@ def test_sparse_evaluator_against_brute_force(divergence):
     C, N = coassociation(labels, "sparse", pairs=pairs)
     Y = rng.dirichlet(np.ones(7), 600)
     D = 0.5 * (rng.dirichlet(np.ones(7), 600) - Y)
-    ev = _batch._SparseEvaluator(
+    ev = _batch_pairs._SparseEvaluator(
         C.indptr, C.indices, C.data, N.data, None, check_divergence(divergence)
     )
     G, H = np.empty_like(Y), np.empty_like(Y)
@@ -354,7 +354,7 @@ def test_batch_same_result_for_any_blas_thread_count(divergence):
 
 @pytest.mark.parametrize("K", [1, 2, 5, 20, 128, 129, 300])
 def test_order_decreasing_sorts_with_ties(K):
-    from scconsensus.core.pcc._batch import _order_decreasing
+    from scconsensus.core.pcc._batch_steps import _order_decreasing
 
     rng = np.random.default_rng(K)
     for x in (rng.normal(size=K), rng.integers(0, 4, K).astype(float)):
@@ -368,7 +368,7 @@ _NUMBA_THREADS_SCRIPT = """
 import numba, numpy as np
 from sklearn.datasets import make_blobs
 from scconsensus.core import coassociation, generate_ensemble, pcc, plan_consensus, sample_pairs
-from scconsensus.core.pcc import _batch, _parallel
+from scconsensus.core.pcc import _batch_dense, _parallel
 # the parallel kernels at any size: on one thread the serial twins run, so 1 against
 # 2 and 4 threads also compares the twins with the parallel kernels
 _parallel.SERIAL_BELOW = 0
@@ -379,14 +379,14 @@ ens = generate_ensemble(X, 60, "kmeans", k=(6, 24), subsample=0.8, random_state=
 plan = plan_consensus(ens.labels, 12, random_state=0)
 C, N = coassociation(ens.labels[:, plan.columns])
 active, dense = [], []  # pairs of each active-route evaluation; all-pairs evaluations
-pair_weights_at, dsyrk = _batch._pair_weights_at, _batch.dsyrk
+pair_weights_at, dsyrk = _batch_dense._pair_weights_at, _batch_dense.dsyrk
 def counted_active(ev, cover, *args):
     active.append(cover[0].shape[0])
     return pair_weights_at(ev, cover, *args)
 def counted_dense(*args, **kwargs):
     dense.append(1)
     return dsyrk(*args, **kwargs)
-_batch._pair_weights_at, _batch.dsyrk = counted_active, counted_dense
+_batch_dense._pair_weights_at, _batch_dense.dsyrk = counted_active, counted_dense
 for divergence in ("kl", "l2"):
     out = []
     active.clear()
@@ -445,7 +445,7 @@ def test_batch_same_result_for_any_numba_thread_count():
 
 
 def test_shared_vertex_finds_q_one_outside_kl_domain():
-    from scconsensus.core.pcc._batch import _shared_vertex
+    from scconsensus.core.pcc._batch_dense import _shared_vertex
 
     Z = np.array([[1.0, 0.0], [0.5, 0.5], [1.0, 0.0], [0.0, 1.0], [1 - 1e-9, 1e-9]])
     P = np.full((5, 5), 0.5)
@@ -469,7 +469,7 @@ def test_active_route_pairs_found_at_each_point_of_an_all_pairs_segment():
     A list found at one point (a snap) missed the pairs that a point with wider
     supports (the plain step) shares: their terms were taken as q = 0.
     """
-    from scconsensus.core.pcc import _batch
+    from scconsensus.core.pcc import _batch_dense
     from scconsensus.core.pcc._divergences import Bregman
 
     n, K = 60, 10
@@ -485,14 +485,14 @@ def test_active_route_pairs_found_at_each_point_of_an_all_pairs_segment():
     Z2 = Z1.copy()
     Z2[np.arange(3), (lab[:3] + 3) % K] = 1e-4
     Z2 /= Z2.sum(axis=1, keepdims=True)
-    ev = _batch._DenseEvaluator(C, N, Bregman.kl())
+    ev = _batch_dense._DenseEvaluator(C, N, Bregman.kl())
     G, H = np.empty((n, K)), np.empty((n, K))
     ev.weights(Y, G, H)
     ev.segment(Y, Z1 - Y)
     assert not ev.active  # full supports at Y: the all-pairs route
     ev.weights(Z1, G, H)
     f = ev.weights(Z2, G, H)
-    fresh = _batch._DenseEvaluator(C, N, Bregman.kl())
+    fresh = _batch_dense._DenseEvaluator(C, N, Bregman.kl())
     fresh.share = 0.0  # all pairs, no list at all
     G0, H0 = np.empty((n, K)), np.empty((n, K))
     assert f == pytest.approx(fresh.weights(Z2, G0, H0), rel=1e-12)
@@ -502,7 +502,7 @@ def test_active_route_pairs_found_at_each_point_of_an_all_pairs_segment():
 def test_snap_outside_kl_domain_skips_its_weights_pass(monkeypatch):
     """The domain check gives the very same fit with fewer objective passes."""
     from scconsensus.core import generate_ensemble
-    from scconsensus.core.pcc import _batch
+    from scconsensus.core.pcc import _batch_dense
 
     X, _ = make_blobs(n_samples=800, centers=10, n_features=10, cluster_std=2.0, random_state=0)
     ens = generate_ensemble(
@@ -511,16 +511,16 @@ def test_snap_outside_kl_domain_skips_its_weights_pass(monkeypatch):
     plan = plan_consensus(ens.labels, 10, random_state=0)
     C, N = coassociation(ens.labels[:, plan.columns])
     calls, fired = [], []
-    weights, outside = _batch._DenseEvaluator.weights, _batch._DenseEvaluator.outside
+    weights, outside = _batch_dense._DenseEvaluator.weights, _batch_dense._DenseEvaluator.outside
     monkeypatch.setattr(
-        _batch._DenseEvaluator,
+        _batch_dense._DenseEvaluator,
         "weights",
         lambda ev, *a, **k: calls.append(1) or weights(ev, *a, **k),
     )
     runs = []
     for check in (True, False):
         monkeypatch.setattr(
-            _batch._DenseEvaluator,
+            _batch_dense._DenseEvaluator,
             "outside",
             lambda ev, Z, check=check: fired.append(r := outside(ev, Z)) or (r and check),
         )

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from _helpers import planted
+from scipy import sparse
 
 from scconsensus.core import Bregman, pcc
 from scconsensus.core.coassociation import coassociation
@@ -75,15 +76,53 @@ def test_custom_divergence_recompiles_exactly_the_kernels_that_reach_it():
     from scconsensus.core.pcc import _divergences, _greedy, _linesearch, _sparse
 
     sq = Bregman(lambda x: x @ x, lambda x: 2.0 * x, lambda x: 2.0 * np.eye(2), check=False)
-    dense, sparse = sq.kernels("_greedy"), sq.kernels("_sparse")
     # kernels that call the divergence, directly or through the shared line search
-    for name in ("_greedy_dense", "_objective_dense", "_refresh_dense", "_update_dense"):
-        assert dense[name] is not getattr(_greedy, name)
-    assert sparse["_greedy_sparse"] is not _sparse._greedy_sparse
+    for fn in (_greedy._greedy_dense, _greedy._objective_dense, _greedy._refresh_dense):
+        assert sq.kernel(fn) is not fn
+    assert sq._respecialized[_greedy._update_dense] is not _greedy._update_dense
+    assert sq.kernel(_sparse._greedy_sparse) is not _sparse._greedy_sparse
     # ... and nothing else: the gap scan and the tournament tree stay the cached builtins
-    assert dense["_scan_item"] is _greedy._scan_item
-    assert sparse["_tree_update"] is _sparse._tree_update
+    assert _greedy._scan_item not in sq._respecialized
+    assert _sparse._tree_update not in sq._respecialized
     # the line search shared by both solvers is re-jitted once per divergence
     assert sq._respecialized[_linesearch._line_search] is not _linesearch._line_search
-    assert sq.kernels("_greedy")["_greedy_dense"] is dense["_greedy_dense"]
-    assert sq.kernels("_divergences")["_elementwise"] is not _divergences._elementwise
+    assert sq.kernel(_greedy._greedy_dense) is sq.kernel(_greedy._greedy_dense)
+    assert sq.kernel(_divergences._elementwise) is not _divergences._elementwise
+
+
+def test_every_registered_kernel_runs_with_a_custom_divergence(bregman_planted):
+    """Walk the kernel registry: each kernel a solver calls with a divergence is registered,
+    a custom divergence re-specialises those that reach its scalars, and every solver (dense
+    and sampled pairs, the extension, the elementwise evaluation) runs with it, to the same
+    optimum as the built-in it equals (twice squared l2)."""
+    from scconsensus.core.pcc import _core, _divergences, _extend, pcc_extend
+    from scconsensus.core.pcc._divergences import KERNELS, _reaches_scalars
+
+    _ = (_core, _extend)  # every solver module is imported, so all have registered
+    sq = Bregman(lambda x: x @ x, lambda x: 2.0 * x, lambda x: 2.0 * np.eye(2), name="sq")
+    modules = set(KERNELS.values())
+    for name in ("_batch_dense", "_batch_pairs", "_divergences", "_extend", "_greedy"):
+        assert f"scconsensus.core.pcc.{name}" in modules
+    assert {"scconsensus.core.pcc._sparse", "scconsensus.core.pcc._sweep"} <= modules
+    for fn in KERNELS:
+        reaches = _reaches_scalars(fn, {})
+        assert reaches, f"{fn.__name__} takes no divergence: it needs no registration"
+        assert (sq.kernel(fn) is not fn) == reaches
+        assert Bregman.kl().kernel(fn) is fn
+    with pytest.raises(ValueError, match="not a registered PCC kernel"):
+        sq.kernel(_divergences._deriv)
+    _, C, N = bregman_planted
+    C, N = C[:120, :120], N[:120, :120]
+    mask = np.random.default_rng(0).random(C.shape) < 0.3
+    mask = mask | mask.T
+    Cs, Ns = sparse.csr_matrix(np.where(mask, C, 0)), sparse.csr_matrix(np.where(mask, N, 0))
+    for data in ((C, N), (Cs, Ns)):
+        for solver in ("greedy", "batch") + (("sweep",) if data[0] is Cs else ()):
+            a = pcc(*data, 4, sq, solver=solver, n_init=1, random_state=1, tol=1e-7)
+            b = pcc(*data, 4, "l2", solver=solver, n_init=1, random_state=1, tol=1e-7)
+            assert a.objective == pytest.approx(2 * b.objective, rel=1e-4), solver
+    labels = np.random.default_rng(2).integers(0, 3, (150, 10))
+    fit = pcc(*coassociation(labels[:100]), 3, sq, random_state=0)
+    full = pcc_extend(labels, np.arange(100), fit.membership, sq)
+    np.testing.assert_allclose(full.sum(axis=1), 1.0)
+    np.testing.assert_allclose(sq.divergence(0.2, 0.5), 2 * 0.09)

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from scconsensus.core.pcc import _batch, _vector
+from scconsensus.core.pcc import _batch_dense, _batch_pairs, _batch_terms, _vector
 from scconsensus.core.pcc._divergences import KIND_KL, KIND_L2
 
 KINDS = [KIND_KL, KIND_L2]
@@ -56,7 +56,7 @@ def _pq_grid():
 @pytest.mark.parametrize("kind", KINDS)
 def test_terms_match_the_generic_kernel(kind):
     for p, q in zip(*_pq_grid(), strict=True):
-        want = _batch._terms(kind, 0.0, p, q)
+        want = _batch_terms._terms(kind, 0.0, p, q)
         got = _vector.terms(kind, p, q)
         d1d2 = _vector.derivs(kind, p, q)
         assert got[1:] == pytest.approx(d1d2, rel=0, abs=0)
@@ -79,7 +79,7 @@ def _dense_case(n, seed):
     C[rng.random((n, n)) < 0.5] = 0
     C, N = np.triu(C, 1) + np.triu(C, 1).T, np.triu(N, 1) + np.triu(N, 1).T
     P, wrow = np.empty((n, n)), np.empty(n)
-    _batch._ratios(C, N, P, wrow)
+    _batch_dense._ratios(C, N, P, wrow)
     A, B, E = (np.asfortranarray(rng.random((n, n)) * rng.random((n, n))) for _ in range(3))
     A[rng.random((n, n)) < 0.3] = 0.0
     A[rng.random((n, n)) < 0.02] = 1.0 + 1e-16
@@ -95,29 +95,31 @@ def test_dense_columns_match_the_generic_loop(kind):
     W, W2 = np.zeros((n, n), order="F"), np.zeros((n, n), order="F")
     V, V2 = np.zeros((n, n), order="F"), np.zeros((n, n), order="F")
     for j in range(n):
-        f = _batch._vec_weights_col(P, N, A, W, W2, kind, j)
-        g = _batch._dense_weights_col(P, N, A, V, V2, kind, 0.0, j)
+        f = _batch_dense._vec_weights_col(P, N, A, W, W2, kind, j)
+        g = _batch_dense._dense_weights_col(P, N, A, V, V2, kind, 0.0, j)
         assert f == pytest.approx(g, rel=1e-13) or (np.isinf(f) and f == g)
         for t in (0.0, 0.3, 1.0):
-            got = _batch._vec_phi_col(P, N, A, B, E, t, kind, j)
-            want = _batch._dense_phi_col(P, N, A, B, E, t, kind, 0.0, j)
+            got = _batch_dense._vec_phi_col(P, N, A, B, E, t, kind, j)
+            want = _batch_dense._dense_phi_col(P, N, A, B, E, t, kind, 0.0, j)
             np.testing.assert_allclose(got, want, rtol=1e-12)
     np.testing.assert_allclose(W, V, rtol=4e-16, atol=0)
     np.testing.assert_allclose(W2, V2, rtol=4e-16, atol=0)
     # the parallel passes route these kinds to the vectorised columns
-    f = _batch._dense_weights(P, N, A, W, W2, kind, 0.0)
-    f0 = sum(_batch._dense_weights_col(P, N, A, V, V2, kind, 0.0, j) for j in range(n))
+    f = _batch_dense._dense_weights(P, N, A, W, W2, kind, 0.0)
+    f0 = sum(_batch_dense._dense_weights_col(P, N, A, V, V2, kind, 0.0, j) for j in range(n))
     assert f == pytest.approx(f0, rel=1e-13)
     np.testing.assert_allclose(np.triu(W, 1), np.triu(V, 1), rtol=4e-16, atol=0)
-    phi = _batch._dense_phi(P, N, A, B, E, 0.3, kind, 0.0)
-    phi0 = np.sum([_batch._dense_phi_col(P, N, A, B, E, 0.3, kind, 0.0, j) for j in range(n)], 0)
+    phi = _batch_dense._dense_phi(P, N, A, B, E, 0.3, kind, 0.0)
+    phi0 = np.sum(
+        [_batch_dense._dense_phi_col(P, N, A, B, E, 0.3, kind, 0.0, j) for j in range(n)], 0
+    )
     np.testing.assert_allclose(phi, phi0, rtol=1e-12)
     # what the solver calls for these kinds: the passes compiled for them alone, same bits
     U, U2 = np.zeros((n, n), order="F"), np.zeros((n, n), order="F")
-    assert _batch._dense_weights_vec(P, N, A, U, U2, kind, 0.0) == f
+    assert _batch_dense._dense_weights_vec(P, N, A, U, U2, kind, 0.0) == f
     np.testing.assert_array_equal(np.triu(U, 1), np.triu(W, 1))
     np.testing.assert_array_equal(np.triu(U2, 1), np.triu(W2, 1))
-    assert _batch._dense_phi_vec(P, N, A, B, E, 0.3, kind, 0.0) == phi
+    assert _batch_dense._dense_phi_vec(P, N, A, B, E, 0.3, kind, 0.0) == phi
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -131,9 +133,9 @@ def test_segment_phi_matches_the_generic_loop(kind):
     seg[4] = rng.normal(0, 0.01, m)
     seg[3] = rng.normal(0, 0.1, m)
     for t in (0.0, 0.5, 1.0):
-        got = _batch._vec_segment_phi(seg, 0, m, t, kind)
+        got = _batch_pairs._vec_segment_phi(seg, 0, m, t, kind)
         want = (0.0, 0.0)
         for r in range(m):
-            g1, g2 = _batch._phi_terms(kind, 0.0, *seg[:, r], t)
+            g1, g2 = _batch_terms._phi_terms(kind, 0.0, *seg[:, r], t)
             want = (want[0] + g1, want[1] + g2)
         np.testing.assert_allclose(got, want, rtol=1e-11)

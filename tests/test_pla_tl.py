@@ -156,3 +156,17 @@ def test_cli_method_pla(tmp_path):
     b = ad.read_h5ad(out)
     assert b.obsm["pla_membership"].shape == (150, 3)
     assert h_criterion(b.obs["truth"], b.obs["pla"]) > 0.8
+
+
+def test_tl_pla_is_pla_consensus_on_the_ensemble(adata):
+    """The array core runs PLA whole, as tl.pla does: same memberships, same params record."""
+    a = adata.copy()
+    scc.tl.pla(a, n_clusters=3, weighted=True, lam=1.0, random_state=np.random.default_rng(1))
+    out = scc.core.pla_consensus(
+        a.obsm["scc_ensemble"], 3, True, lam=1.0, random_state=np.random.default_rng(1)
+    )
+    np.testing.assert_array_equal(a.obsm["pla_membership"], out.membership)
+    np.testing.assert_array_equal(a.uns["pla"]["partitions_used"], out.plan.columns)
+    record = {k: v for k, v in a.uns["pla"]["params"].items() if k in out.params}
+    assert record.keys() == out.params.keys() and record["random_state"] == "custom"
+    assert list(a.uns["pla"]["params"])[:3] == ["n_clusters", "weighted", "ensemble_key"]

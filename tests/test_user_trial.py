@@ -72,7 +72,7 @@ def test_pla_bad_arguments_refused_before_planning(adata, kwargs, match, monkeyp
     def no_work(*args, **kwargs):
         raise AssertionError("planned before checking the arguments")
 
-    monkeypatch.setattr("scconsensus.tl._pla.plan_consensus", no_work)
+    monkeypatch.setattr("scconsensus.core.pla._consensus.plan_consensus", no_work)
     _refused(scc.tl.pla, adata, match, n_clusters=3, **kwargs)
 
 

@@ -1,21 +1,37 @@
 """Array-level core: ensembles, co-association and consensus solvers, no AnnData.
 
 This layer takes and returns numpy/scipy objects; it is what the R bridge and
-power users call directly.
+power users call directly. Each method runs whole from an ensemble's labels or the
+data (:func:`pcc_consensus`, :func:`pla_consensus`, :func:`dpp_consensus`); its pieces
+sit in its subpackage (``core.pcc``, ``core.pla``, ``core.dpp``, ``core.consensus_k``),
+which no function of the same name shadows. ``core.pcc(...)``, ``core.pla(...)`` and
+``core.coassociation(...)`` still call the solvers they named before: those modules are
+callable.
 """
 
+from . import coassociation
+from ._callable import callable_module
 from ._confidence import ensemble_confidence, ensemble_support
 from ._ensemble_pairs import ensemble_pairs
 from ._pcc_consensus import PCCConsensus, pcc_consensus
 from ._plan import ConsensusPlan, plan_consensus
 from ._resolution import KSelection, matched_partitions, select_k
 from ._spectral import incidence_spectrum, partition_sizes, spectral_consensus
-from .coassociation import coassociation, pairs_from_sparse, sample_pairs
+from .coassociation import pairs_from_sparse, sample_pairs
 from .consensus_k import ConsensusK, resample_partitions, summarize_consensus
 from .dpp import DPPConsensus, SpectralDPP, dpp_consensus
 from .ensemble import Ensemble, generate_ensemble
-from .pcc import Bregman, PCCResult, cluster_relationships, pcc
-from .pla import PLAResult, pla, pla_em, pla_extend, predict_ensemble_labels
+from .pcc import Bregman, PCCResult, cluster_relationships
+from .pla import (
+    PLAConsensus,
+    PLAResult,
+    pla_consensus,
+    pla_em,
+    pla_extend,
+    predict_ensemble_labels,
+)
+
+callable_module(coassociation.__name__, coassociation.coassociation)
 
 __all__ = [
     "Bregman",
@@ -26,6 +42,7 @@ __all__ = [
     "KSelection",
     "PCCConsensus",
     "PCCResult",
+    "PLAConsensus",
     "PLAResult",
     "SpectralDPP",
     "cluster_relationships",
@@ -42,6 +59,7 @@ __all__ = [
     "pcc",
     "pcc_consensus",
     "pla",
+    "pla_consensus",
     "pla_em",
     "pla_extend",
     "plan_consensus",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -29,14 +29,15 @@ from .._validation import (
     check_matrix,
     check_min_mass,
     check_rng,
+    random_state_record,
 )
 from ._ensemble_pairs import ensemble_pairs
 from ._laps import Laps
-from ._membership import hard_labels, labelled_first, warn_in_no_partition
 from ._pairs import check_pairs
 from ._plan import ConsensusPlan, plan_consensus
 from ._subset import fit_count, fit_subset
 from .coassociation import coassociation, sample_pairs
+from .membership import hard_labels, labelled_first, warn_in_no_partition
 from .pcc import Bregman, PCCResult, pcc, pcc_extend, pcc_lowrank
 from .pcc._core import SOLVERS, check_run
 from .pcc._doc import PCC_PARAMS
@@ -82,6 +83,9 @@ class PCCConsensus:
         Sampled pairs on the sparse route, else ``None``.
     pair_source
         ``"knn"`` or ``"ensemble"`` on the sparse route, else ``None``.
+    params
+        The run's arguments as given (``min_mass`` checked, ``divergence`` by name,
+        ``random_state`` as :func:`~scconsensus._validation.random_state_record` writes it).
     """
 
     membership: np.ndarray
@@ -92,6 +96,7 @@ class PCCConsensus:
     fit_indices: np.ndarray | None
     n_pairs: int | None = None
     pair_source: str | None = None
+    params: dict = field(default_factory=dict)
 
 
 @doc_params(**PCC_PARAMS)
@@ -152,6 +157,13 @@ def pcc_consensus(
     _check_choices(mode, solver, pairs)
     labels = check_labels(labels)
     min_mass = check_min_mass(min_mass, labels.shape[0])
+    params = {
+        "n_clusters": n_clusters, "divergence": divergence, "mode": mode, "solver": solver,
+        "n_init": n_init, "tol": tol, "max_iter": max_iter, "min_mass": min_mass,
+        "n_neighbors": n_neighbors, "n_random": n_random, "pairs": pairs, "init": init,
+        "partitions": partitions, "fit_size": fit_size, "fit_fraction": fit_fraction,
+        "random_state": random_state_record(random_state),
+    }  # fmt: skip
     n_neighbors, n_random = _pairs_per_item(n_neighbors, n_random, mode)
     check_run(divergence, n_init, tol, max_iter)
     mode, fit_size = _route(mode, solver, divergence, fit_size)
@@ -159,16 +171,25 @@ def pcc_consensus(
     plan, labels, fitted, fit_idx = _plan(
         labels, n_clusters, partitions, init, random_state, fit_size, fit_fraction
     )
-    bar = progress_bar(total=3, desc="pcc", unit="step", progress=progress)
     fit_kw = {"n_init": n_init, "tol": tol, "max_iter": max_iter, "min_mass": min_mass}
     sampling = (X, labels.shape[0], fit_idx, pairs, n_neighbors, n_random, random_state)
+    out = _run(labels, fitted, plan, (mode, divergence, solver), fit_kw, sampling, progress)
+    out.params = dict(params, divergence=out.fit.divergence)
+    return out
+
+
+def _run(labels, fitted, plan, how, fit_kw, sampling, progress) -> PCCConsensus:
+    """Fit ``fitted`` on the route, divergence and solver ``how``, and extend to all items."""
+    mode, divergence, solver = how
+    fit_idx, n_neighbors, n_random, random_state = sampling[2], *sampling[4:]
+    bar = progress_bar(total=3, desc="pcc", unit="step", progress=progress)
     lap = Laps(time.process_time, plan.seconds)  # after the plan's own stages
     res, out = _fit(fitted, mode, plan, divergence, solver, fit_kw, sampling, bar)
     lap("pairs and fit")
     membership, hard = res.membership, res.labels
     if fit_idx is not None:
         membership = _extend(
-            labels, fit_idx, res, divergence, n_neighbors, n_random, random_state, tol
+            labels, fit_idx, res, divergence, n_neighbors, n_random, random_state, fit_kw["tol"]
         )
         hard = hard_labels(membership)
     bar.update()  # extension

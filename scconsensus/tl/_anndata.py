@@ -30,8 +30,8 @@ from scanpy import logging as logg
 
 from .._docs import doc_params
 from .._validation import check_bool, check_key, check_labels, check_matrix
-from ..core._confidence import ensemble_confidence
-from ..core._membership import (
+from ..core import ensemble_confidence
+from ..core.membership import (
     confidence,
     entropy,
     hard_labels,
@@ -91,6 +91,18 @@ def get_rep(adata: AnnData, use_rep: str | None = None, *, layer: str | None = N
     if isinstance(rep, pd.DataFrame):
         rep = rep.to_numpy()
     return check_matrix(rep, f"adata.obsm[{use_rep!r}]")
+
+
+def lazy_rep(adata: AnnData, use_rep: str | None):
+    """The representation for the sparse route's kNN pairs, checked now and read when drawn.
+
+    A function returning :func:`get_rep`'s matrix, or ``None`` when there is none to read
+    (no ``use_rep`` and no ``X_pca``: the core then draws its pairs otherwise).
+    """
+    check_use_rep(adata, use_rep)
+    if use_rep is None and "X_pca" not in adata.obsm:
+        return None
+    return lambda: get_rep(adata, use_rep)
 
 
 def check_use_rep(adata: AnnData, use_rep: str | None) -> None:

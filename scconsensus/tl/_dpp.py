@@ -8,28 +8,9 @@ from scanpy import logging as logg
 from .._docs import doc_params
 from .._progress import check_progress
 from .._settings import settings
-from .._validation import RandomState, check_int, check_key
-from ..core.dpp import dpp_consensus
-from ..core.dpp._api import REFERENCE_SIZE
-from ..core.dpp._doc import DPP_PARAMS
+from .._validation import RandomState, check_int, check_key, random_state_record
+from ..core.dpp import DPP_PARAMS, REFERENCE_SIZE, dpp_consensus
 from ._anndata import check_copy, get_rep, store_consensus
-
-# dpp_consensus options that tl.dpp passes through unchanged and records in .uns params
-_CORE_ARGUMENTS = (
-    "sampler",
-    "a",
-    "tau",
-    "s",
-    "mode",
-    "k_max",
-    "expected_size",
-    "reference_size",
-    "n_components",
-    "n_thresholds",
-    "n_neighbors",
-    "n_random",
-    "n_clusters",
-)
 
 
 @doc_params(**DPP_PARAMS)
@@ -94,18 +75,24 @@ def dpp(
     >>> adata.obs["dpp"].cat.categories.size >= 2
     True
     """
-    arguments = dict(locals())  # the options passed through to the core, by name
     key_added, copy = check_key(key_added), check_copy(adata, copy)
     n_runs = check_int(n_runs, "n_runs", 1)
     X = get_rep(adata, use_rep, layer=layer)
     start = _log_start(n_runs, sampler, X.shape[0], mode)
-    kwargs = {name: arguments[name] for name in _CORE_ARGUMENTS}
     result = dpp_consensus(
-        X, n_runs, random_state=random_state, progress=check_progress(progress), **kwargs
-    )
-    params = {"n_runs": n_runs, "use_rep": use_rep, "layer": layer, **kwargs}
-    seed = random_state if isinstance(random_state, int) else str(random_state)
-    params.update(k_max=result.info["k_max"], random_state=seed)
+        X, n_runs, sampler=sampler, a=a, tau=tau, s=s, mode=mode, k_max=k_max,
+        expected_size=expected_size, reference_size=reference_size, n_components=n_components,
+        n_thresholds=n_thresholds, n_neighbors=n_neighbors, n_random=n_random,
+        n_clusters=n_clusters, random_state=random_state, progress=check_progress(progress),
+    )  # fmt: skip
+    params = {
+        "n_runs": n_runs, "use_rep": use_rep, "layer": layer, "sampler": sampler, "a": a,
+        "tau": tau, "s": s, "mode": mode, "k_max": result.info["k_max"],
+        "expected_size": expected_size, "reference_size": reference_size,
+        "n_components": n_components, "n_thresholds": n_thresholds, "n_neighbors": n_neighbors,
+        "n_random": n_random, "n_clusters": n_clusters,
+        "random_state": random_state_record(random_state),
+    }  # fmt: skip
     return _store(adata.copy() if copy else adata, key_added, result, params, start, copy)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Sequence
 
 from anndata import AnnData
@@ -11,11 +10,9 @@ from scanpy import logging as logg
 from .._docs import doc_params
 from .._progress import check_progress
 from .._validation import RandomState, check_key, check_min_mass, check_number
-from ..core._pcc_consensus import PCCConsensus, pcc_consensus
-from ..core.pcc import Bregman, cluster_relationships
-from ..core.pcc._cache import kernels_cached
-from ..core.pcc._doc import PCC_PARAMS
-from ._anndata import check_copy, check_use_rep, get_ensemble, get_rep, store_consensus
+from ..core import PCCConsensus, pcc_consensus
+from ..core.pcc import PCC_PARAMS, Bregman, cluster_relationships, kernels_cached
+from ._anndata import check_copy, get_ensemble, lazy_rep, store_consensus
 from ._candidates import fits_each_k
 from ._selection import log_plan, selection_uns
 
@@ -54,7 +51,7 @@ def pcc(
 
     Soft memberships ``y_i`` whose products ``y_i . y_j`` match the ensemble's co-clustering
     frequencies ``c_ij / N_ij`` under a Bregman divergence, by
-    :func:`scconsensus.core.pcc_consensus` (solvers: :func:`scconsensus.core.pcc`).
+    :func:`scconsensus.core.pcc_consensus` (solvers: :func:`scconsensus.core.pcc.pcc`).
 
     Parameters
     ----------
@@ -92,16 +89,16 @@ def pcc(
     labels, copy = get_ensemble(adata, ensemble_key), check_copy(adata, copy)
     min_mass = check_min_mass(min_mass, labels.shape[0])
     check_number(relationship_threshold, "relationship_threshold", within=(0.0, 1.0))
-    check_use_rep(adata, use_rep)
-    params = {name: value for name, value in locals().items() if name in PARAMS}
-    kwargs = {name: value for name, value in locals().items() if name in CORE_ARGS}
-    has_rep = use_rep is not None or "X_pca" in adata.obsm
-    X = (lambda: get_rep(adata, use_rep)) if has_rep else None
-    start = _log_start(divergence)
-    out = pcc_consensus(labels, X=X, **kwargs)
+    X, start = lazy_rep(adata, use_rep), _log_start(divergence)  # use_rep checked first
+    out = pcc_consensus(
+        labels, n_clusters, divergence, mode=mode, solver=solver, n_init=n_init, tol=tol,
+        max_iter=max_iter, min_mass=min_mass, X=X, n_neighbors=n_neighbors,
+        n_random=n_random, pairs=pairs, init=init, partitions=partitions, fit_size=fit_size,
+        fit_fraction=fit_fraction, random_state=random_state, progress=progress,
+    )  # fmt: skip
     _log_run(out, mode, pairs, fit_size, labels.shape[0])
     adata = adata.copy() if copy else adata
-    _store(adata, key_added, out, params, relationship_threshold, labels)
+    _store(adata, key_added, out, (ensemble_key, use_rep, relationship_threshold), labels)
     _log_finish(out, tol, key_added, start)
     return adata if copy else None
 
@@ -128,8 +125,6 @@ PARAMS = (
     "relationship_threshold",
     "random_state",
 )
-#: The arguments :func:`pcc` passes on to :func:`~scconsensus.core.pcc_consensus`.
-CORE_ARGS = frozenset(inspect.signature(pcc_consensus).parameters) - {"labels", "X"}
 
 
 def _log_run(out: PCCConsensus, mode: str, pairs: str, fit_size, n_all: int) -> None:
@@ -187,13 +182,16 @@ def _log_finish(out: PCCConsensus, tol: float, key_added: str, start) -> None:
     )
 
 
-def _store(
-    adata, key_added: str, out: PCCConsensus, params: dict, threshold: float, ensemble
-) -> None:
-    """Write the consensus layout, with ``.uns[key_added]`` as documented in :func:`pcc`."""
-    params["divergence"] = out.fit.divergence
-    if not isinstance(params["random_state"], int | None):
-        params["random_state"] = "custom"
+def _store(adata, key_added: str, out: PCCConsensus, tl_args: tuple, ensemble) -> None:
+    """Write the consensus layout, with ``.uns[key_added]`` as documented in :func:`pcc`.
+
+    ``tl_args``: :func:`pcc`'s ``ensemble_key``, ``use_rep``, ``relationship_threshold``,
+    recorded with the core run's ``params`` in :data:`PARAMS`' order.
+    """
+    ensemble_key, use_rep, threshold = tl_args
+    params = {**out.params, "ensemble_key": ensemble_key, "use_rep": use_rep}
+    params["relationship_threshold"] = threshold
+    params = {name: params[name] for name in PARAMS}
     uns = _uns(out, threshold)
     store_consensus(
         adata,

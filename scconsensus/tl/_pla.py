@@ -10,16 +10,16 @@ from scanpy import logging as logg
 
 from .._docs import doc_params
 from .._progress import check_progress
-from .._settings import settings
-from .._validation import RandomState, check_choice, check_key, check_labels, renamed_args
-from ..core._membership import labelled_first, order_clusters
-from ..core._plan import plan_consensus
-from ..core._subset import fit_count
-from ..core.pla import LAMBDA_GRID, pla_extend, predict_ensemble_labels
-from ..core.pla import pla as _pla
-from ..core.pla._doc import PLA_PARAMS
-from ..core.pla._model import check_pla_args
-from ._anndata import check_copy, check_use_rep, get_ensemble, get_rep, store_consensus
+from .._validation import RandomState, check_key, check_labels, renamed_args
+from ..core.pla import (
+    LAMBDA_GRID,
+    PLA_PARAMS,
+    PLAConsensus,
+    pla_consensus,
+    pla_extend,
+    predict_ensemble_labels,
+)
+from ._anndata import check_copy, get_ensemble, get_rep, lazy_rep, store_consensus
 from ._candidates import fits_each_k
 from ._selection import log_plan, selection_uns
 
@@ -59,7 +59,8 @@ def pla(
 
     Factorises the ensemble's co-association ``Z = Σ_l α_l Y_l Y_lᵀ`` as
     ``p(i) Σ_v p(v|i) p(j|v)`` by EM; the posteriors ``p(v|i)`` are the soft
-    consensus. See :func:`scconsensus.core.pla.pla` for the model and options.
+    consensus. See :func:`scconsensus.core.pla_consensus` (the same on arrays) and
+    :func:`scconsensus.core.pla.pla` for the model.
 
     Parameters
     ----------
@@ -94,20 +95,18 @@ def pla(
     """
     key_added, copy = check_key(key_added), check_copy(adata, copy)
     progress = check_progress(progress)
-    check_choice(init, ("spectral", "random"), "init")
-    params = {name: value for name, value in locals().items() if name in PARAMS}
-    kwargs = {name: value for name, value in locals().items() if name in CORE_ARGS}
     labels = get_ensemble(adata, ensemble_key)
-    resolved, X = _route(adata, mode, use_rep, kwargs)
-    plan = plan_consensus(
-        labels, n_clusters, partitions=partitions, init=init, random_state=random_state
-    )
-    log_plan(plan)
-    start = logg.info(f"running {'weighted ' if weighted else ''}PLA, n_clusters={plan.n_clusters}")
-    ensemble, labels = labels, labels[:, plan.columns]
-    res = _pla(labels, plan.n_clusters, mode=resolved, X=X, init=plan.start, **kwargs)
+    X, start = lazy_rep(adata, use_rep), logg.info(f"running {'weighted ' if weighted else ''}PLA")
+    out = pla_consensus(
+        labels, n_clusters, weighted, lam=lam, lam_grid=lam_grid, cv_folds=cv_folds,
+        cv_score=cv_score, mode=mode, X=X, n_neighbors=n_neighbors,
+        n_random=n_random, fit_size=fit_size, fit_fraction=fit_fraction, n_init=n_init,
+        init=init, partitions=partitions, max_iter=max_iter, tol=tol,
+        random_state=random_state, progress=progress,
+    )  # fmt: skip
     adata = adata.copy() if copy else adata
-    _store(adata, key_added, res, plan, params, start, ensemble)
+    params = {**out.params, "ensemble_key": ensemble_key, "use_rep": use_rep}
+    _store(adata, key_added, out, {name: params[name] for name in PARAMS}, start, labels)
     return adata if copy else None
 
 
@@ -133,38 +132,12 @@ PARAMS = (
     "tol",
     "random_state",
 )
-#: The arguments :func:`pla` passes on to :func:`scconsensus.core.pla.pla` as they are.
-CORE_ARGS = frozenset(
-    ("weighted", "lam", "lam_grid", "cv_folds", "cv_score", "n_neighbors", "n_random")
-) | {"fit_size", "fit_fraction", "n_init", "max_iter", "tol", "random_state", "progress"}
 
 
-def _route(adata: AnnData, mode: str, use_rep, kwargs: dict) -> tuple[str, object]:
-    """``(mode, X)``: ``"auto"`` resolved by the fitted items, ``X`` for sparse kNN pairs.
-
-    The core fit's arguments ``kwargs`` are checked first, before the plan; a
-    ``use_rep`` naming nothing is refused even on the dense route, which never reads it.
-    """
-    check_use_rep(adata, use_rep)
-    n_fit = fit_count(adata.n_obs, kwargs["fit_size"], kwargs["fit_fraction"])
-    # mode among auto/dense/sparse: anything else would fall through to the sparse route
-    check_pla_args(n_fit, mode=mode, **kwargs)
-    if mode == "dense":
-        return mode, None
-    if mode == "auto" and n_fit <= settings.dense_auto_max_items:
-        return mode, None
-    has_rep = use_rep is not None or "X_pca" in adata.obsm
-    return "sparse", get_rep(adata, use_rep) if has_rep else None
-
-
-def _store(adata: AnnData, key_added: str, res, plan, params: dict, start, ensemble) -> None:
+def _store(adata: AnnData, key_added: str, out: PLAConsensus, params: dict, start, ensemble):
     """Write the consensus layout, ``.uns[key_added]`` as :func:`pla` says, and log it."""
-    keep = order_clusters(res.posteriors, min_mass=1e-8)
-    membership, _, kept, _ = labelled_first(res.posteriors[:, keep])
-    keep = keep[kept]
-    params = dict(params, mode=res.mode, lam_grid=[float(x) for x in params["lam_grid"]])
-    if not isinstance(params["random_state"], int | None):
-        params["random_state"] = "custom"
+    log_plan(out.plan)
+    res, plan, keep, membership = out.fit, out.plan, out.clusters, out.membership
     uns = {
         "log_likelihood": res.log_likelihood,
         "log_likelihood_trace": res.log_likelihood_trace,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from scanpy import logging as logg
 
-from ..core._plan import ConsensusPlan
+from ..core import ConsensusPlan
 
 __all__ = ["log_plan", "selection_uns"]
 

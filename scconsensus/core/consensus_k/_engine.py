@@ -29,6 +29,7 @@ from ..._validation import (
     check_labels,
     check_matrix,
     check_n_jobs,
+    random_state_record,
     seed_sequence,
     too_many_clusters,
 )
@@ -293,7 +294,7 @@ def _run_params(
         "method": sampling["method"],
         "distance": sampling["distance"],
         "linkage": sampling["linkage"],
-        "random_state": random_state if isinstance(random_state, int) else str(random_state),
+        "random_state": random_state_record(random_state),
         "n_never_sampled": int(np.count_nonzero(np.diagonal(N) == 0)),
     }
 

@@ -8,7 +8,7 @@
 - :func:`dpp_consensus`: everything end to end.
 """
 
-from ._api import DPPConsensus, dpp_consensus
+from ._api import REFERENCE_SIZE, DPPConsensus, dpp_consensus
 from ._consensus import (
     candidate_thresholds,
     consensus_membership,
@@ -18,11 +18,14 @@ from ._consensus import (
     validity_indices,
     voronoi_labels,
 )
+from ._doc import DPP_PARAMS
 from ._kernel import nystrom_features, rbf_bandwidth, rbf_kernel
 from ._samplers import SpectralDPP, sample_projection_dpp, sample_uniform
 from ._sparse import sparse_consensus
 
 __all__ = [
+    "DPP_PARAMS",
+    "REFERENCE_SIZE",
     "DPPConsensus",
     "SpectralDPP",
     "candidate_thresholds",

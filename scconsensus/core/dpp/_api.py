@@ -44,8 +44,8 @@ from ..._validation import (
     seed_sequence,
 )
 from .._laps import Laps
-from .._membership import normalize_rows
 from ..coassociation import coassociation
+from ..membership import normalize_rows
 from ._consensus import (
     candidate_thresholds,
     consensus_membership,

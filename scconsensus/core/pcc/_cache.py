@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 
-from . import _batch, _sweep
+from . import _batch_steps, _sweep
 from ._parallel import twin_of
 
 
@@ -25,7 +25,7 @@ def kernels_cached() -> bool:
     its own, but a message on every call of a user who never takes that route would be false.
     """
     # the batch solver's step on small data (its serial twin) or large (the parallel kernel)
-    kernels = (_batch._project_step, twin_of(_batch._project_step), _sweep._visit)
+    kernels = (_batch_steps._project_step, twin_of(_batch_steps._project_step), _sweep._visit)
     try:
         paths = [fn._cache._cache_file._index_path for fn in kernels]
     except AttributeError:

@@ -14,7 +14,7 @@ from ..._validation import (
     check_restarts,
     seed_sequence,
 )
-from .._membership import hard_labels, order_clusters
+from ..membership import hard_labels, order_clusters
 from . import _batch, _greedy, _sparse, _sweep
 from ._checks import ASYMMETRIC, C_ABOVE_N, NEGATIVE, NONFINITE, dense_flags
 from ._divergences import Bregman, check_divergence

@@ -31,6 +31,19 @@ KIND_KL = 1
 KIND_POWER = 2
 KIND_CUSTOM = 3
 
+#: The numba kernels the solvers call with a divergence ``kind``, by the module that
+#: defines them: what :meth:`Bregman.kernel` serves, re-specialised for a custom divergence.
+#: Each solver module registers its own (:func:`register_kernels`) when it is imported.
+KERNELS: dict[Dispatcher, str] = {}
+
+
+def register_kernels(*kernels: Dispatcher) -> None:
+    """Declare ``kernels`` as callable through :meth:`Bregman.kernel` (any divergence)."""
+    for fn in kernels:
+        if not isinstance(fn, Dispatcher):
+            raise TypeError(f"register_kernels takes numba kernels, got {fn!r}.")
+        KERNELS[fn] = fn.py_func.__module__
+
 
 @numba.njit(cache=True, error_model="numpy", inline="always")
 def _clip01(q):
@@ -171,6 +184,9 @@ def _custom_scalars(phi, grad, hess):
     return div, deriv
 
 
+register_kernels(_elementwise)
+
+
 def _reaches_scalars(fn, memo: dict) -> bool:
     """Whether the numba kernel ``fn`` calls ``_div`` or ``_deriv``, directly or through others."""
     if fn in memo:
@@ -218,7 +234,7 @@ def respecialize(kernels, div, deriv, done: dict) -> None:
 
 
 class Bregman:
-    """A double-convex Bregman divergence on the 2-simplex for :func:`~scconsensus.core.pcc`.
+    """A double-convex Bregman divergence on the 2-simplex for :func:`~scconsensus.core.pcc.pcc`.
 
     Parameters
     ----------
@@ -283,7 +299,6 @@ class Bregman:
             ) from err
         self._scalar_div = div
         self._scalar_deriv = deriv
-        self._kernel_cache: dict[str, dict[str, Callable]] = {}
         self._respecialized: dict = {}
         if check:
             self.check_derivatives()
@@ -297,7 +312,6 @@ class Bregman:
         self.param = float(param)
         self._scalar_div = None
         self._scalar_deriv = None
-        self._kernel_cache = {}
         self._respecialized = {}
         return self
 
@@ -363,7 +377,7 @@ class Bregman:
 
     def _elementwise(self, p, q, *, derivative: bool) -> np.ndarray:
         p, q = np.broadcast_arrays(np.asarray(p, float), np.asarray(q, float))
-        fn = self.kernels("_divergences")["_elementwise"]
+        fn = self.kernel(_elementwise)
         flat = (np.ascontiguousarray(p.ravel()), np.ascontiguousarray(q.ravel()))
         return fn(self.kind, self.param, *flat, derivative).reshape(p.shape)
 
@@ -443,20 +457,25 @@ class Bregman:
                 )
 
     # -- kernels ------------------------------------------------------------------------
-    def kernels(self, module_name: str) -> dict[str, Callable]:
-        """The numba kernels of ``scconsensus.core.pcc.<module_name>`` for this divergence."""
-        import importlib
+    def kernel(self, fn: Dispatcher) -> Callable:
+        """The registered numba kernel ``fn`` (:func:`register_kernels`) for this divergence.
 
-        module = importlib.import_module(f"scconsensus.core.pcc.{module_name}")
-        found = {name: val for name, val in vars(module).items() if isinstance(val, Dispatcher)}
+        Built-in divergences run ``fn`` itself (compiled once, cached on disk, dispatching
+        on ``kind``); a custom one runs a copy re-jitted around its own scalars, made once
+        per kernel and divergence.
+        """
+        if fn not in KERNELS:
+            raise ValueError(
+                f"{getattr(fn, '__name__', fn)!r} is not a registered PCC kernel: add it to its "
+                "module's register_kernels(...) call, or a custom divergence cannot run it."
+            )
         if self.kind != KIND_CUSTOM:
-            return found
-        if module_name not in self._kernel_cache:
-            respecialize(found.values(), self._scalar_div, self._scalar_deriv, self._respecialized)
-            self._kernel_cache[module_name] = {
-                name: self._respecialized.get(fn, fn) for name, fn in found.items()
-            }
-        return self._kernel_cache[module_name]
+            return fn
+        if fn not in self._respecialized:
+            respecialize((fn,), self._scalar_div, self._scalar_deriv, self._respecialized)
+            # a kernel that never reaches the scalars runs as it is
+            self._respecialized.setdefault(fn, fn)
+        return self._respecialized[fn]
 
 
 DIVERGENCES = ("kl", "l2")

@@ -21,7 +21,7 @@ import numpy as np
 from ..._validation import RandomState, check_int, check_labels, check_rng
 from .._ensemble_pairs import cluster_partners
 from .._pairs import count_pairs
-from ._divergences import Bregman, _deriv, check_divergence
+from ._divergences import Bregman, _deriv, check_divergence, register_kernels
 from ._greedy import _scan_item
 from ._linesearch import _line_search, _move
 
@@ -224,7 +224,7 @@ def pcc_extend(
     kw = {"n_per_item": n_per_item, "n_random": n_random, "random_state": random_state}
     indptr, cols, cval, nval = _partner_table(labels, fitted, items, **kw)
     Yout = np.empty((items.size, Y.shape[1]))
-    kernel = bregman.kernels("_extend")["_extend_items"]
+    kernel = bregman.kernel(_extend_items)
     args = (bregman.kind, bregman.param, float(tol), int(max_steps), 1e-3)
     kernel(indptr, cols, cval, nval, Y, Yout, *args)
     np.clip(Yout, 0.0, None, out=Yout)
@@ -264,3 +264,6 @@ def _partner_table(labels, fitted, items, **kw) -> tuple[np.ndarray, ...]:
     indptr = np.zeros(items.size + 1, dtype=np.int64)
     np.cumsum(np.bincount(rows, minlength=items.size), out=indptr[1:])
     return indptr, np.ascontiguousarray(cols), cval, nval
+
+
+register_kernels(_extend_items)

@@ -16,7 +16,7 @@ import numba
 import numpy as np
 
 from ..._validation import check_int
-from ._divergences import _deriv, _div
+from ._divergences import _deriv, _div, register_kernels
 from ._linesearch import _delta_objective, _line_search, _move
 from ._parallel import ordered_sum, serial_twin, variant
 
@@ -253,15 +253,14 @@ def solve_dense(C, N, Y, bregman, *, max_iter, tol_abs, step_rtol=1e-10, trace_e
 
     Returns ``(objective_trace, n_iter, status, final_gap)``.
     """
-    k = bregman.kernels("_greedy")
     G = np.empty_like(Y)
-    k["_refresh_dense"](C, N, Y, G, bregman.kind, bregman.param)
-    f0 = variant(k["_objective_dense"], Y.shape[0])(C, N, Y, bregman.kind, bregman.param)
+    bregman.kernel(_refresh_dense)(C, N, Y, G, bregman.kind, bregman.param)
+    f0 = objective_dense(C, N, Y, bregman)
     # the objective change of every iteration, summed over blocks of `stride` iterations
     # so that the trace stays small (at most ~100k points) for long runs
     stride = trace_stride(max_iter, Y.shape[0] * Y.shape[1], trace_every)
     trace = np.zeros(-(-max_iter // stride) + 1)
-    n_iter, status, final = k["_greedy_dense"](
+    n_iter, status, final = bregman.kernel(_greedy_dense)(
         C, N, Y, G, bregman.kind, bregman.param, max_iter, tol_abs, step_rtol, trace, stride
     )
     trace = f0 + np.concatenate([[0.0], np.cumsum(trace[: -(-n_iter // stride)])])
@@ -270,5 +269,8 @@ def solve_dense(C, N, Y, bregman, *, max_iter, tol_abs, step_rtol=1e-10, trace_e
 
 def objective_dense(C, N, Y, bregman) -> float:
     """Eq. (3) over all pairs ``i < j`` with ``N_ij > 0``."""
-    kernel = variant(bregman.kernels("_greedy")["_objective_dense"], Y.shape[0])
+    kernel = variant(bregman.kernel(_objective_dense), Y.shape[0])
     return float(kernel(C, N, Y, bregman.kind, bregman.param))
+
+
+register_kernels(_refresh_dense, _objective_dense, _greedy_dense)

@@ -47,9 +47,9 @@ from ..._docs import doc_params
 from ..._threads import one_blas_thread
 from ..._validation import check_labels, check_min_mass, check_n_clusters
 from .._labels import compact_labels
-from .._membership import hard_labels
 from .._pairs import pair_counts
-from . import _batch
+from ..membership import hard_labels
+from . import _batch, _batch_steps
 from ._core import _check_run, _memberships, _starts
 from ._divergences import KIND_L2, Bregman, check_divergence
 from ._doc import PCC_PARAMS
@@ -390,7 +390,7 @@ def solve_lowrank(op: LowRankL2, Y: np.ndarray, *, max_iter: int, tol_abs: float
             op, Y, max_iter=min(max_iter, 10_000), tol_abs=tol_abs
         )
     status = STATUS_CONVERGED if converged else STATUS_MAX_ITER
-    return np.asarray(trace, dtype=np.float64), n_iter, status, float(_batch._kkt_gap(G, Y))
+    return np.asarray(trace, dtype=np.float64), n_iter, status, float(_batch_steps._kkt_gap(G, Y))
 
 
 def check_lowrank_options(divergence, solver: str = "batch") -> Bregman:
@@ -456,7 +456,7 @@ def pcc_lowrank(
 ) -> PCCResult:
     """Squared-l2 PCC on all pairs of an ensemble, without forming the ``n x n`` co-association.
 
-    Minimises the same objective as :func:`scconsensus.core.pcc` with
+    Minimises the same objective as :func:`scconsensus.core.pcc.pcc` with
     ``divergence="l2"`` on the dense co-association of ``labels`` (eq. (3)-(4)
     of Lourenço et al. 2015), with the batch solver's steps and KKT stopping
     rule, from the labels alone: each step costs O(n R K s) time (``s`` the
@@ -471,10 +471,10 @@ def pcc_lowrank(
         Maximum number of clusters ``K``; clusters left without mass are dropped.
     divergence
         ``"l2"`` only: the KL and other Bregman terms are not low rank (use
-        sampled pairs, ``scconsensus.core.pcc`` on a sparse co-association).
+        sampled pairs, ``scconsensus.core.pcc.pcc`` on a sparse co-association).
     {pcc_starts}
     tol, min_mass
-        As for :func:`scconsensus.core.pcc` (relative KKT tolerance; empty clusters).
+        As for :func:`scconsensus.core.pcc.pcc` (relative KKT tolerance; empty clusters).
         Steps stop gaining near a relative gap of ``2e-7`` (20,000 items; the rounding
         of the sums the objective is a difference of): a smaller ``tol`` ends there.
     max_iter

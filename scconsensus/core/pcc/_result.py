@@ -1,4 +1,4 @@
-"""Result object of :func:`scconsensus.core.pcc` and the cluster relationships of Sect. 7.4."""
+"""Result object of :func:`scconsensus.core.pcc.pcc` and the cluster relationships of Sect. 7.4."""
 
 from __future__ import annotations
 

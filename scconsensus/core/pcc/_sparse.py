@@ -16,7 +16,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ._divergences import _deriv, _div
+from ._divergences import _deriv, _div, register_kernels
 from ._greedy import (
     STATUS_CONVERGED,
     STATUS_MAX_ITER,
@@ -346,26 +346,23 @@ def solve_sparse(
 
     ``trace_every`` iterations share one trace point (``None``: automatic).
     """
-    k = bregman.kernels("_sparse")
     kind, par = bregman.kind, bregman.param
     A, G, f0, stride, trace = start_state(
-        k, indptr, indices, cval, nval, Y, bregman, max_iter, trace_every
+        indptr, indices, cval, nval, Y, bregman, max_iter, trace_every
     )
     args = (indptr, indices, cval, nval, mirror, Y, A, G, kind, par)
-    n_iter, status, final = k["_greedy_sparse"](*args, max_iter, tol_abs, step_rtol, trace, stride)
+    kernel = bregman.kernel(_greedy_sparse)
+    n_iter, status, final = kernel(*args, max_iter, tol_abs, step_rtol, trace, stride)
     return objective_trace(f0, trace, n_iter, stride), int(n_iter), int(status), float(final)
 
 
-def start_state(k, indptr, indices, cval, nval, Y, bregman, max_iter, trace_every):
-    """``(A, G, f0, stride, trace)``: exact ``A``, gradients and objective at ``Y``, a zero trace.
-
-    ``k`` holds the caller's kernels (:meth:`Bregman.kernels`).
-    """
+def start_state(indptr, indices, cval, nval, Y, bregman, max_iter, trace_every):
+    """``(A, G, f0, stride, trace)``: exact ``A``, gradients, objective at ``Y``; zero trace."""
     A = np.empty(indices.shape[0])
     G = np.empty_like(Y)
     kind, par = bregman.kind, bregman.param
-    k["_refresh_sparse"](indptr, indices, cval, nval, Y, A, G, kind, par)
-    f0 = k["_objective_sparse"](indptr, indices, cval, nval, Y, kind, par)
+    bregman.kernel(_refresh_sparse)(indptr, indices, cval, nval, Y, A, G, kind, par)
+    f0 = bregman.kernel(_objective_sparse)(indptr, indices, cval, nval, Y, kind, par)
     # the objective change of every iteration, summed over blocks of `stride` iterations
     # so that the trace stays small (at most ~100k points) for long runs
     stride = trace_stride(max_iter, Y.shape[0] * Y.shape[1], trace_every)
@@ -380,8 +377,11 @@ def objective_trace(f0, trace, n_iter, stride):
 
 def objective_sparse(indptr, indices, cval, nval, Y, bregman) -> float:
     """Eq. (3) over the stored pairs ``i < j``."""
-    fn = bregman.kernels("_sparse")["_objective_sparse"]
+    fn = bregman.kernel(_objective_sparse)
     return float(fn(indptr, indices, cval, nval, Y, bregman.kind, bregman.param))
 
 
 _ = (STATUS_CONVERGED, STATUS_MAX_ITER, STATUS_STALLED)
+
+
+register_kernels(_refresh_sparse, _objective_sparse, _greedy_sparse)

@@ -28,7 +28,7 @@ import numba
 import numpy as np
 
 from ..._threads import interruptible
-from ._divergences import _deriv, _div
+from ._divergences import _deriv, _div, register_kernels
 from ._greedy import (
     STATUS_CONVERGED,
     STATUS_MAX_ITER,
@@ -37,10 +37,7 @@ from ._greedy import (
     _scan_item,
 )
 from ._linesearch import _line_search, _move
-from ._sparse import _objective_sparse, _refresh_sparse, objective_trace, start_state
-
-# solve_sweep calls these through Bregman.kernels, which re-jits them for a custom divergence
-_ = (_objective_sparse, _scan_all)
+from ._sparse import _refresh_sparse, objective_trace, start_state
 
 # a visit solves the item's subproblem to this share of the threshold (so that its
 # partners' later moves rarely push it back above), in at most MAX_MOVES moves; the
@@ -244,23 +241,22 @@ def solve_sweep(
     Returns ``(objective_trace, n_iter, status, final_gap)`` as the greedy
     solvers do; ``n_iter`` counts moves (line searches), as theirs.
     """
-    k = bregman.kernels("_sweep")
     kind, par = bregman.kind, bregman.param
     A, G, f0, stride, trace = start_state(
-        k, indptr, indices, cval, nval, Y, bregman, max_iter, trace_every
+        indptr, indices, cval, nval, Y, bregman, max_iter, trace_every
     )
     stop = np.zeros(1, dtype=np.bool_)
     n_iter, _ = interruptible(
-        k["_sweep_sparse"],
+        bregman.kernel(_sweep_sparse),
         indptr, indices, cval, nval, Y, G, A, kind, par, max_iter, tol_abs, step_rtol, trace,
         stride, stop,
         on_interrupt=functools.partial(stop.fill, True),
     )  # fmt: skip
     # the reported gap on exact gradients
-    k["_refresh_sparse"](indptr, indices, cval, nval, Y, A, G, kind, par)
+    bregman.kernel(_refresh_sparse)(indptr, indices, cval, nval, Y, A, G, kind, par)
     n = Y.shape[0]
     U, V, gap = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n)
-    k["_scan_all"](G, Y, U, V, gap)
+    _scan_all(G, Y, U, V, gap)
     final = float(gap.max())
     if final <= tol_abs:
         status = STATUS_CONVERGED
@@ -269,3 +265,6 @@ def solve_sweep(
     else:
         status = STATUS_STALLED
     return objective_trace(f0, trace, n_iter, stride), int(n_iter), int(status), final
+
+
+register_kernels(_sweep_sparse)

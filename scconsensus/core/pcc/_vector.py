@@ -10,7 +10,7 @@ Sun Microsystems 1993, in the form FreeBSD's msun and musl use: always the
 polynomial in ``s = f / (2 + f)``) written with bit operations and selects only,
 within 1 ulp of ``np.log``. :func:`terms` and
 :func:`derivs` give, for KL and squared l2, the values of the generic kernels
-(``_divergences._div``, ``_batch._d1_d2``) with selects in place of branches;
+(``_divergences._div``, ``_batch_terms._d1_d2``) with selects in place of branches;
 the kind is the same for the whole loop, so LLVM takes its test out of it.
 
 Loops that call them are compiled with :data:`FASTMATH`: reassociation lets

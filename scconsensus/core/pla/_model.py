@@ -16,7 +16,6 @@ unweighted PLA exactly.
 
 from __future__ import annotations
 
-import inspect
 import warnings
 from dataclasses import dataclass
 
@@ -25,11 +24,9 @@ import pandas as pd
 import scipy.sparse as sp
 
 from ..._docs import doc_params
-from ..._progress import progress_bar
 from ..._settings import settings
 from ..._validation import (
     RandomState,
-    check_bool,
     check_choice,
     check_dense_route,
     check_int,
@@ -41,25 +38,27 @@ from ..._validation import (
     seed_sequence,
 )
 from ..._warnings import warn
-from .._membership import warn_in_no_partition
 from .._subset import fit_subset
 from ..coassociation import sample_pairs
+from ..membership import warn_in_no_partition
 from ._doc import PLA_PARAMS
-from ._em import _TINY, PLAFit, pla_em, row_sums
+from ._em import _TINY, PLAFit, pla_em
 from ._extend import _extend
 from ._members import Members, as_members, symmetric_pattern
-from ._problem import Problem, pattern_logq
+from ._problem import Problem
+from ._weighted import (
+    _full_rows,
+    _unweighted,
+    _warn_unused_lam,
+    _weighting,
+    check_weighting,
+)
 
 __all__ = ["LAMBDA_GRID", "PLAResult", "pla"]
 
+
 #: λ values tried by cross-validation (the grid of Lange & Buhmann 2005, Sect. 4).
 LAMBDA_GRID = (0.1, 0.5, 1.0, 10.0, 20.0, 50.0, 100.0, 500.0)
-
-_CV_COLUMNS = {
-    "heldout": "heldout_nll",
-    "penalized": "penalized",
-    "weighted": "weighted_nll",
-}
 
 
 @dataclass
@@ -122,172 +121,6 @@ class PLAResult:
     cv_scores: pd.DataFrame
     mode: str
     n_stored: int
-
-
-def _entropy(alpha: np.ndarray) -> float:
-    a = alpha[alpha > 0]
-    return float(-np.sum(a * np.log(a)))
-
-
-def entropic_weights(costs: np.ndarray, lam: float) -> np.ndarray:
-    """``α_l = exp(-c_l/λ) / Σ exp(-c_l'/λ)`` (eq. 21), computed without overflow."""
-    costs = np.asarray(costs, dtype=np.float64)
-    z = -(costs - costs.min()) / float(lam)
-    w = np.exp(z)
-    return w / w.sum()
-
-
-def _full_rows(problem: Problem):
-    """Exact co-association rows from the ensemble (seeds EM when ``Z`` is sampled)."""
-    if not problem.sparse:
-        return None
-    H = problem.members.H
-
-    def row_of(s: int) -> np.ndarray:
-        return np.asarray((H @ H[s].T).toarray(), dtype=np.float64).ravel()
-
-    return row_of
-
-
-def _fit_weighted(
-    problem: Problem,
-    n_clusters: int,
-    lam: float,
-    start: PLAFit,
-    *,
-    max_outer: int,
-    outer_tol: float,
-    em_kw: dict,
-) -> tuple[PLAFit, np.ndarray, list[float], np.ndarray]:
-    """Alternate eq. 21 and EM from an unweighted fit. Returns fit, α, F trace, row sums."""
-    L = problem.n_partitions
-    scale = float(problem.partition_mass().mean())
-    alpha = np.full(L, 1.0 / L)
-    fit = start
-    d = None
-    costs = -problem.partition_loglik(fit) / scale
-    objective = float(alpha @ costs - lam * _entropy(alpha))
-    trace = [objective]
-    for _ in range(int(max_outer)):
-        alpha = entropic_weights(costs, lam)
-        trace.append(float(alpha @ costs - lam * _entropy(alpha)))
-        Z = problem.z(alpha)
-        d = row_sums(Z)
-        fit = pla_em(Z, n_clusters, init=(fit.posteriors, fit.likelihoods), **em_kw)
-        costs = -problem.partition_loglik(fit) / scale
-        new = float(alpha @ costs - lam * _entropy(alpha))
-        trace.append(new)
-        if abs(new - objective) <= outer_tol * abs(objective):
-            break
-        objective = new
-    if d is None:
-        d = row_sums(problem.z(alpha))
-    return fit, alpha, trace, d
-
-
-def _heldout_scores(
-    problem: Problem,
-    train: np.ndarray,
-    test: np.ndarray,
-    fit: PLAFit,
-    alpha: np.ndarray,
-    d_train: np.ndarray,
-    lam: float,
-) -> tuple[float, float, float]:
-    """Held-out scores per unit mass: NLL of ``Z_α``, eq. 27 (that minus λH(α)), NLL of ``Z``.
-
-    The held-out items get posteriors from the out-of-sample extension (eqs. 22-26);
-    ``p(x) = Σ_i p(i) p(x|i)`` with ``p(x|i) = z_ix / (Σ_b z_ib + z_ix)``.
-    """
-    L = problem.n_partitions
-    m_train = problem.members.subset(train)
-    m_test = problem.members.subset(test)
-    post, _ = _extend(fit.posteriors, m_train, m_test, alpha)
-    Zb = problem.block(test, train, alpha)
-    Zu = problem.block(test, train, np.full(L, 1.0 / L))
-    p_train = d_train / d_train.sum()
-    W = fit.likelihoods
-    if sp.issparse(Zb):
-        cols = Zb.indices
-        frac = Zb.data / np.maximum(d_train[cols] + Zb.data, _TINY)
-        px = np.asarray(
-            sp.csr_matrix((frac * p_train[cols], Zb.indices, Zb.indptr), shape=Zb.shape).sum(1)
-        ).ravel()
-        logq = pattern_logq(Zb, post, W, np.log(np.maximum(px, _TINY)))
-        ll = float(Zb.data @ logq)
-        ll_u = float(Zu.data @ logq)
-        mass = float(Zu.sum())
-    else:
-        px = (Zb / np.maximum(d_train[None, :] + Zb, _TINY) * p_train[None, :]).sum(axis=1)
-        logq = np.log(np.maximum(post @ W.T, _TINY)) + np.log(np.maximum(px, _TINY))[:, None]
-        ll = float(np.sum(Zb * logq))
-        ll_u = float(np.sum(Zu * logq))
-        mass = float(Zu.sum())
-    nll = -ll / max(mass, _TINY)
-    return nll, nll - lam * _entropy(alpha), -ll_u / max(mass, _TINY)
-
-
-def _cross_validate(
-    problem: Problem,
-    n_clusters: int,
-    lam_grid,
-    cv_folds: int,
-    seed: np.random.SeedSequence,
-    *,
-    em_kw: dict,
-    n_init: int,
-    max_outer: int,
-    outer_tol: float,
-    progress: bool | None,
-) -> pd.DataFrame:
-    n = problem.n_items
-    rng = np.random.default_rng(seed)
-    folds = np.array_split(rng.permutation(n), cv_folds)
-    grid = [float(x) for x in lam_grid]
-    pen = np.zeros((len(grid), cv_folds))
-    nll = np.zeros((len(grid), cv_folds))
-    unif = np.zeros((len(grid), cv_folds))
-    bar = progress_bar(
-        total=cv_folds * len(grid), desc="wPLA λ cross-validation", progress=progress
-    )
-    for f, test in enumerate(folds):
-        test = np.sort(test)
-        train = np.setdiff1d(np.arange(n), test)
-        sub = problem.subset(train)
-        L = sub.n_partitions
-        start = pla_em(
-            sub.z(np.full(L, 1.0 / L)),
-            n_clusters,
-            n_init=n_init,
-            random_state=seed.spawn(1)[0],
-            coassociation_row=_full_rows(sub),
-            **em_kw,
-        )
-        for g, lam in enumerate(grid):
-            fit, alpha, _, d = _fit_weighted(
-                sub,
-                n_clusters,
-                lam,
-                start,
-                max_outer=max_outer,
-                outer_tol=outer_tol,
-                em_kw=em_kw,
-            )
-            scores = _heldout_scores(problem, train, test, fit, alpha, d, lam)
-            nll[g, f], pen[g, f], unif[g, f] = scores
-            bar.update()
-    bar.close()
-    return pd.DataFrame(
-        {
-            "lam": grid,
-            "heldout_nll": unif.mean(axis=1),
-            "heldout_nll_sd": unif.std(axis=1),
-            "penalized": pen.mean(axis=1),
-            "penalized_sd": pen.std(axis=1),
-            "weighted_nll": nll.mean(axis=1),
-            "weighted_nll_sd": nll.std(axis=1),
-        }
-    )
 
 
 def _sparse_pattern(
@@ -486,30 +319,6 @@ def pla(
     return _result(fit, restarts, (members, fit_members, fit_index), weights, mode, n_stored)
 
 
-def _weighting(problem, K: int, fit, lam, weights: dict, cv: dict, outer: dict):
-    """Weighted PLA from ``fit`` with λ given or cross-validated (``cv``); fills ``weights``.
-
-    Returns the weighted fit.
-    """
-    if isinstance(lam, str):
-        table = _cross_validate(
-            problem,
-            K,
-            cv["lam_grid"],
-            cv["cv_folds"],
-            cv["seed"],
-            n_init=cv["n_init"],
-            progress=cv["progress"],
-            **outer,
-        )
-        col = _CV_COLUMNS[cv["cv_score"]]
-        lam = float(table["lam"].iloc[int(np.argmin(table[col].to_numpy()))])
-        weights["cv_scores"] = table
-    fit, alpha, trace, _ = _fit_weighted(problem, K, float(lam), fit, **outer)
-    weights.update(weights=alpha, lam=float(lam), objective_trace=np.asarray(trace))
-    return fit
-
-
 def _result(fit, restarts, items, weights: dict, mode: str, n_stored: int) -> PLAResult:
     """The :class:`PLAResult` of all items (``items``: members, fitted members, fit index)."""
     members, fit_members, fit_index = items
@@ -532,49 +341,6 @@ def _result(fit, restarts, items, weights: dict, mode: str, n_stored: int) -> PL
     )
 
 
-def check_weighting(
-    weighted, lam, lam_grid, cv_folds, cv_score, max_outer, n_fit: int
-) -> tuple[tuple[float, ...], int]:
-    """``(lam_grid, cv_folds)`` checked, refusing a bad weighting argument before any work.
-
-    Parameters
-    ----------
-    weighted, lam, lam_grid, cv_folds, cv_score, max_outer
-        As :func:`pla` takes them.
-    n_fit
-        Items the cross-validation splits into folds (the fitted subset).
-
-    Returns
-    -------
-    The λ grid as a tuple of floats and the number of folds as an int.
-    """
-    check_choice(cv_score, tuple(_CV_COLUMNS), "cv_score")
-    check_bool(weighted, "weighted")
-    lam_grid = _check_lam_grid(lam_grid)
-    cv_folds = check_int(cv_folds, "cv_folds", 2)
-    if weighted and isinstance(lam, str):
-        check_choice(lam, ("cv",), "lam")
-        # every fold refits the weights for every λ: more folds than items cannot split
-        if cv_folds > n_fit:
-            raise ValueError(
-                f"cv_folds={cv_folds} is more than the {n_fit} fitted items it splits into "
-                f"folds; choose cv_folds between 2 and {n_fit} (3 to 10 is usual)."
-            )
-    elif weighted and not (check_number(lam, "lam") > 0):
-        raise ValueError(f"lam must be a positive number or 'cv', got {lam!r}.")
-    check_int(max_outer, "max_outer", 1)
-    return lam_grid, cv_folds
-
-
-def _warn_unused_lam(weighted, lam) -> None:
-    if not weighted and not (isinstance(lam, str) and lam == "cv"):
-        warn(
-            f"lam={lam!r} has no effect with weighted=False: λ only regularises the partition "
-            "weights of weighted PLA. Pass weighted=True to use it, or leave lam out.",
-            UserWarning,
-        )
-
-
 def _check_run(mode, n_init, max_iter, tol, n_neighbors, n_random) -> tuple[int, dict]:
     """``(n_init, em_kw)``: the run arguments of :func:`pla` checked."""
     check_choice(mode, ("auto", "dense", "sparse"), "mode")
@@ -585,31 +351,31 @@ def _check_run(mode, n_init, max_iter, tol, n_neighbors, n_random) -> tuple[int,
     return n_init, em_kw
 
 
-def check_pla_args(n_fit: int, **kwargs) -> None:
-    """Check keyword arguments of :func:`pla` (its defaults for the rest) before any work.
+def check_pla_args(
+    n_fit: int,
+    *,
+    mode: str,
+    weighted: bool,
+    lam: float | str,
+    lam_grid,
+    cv_folds: int,
+    cv_score: str,
+    n_neighbors: int,
+    n_random: int,
+    n_init: int,
+    max_iter: int,
+    tol: float,
+    max_outer: int = 30,
+) -> None:
+    """Check the arguments of :func:`pla` before any work (the plan included).
 
-    For callers that plan the consensus first (``tl.pla``); ``n_fit`` bounds the
-    cross-validation folds. :func:`pla` checks them again, on the items it fits.
+    For callers that plan the consensus first (:func:`pla_consensus`); ``n_fit`` bounds
+    the cross-validation folds. :func:`pla` checks them again, on the items it fits.
     """
-    a = {**_KEYWORD_DEFAULTS, **kwargs}
-    _check_run(a["mode"], a["n_init"], a["max_iter"], a["tol"], a["n_neighbors"], a["n_random"])
-    if a["mode"] == "dense":  # before the plan: an oversize call fails at once
+    _check_run(mode, n_init, max_iter, tol, n_neighbors, n_random)
+    if mode == "dense":  # before the plan: an oversize call fails at once
         check_dense_route("pla", n_fit, what="Dense PLA")
-    names = ("weighted", "lam", "lam_grid", "cv_folds", "cv_score", "max_outer")
-    check_weighting(*(a[name] for name in names), n_fit)
-
-
-def _check_lam_grid(lam_grid) -> tuple[float, ...]:
-    """``lam_grid`` as a tuple of positive finite floats (a lone number is refused)."""
-    if isinstance(lam_grid, str) or np.ndim(lam_grid) != 1:
-        raise ValueError(
-            f"lam_grid must be a non-empty sequence of positive numbers, e.g. (0.1, 1.0, 10.0), "
-            f"got {lam_grid!r}; to fix λ instead of cross-validating it, pass lam=<number>."
-        )
-    grid = tuple(check_number(x, "each lam_grid value") for x in np.ravel(lam_grid))
-    if not grid or min(grid) <= 0:
-        raise ValueError(f"lam_grid must hold positive, finite λ values, got {list(lam_grid)!r}.")
-    return grid
+    check_weighting(weighted, lam, lam_grid, cv_folds, cv_score, max_outer, n_fit)
 
 
 def _check_init(init, n: int, K: int) -> np.ndarray | None:
@@ -647,31 +413,6 @@ def _warn_uncovered(members, fit_index) -> None:
     warn_in_no_partition(int(uncovered.sum()), "posteriors")
 
 
-def _unweighted(n_partitions: int) -> dict:
-    """The :class:`PLAResult` weight fields of plain PLA: uniform ``α``, no λ, no trace or CV."""
-    return {
-        "weights": np.full(n_partitions, 1.0 / n_partitions),
-        "lam": np.nan,
-        "objective_trace": np.empty(0),
-        "cv_scores": _empty_cv(),
-    }
-
-
-def _empty_cv() -> pd.DataFrame:
-    """The cross-validation table when λ was not cross-validated."""
-    return pd.DataFrame(
-        columns=[
-            "lam",
-            "heldout_nll",
-            "heldout_nll_sd",
-            "penalized",
-            "penalized_sd",
-            "weighted_nll",
-            "weighted_nll_sd",
-        ]
-    )
-
-
 def _all_items(fit, members, fit_members, fit_index, weights):
     """``(posteriors, likelihoods, priors)`` of all items, clusters by decreasing prior.
 
@@ -698,11 +439,3 @@ def _all_items(fit, members, fit_members, fit_index, weights):
     priors = fit.marginals @ fit.posteriors
     order = np.lexsort((np.arange(K), -priors))
     return posteriors[:, order], likelihoods[:, order], priors[order]
-
-
-# pla's keyword arguments and their defaults, for check_pla_args
-_KEYWORD_DEFAULTS = {
-    name: p.default
-    for name, p in inspect.signature(pla).parameters.items()
-    if p.kind is inspect.Parameter.KEYWORD_ONLY
-}

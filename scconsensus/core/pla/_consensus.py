@@ -1,0 +1,147 @@
+"""PLA from an ensemble's labels: plan, route, fit (on a subset), extend, as ``tl.pla``.
+
+:func:`~scconsensus.core.pla.pla` fits given partitions at a given ``K``;
+:func:`pla_consensus` is the whole method for callers of the array core: check the
+fit's options on the items it will fit, choose ``K``, the partitions and the start
+(:func:`~scconsensus.core.plan_consensus`), fit on all pairs or on sampled ones, and
+order the clusters as the consensus layout wants them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..._docs import doc_params
+from ..._settings import settings
+from ..._validation import RandomState, check_choice, random_state_record
+from .._plan import ConsensusPlan, plan_consensus
+from .._subset import fit_count
+from ..membership import labelled_first, order_clusters
+from ._doc import PLA_PARAMS
+from ._model import LAMBDA_GRID, PLAResult, check_pla_args, pla
+
+__all__ = ["PLAConsensus", "pla_consensus"]
+
+
+@dataclass
+class PLAConsensus:
+    """A PLA consensus of an ensemble (:func:`pla_consensus`).
+
+    Attributes
+    ----------
+    membership
+        ``(n_items, k)`` posteriors ``p(v|i)`` of the clusters kept (some mass), the
+        clusters some item is labelled with first.
+    fit
+        The model's result (:class:`~scconsensus.core.PLAResult`), all its clusters.
+    plan
+        ``K``, the partitions fitted and the start.
+    clusters
+        The columns of ``fit``'s posteriors that ``membership`` holds, in its order.
+    params
+        The run's arguments as given (``mode`` as resolved, ``lam_grid`` a list,
+        ``random_state`` as :func:`~scconsensus._validation.random_state_record` writes it).
+    """
+
+    membership: np.ndarray
+    fit: PLAResult
+    plan: ConsensusPlan
+    clusters: np.ndarray
+    params: dict
+
+
+@doc_params(**PLA_PARAMS)
+def pla_consensus(
+    labels: np.ndarray,
+    n_clusters: int | str = "auto",
+    weighted: bool = False,
+    *,
+    lam: float | str = "cv",
+    lam_grid=LAMBDA_GRID,
+    cv_folds: int = 3,
+    cv_score: str = "heldout",
+    mode: str = "auto",
+    X: np.ndarray | Callable[[], np.ndarray] | None = None,
+    n_neighbors: int = 10,
+    n_random: int = 30,
+    fit_size: int | str | None = None,
+    fit_fraction: float | None = None,
+    n_init: int = 1,
+    init: str = "spectral",
+    partitions: str = "matched",
+    max_iter: int = 300,
+    tol: float = 1e-6,
+    random_state: RandomState = 0,
+    progress: bool | None = None,
+) -> PLAConsensus:
+    """(Weighted) Probabilistic Label Aggregation of an ensemble (Lange & Buhmann 2005).
+
+    Parameters
+    ----------
+    {labels}
+    {n_clusters}
+    {pla_weighting}
+    {mode}
+    X
+        ``(n_items, n_features)`` representation for the kNN pairs of the sparse route,
+        or a function returning it (called only then); ``None``: random pairs.
+    {n_neighbors_n_random}
+    {pla_fit_subset}
+    {pla_em}
+    {pla_plan}
+    {random_state}
+    {progress}
+
+    Returns
+    -------
+    :class:`PLAConsensus`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scconsensus.core import pla_consensus
+    >>> labels = np.repeat([[0, 0, 1], [1, 1, 0], [2, 2, 2]], 20, axis=0)
+    >>> pla_consensus(labels, 3).membership.shape
+    (60, 3)
+    """
+    check_choice(init, ("spectral", "random"), "init")
+    n_fit = fit_count(labels.shape[0], fit_size, fit_fraction)
+    check_pla_args(  # before the plan: an oversize or ill-posed fit fails at once
+        n_fit, mode=mode, weighted=weighted, lam=lam, lam_grid=lam_grid, cv_folds=cv_folds,
+        cv_score=cv_score, n_neighbors=n_neighbors, n_random=n_random, n_init=n_init,
+        max_iter=max_iter, tol=tol,
+    )  # fmt: skip
+    mode, X = _route(mode, n_fit, X)
+    plan = plan_consensus(
+        labels, n_clusters, partitions=partitions, init=init, random_state=random_state
+    )
+    res = pla(
+        labels[:, plan.columns], plan.n_clusters, weighted=weighted, lam=lam, lam_grid=lam_grid,
+        cv_folds=cv_folds, cv_score=cv_score, mode=mode, X=X, n_neighbors=n_neighbors,
+        n_random=n_random, fit_size=fit_size, fit_fraction=fit_fraction, n_init=n_init,
+        max_iter=max_iter, tol=tol, random_state=random_state, progress=progress, init=plan.start,
+    )  # fmt: skip
+    params = {
+        "n_clusters": n_clusters, "weighted": weighted, "lam": lam,
+        "lam_grid": [float(x) for x in lam_grid], "cv_folds": cv_folds, "cv_score": cv_score,
+        "mode": res.mode, "n_neighbors": n_neighbors, "n_random": n_random, "fit_size": fit_size,
+        "fit_fraction": fit_fraction, "n_init": n_init, "init": init, "partitions": partitions,
+        "max_iter": max_iter, "tol": tol, "random_state": random_state_record(random_state),
+    }  # fmt: skip
+    keep = order_clusters(res.posteriors, min_mass=1e-8)
+    membership, _, kept, _ = labelled_first(res.posteriors[:, keep])
+    return PLAConsensus(membership, res, plan, keep[kept], params)
+
+
+def _route(mode: str, n_fit: int, X) -> tuple[str, np.ndarray | None]:
+    """``(mode, X)``: the sparse route's representation, read only when it is taken.
+
+    ``"auto"`` stays ``"auto"`` up to ``settings.dense_auto_max_items`` fitted items
+    (:func:`~scconsensus.core.pla.pla` resolves it to the dense route).
+    """
+    if mode == "dense" or (mode == "auto" and n_fit <= settings.dense_auto_max_items):
+        return mode, None
+    return "sparse", X() if callable(X) else X
