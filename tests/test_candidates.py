@@ -77,10 +77,10 @@ def test_a_fault_in_a_later_k_undoes_the_earlier_ones(nested, monkeypatch):
     before = a.copy()
     real = tl_pcc.pcc_consensus
 
-    def fails_at_three(*args, n_clusters, **kwargs):
+    def fails_at_three(labels, n_clusters, *args, **kwargs):
         if n_clusters == 3:
             raise KeyboardInterrupt
-        return real(*args, n_clusters=n_clusters, **kwargs)
+        return real(labels, n_clusters, *args, **kwargs)
 
     monkeypatch.setattr(tl_pcc, "pcc_consensus", fails_at_three)
     with pytest.raises(KeyboardInterrupt):

@@ -11,7 +11,6 @@ under ``f"{key_added}_k{K}"``.
 from __future__ import annotations
 
 import functools
-import inspect
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -70,38 +69,38 @@ def fits_each_k(fit: Callable) -> Callable:
     with ``n_clusters=K`` and ``key_added=f"{key_added}_k{K}"`` and the same other
     arguments, on one copy of ``adata`` when ``copy=True``. A fault in any K (an error
     that only that K meets, Ctrl-C) removes what the earlier K wrote: all K or none.
-    Anything else goes to ``fit`` unchanged.
+    Anything else goes to ``fit`` unchanged. ``fit`` takes ``(adata, n_clusters, ...)``
+    first and ``ensemble_key``, ``key_added`` and ``copy`` as keyword-only arguments.
     """
-    signature = inspect.signature(fit)
+    defaults = fit.__kwdefaults__
 
     @functools.wraps(fit)
-    def wrapper(*args, **kwargs):
-        try:
-            bound = signature.bind(*args, **kwargs)
-        except TypeError:  # let ``fit`` word the error about its own arguments
-            return fit(*args, **kwargs)
-        bound.apply_defaults()
-        if not is_k_list(bound.arguments["n_clusters"]):
-            return fit(*args, **kwargs)
-        return _fit_each(fit, bound.arguments)
+    def wrapper(adata, n_clusters="auto", *args, **kwargs):
+        if not is_k_list(n_clusters):
+            return fit(adata, n_clusters, *args, **kwargs)
+        options = {name: kwargs.get(name, defaults[name]) for name in _READ}
+        return _fit_each(fit, adata, n_clusters, args, kwargs, options)
 
     return wrapper
 
 
-def _fit_each(fit: Callable, arguments: dict) -> AnnData | None:
-    """Run ``fit`` once per K of ``arguments["n_clusters"]`` (see :func:`fits_each_k`)."""
-    adata, key_added = arguments["adata"], check_key(arguments["key_added"])
+#: The keyword-only arguments of the wrapped ``fit`` that :func:`_fit_each` reads.
+_READ = ("ensemble_key", "key_added", "copy")
+
+
+def _fit_each(fit, adata, n_clusters, args, kwargs, options) -> AnnData | None:
+    """Run ``fit`` once per K of ``n_clusters`` (see :func:`fits_each_k`)."""
+    key_added = check_key(options["key_added"])
     # the ensemble is read and checked here, once, so that K is judged against its items
-    labels = get_ensemble(adata, arguments["ensemble_key"])
-    Ks = check_k_list(arguments["n_clusters"], labels.shape[0])
+    labels = get_ensemble(adata, options["ensemble_key"])
+    Ks = check_k_list(n_clusters, labels.shape[0])
     keys = [check_key(each_k_key(key_added, K)) for K in Ks]
-    copy = check_copy(adata, arguments["copy"])
+    copy = check_copy(adata, options["copy"])
     target = adata.copy() if copy else adata
     logg.info(f"n_clusters={Ks}: one fit per K, stored under {', '.join(map(repr, keys))}")
-    rest = {k: v for k, v in arguments.items() if k not in ("adata", "n_clusters", "key_added")}
     with _all_or_none(target, keys):
         for K, key in zip(Ks, keys, strict=True):
-            fit(target, n_clusters=K, **{**rest, "key_added": key, "copy": False})
+            fit(target, K, *args, **{**kwargs, "key_added": key, "copy": False})
     return target if copy else None
 
 
