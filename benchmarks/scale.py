@@ -109,7 +109,7 @@ def run_scconsensus(
 ) -> dict:
     """The end-to-end run on ``n`` cells (in this process)."""
     import scconsensus as scc
-    from scconsensus.core import _pcc_consensus as pcc_module
+    from scconsensus.core.pcc import _consensus as pcc_module
     from scconsensus.metrics import adjusted_rand_index
 
     _warm_up(scc)

@@ -136,7 +136,8 @@ def test_dpp_dense_refused(low_limit, adata):
 def test_oversize_dense_route_refused_before_planning(monkeypatch, method):
     # 200,000 cells: PCC fits 20,000 items by default (its solver needs 17.9 GiB), PLA
     # all of them; refused before the plan (K, partitions, start), not after ~12 s of it
-    from scconsensus.core import _pcc_consensus, _plan
+    from scconsensus.core import _plan
+    from scconsensus.core.pcc import _consensus as _pcc_consensus
     from scconsensus.core.pla import _consensus as _pla_consensus
 
     def no_plan(*args, **kwargs):

@@ -71,7 +71,8 @@ def test_sweep_stops_at_max_iter():
 def test_sweep_takes_the_sampled_pairs_route_or_refuses_first(monkeypatch):
     """``solver="sweep"`` in ``pcc_consensus``: ``mode="auto"`` samples pairs; dense or
     low-rank routes are refused before the plan or any co-association is built."""
-    from scconsensus.core import _pcc_consensus, pcc_consensus
+    from scconsensus.core import pcc_consensus
+    from scconsensus.core.pcc import _consensus as _pcc_consensus
 
     labels = np.repeat([[0, 0, 1], [1, 1, 0], [2, 2, 2]], 20, axis=0)
     assert pcc_consensus(labels, 3, solver="sweep").route == "sparse"

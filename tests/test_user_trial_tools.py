@@ -78,7 +78,7 @@ def test_pcc_refuses_bad_parameters(kwargs, match, monkeypatch):
     def no_work(*args, **kwargs):
         raise AssertionError("planned before checking the arguments")
 
-    monkeypatch.setattr("scconsensus.core._pcc_consensus._plan", no_work)
+    monkeypatch.setattr("scconsensus.core.pcc._consensus._plan", no_work)
     kwargs = {"n_init": 1, **kwargs}
     _refused(scc.tl.pcc, _adata(), match, n_clusters=3, **kwargs)
 

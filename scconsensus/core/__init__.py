@@ -13,7 +13,6 @@ from . import coassociation
 from ._callable import callable_module
 from ._confidence import ensemble_confidence, ensemble_support
 from ._ensemble_pairs import ensemble_pairs
-from ._pcc_consensus import PCCConsensus, pcc_consensus
 from ._plan import ConsensusPlan, plan_consensus
 from ._resolution import KSelection, matched_partitions, select_k
 from ._spectral import incidence_spectrum, partition_sizes, spectral_consensus
@@ -21,7 +20,7 @@ from .coassociation import pairs_from_sparse, sample_pairs
 from .consensus_k import ConsensusK, resample_partitions, summarize_consensus
 from .dpp import DPPConsensus, SpectralDPP, dpp_consensus
 from .ensemble import Ensemble, generate_ensemble
-from .pcc import Bregman, PCCResult, cluster_relationships
+from .pcc import Bregman, PCCConsensus, PCCResult, cluster_relationships, pcc_consensus
 from .pla import (
     PLAConsensus,
     PLAResult,

@@ -4,13 +4,14 @@ Array-level solvers: :func:`pcc` on a dense or sparse co-association (also calle
 ``scconsensus.core.pcc(...)``, the module, for code written when a function had its name), the
 :class:`Bregman` divergence type, :func:`pcc_lowrank` (squared l2 on all pairs of an
 ensemble without the n x n matrix) and :func:`cluster_relationships` (Sect. 7.4);
-:func:`scconsensus.core.pcc_consensus` runs the whole method on an ensemble's
-labels (plan, route, fit on a subset, :func:`pcc_extend` to the other items), as
-``tl.pcc`` does.
+:func:`pcc_consensus` (also ``scconsensus.core.pcc_consensus``) runs the whole method
+on an ensemble's labels (plan, route, fit on a subset, :func:`pcc_extend` to the other
+items), as ``tl.pcc`` does, as :func:`scconsensus.core.pla.pla_consensus` does for PLA.
 """
 
 from .._callable import callable_module
 from ._cache import kernels_cached
+from ._consensus import PCCConsensus, pcc_consensus
 from ._core import pcc
 from ._divergences import Bregman
 from ._doc import PCC_PARAMS
@@ -24,12 +25,14 @@ callable_module(__name__, pcc)
 __all__ = [
     "PCC_PARAMS",
     "Bregman",
+    "PCCConsensus",
     "PCCResult",
     "cluster_relationships",
     "ensemble_init",
     "kernels_cached",
     "l2_constant",
     "pcc",
+    "pcc_consensus",
     "pcc_extend",
     "pcc_lowrank",
 ]

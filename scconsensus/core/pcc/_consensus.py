@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._docs import doc_params
-from .._progress import progress_bar
-from .._settings import settings
-from .._validation import (
+from ..._docs import doc_params
+from ..._progress import progress_bar
+from ..._settings import settings
+from ..._validation import (
     RandomState,
     check_choice,
     check_dense_route,
@@ -31,17 +31,19 @@ from .._validation import (
     check_rng,
     random_state_record,
 )
-from ._ensemble_pairs import ensemble_pairs
-from ._laps import Laps
-from ._pairs import check_pairs
-from ._plan import ConsensusPlan, plan_consensus
-from ._subset import fit_count, fit_subset
-from .coassociation import coassociation, sample_pairs
-from .membership import hard_labels, labelled_first, warn_in_no_partition
-from .pcc import Bregman, PCCResult, pcc, pcc_extend, pcc_lowrank
-from .pcc._core import SOLVERS, check_run
-from .pcc._doc import PCC_PARAMS
-from .pcc._lowrank import check_lowrank_options
+from .._ensemble_pairs import ensemble_pairs
+from .._laps import Laps
+from .._pairs import check_pairs
+from .._plan import ConsensusPlan, plan_consensus
+from .._subset import fit_count, fit_subset
+from ..coassociation import coassociation, sample_pairs
+from ..membership import hard_labels, labelled_first, warn_in_no_partition
+from ._core import SOLVERS, check_run, pcc
+from ._divergences import Bregman
+from ._doc import PCC_PARAMS
+from ._extend import pcc_extend
+from ._lowrank import check_lowrank_options, pcc_lowrank
+from ._result import PCCResult
 
 __all__ = ["PCCConsensus", "pcc_consensus"]
 
