@@ -133,6 +133,22 @@ def test_transfer_errors(adata):
         scc.tl.pla_transfer(new, ref, new_ensemble_key="nope")
 
 
+@pytest.mark.parametrize("stored", [True, False])
+def test_transfer_refuses_a_reference_cut_after_the_fit(adata, stored):
+    """A reference subset after tl.pla has a stale fit_index: a clear error, not an
+    IndexError (cut smaller than the fit) or other cells' posteriors; results stored
+    before ``fitted_n_obs`` existed are caught by the index bound."""
+    ref = adata.copy()
+    scc.tl.pla(ref, n_clusters=3)
+    if not stored:
+        del ref.uns["pla"]["fitted_n_obs"]
+    cut = ref[: ref.n_obs // 2].copy()
+    new = ref[:5].copy()
+    with pytest.raises(ValueError, match=r"subset after tl\.pla"):
+        scc.tl.pla_transfer(new, cut, new_ensemble_key="scc_ensemble")
+    scc.tl.pla_transfer(new, ref, new_ensemble_key="scc_ensemble")  # the whole one works
+
+
 def test_cli_method_pla(tmp_path):
     from scconsensus.cli import main
 

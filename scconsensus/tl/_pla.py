@@ -147,6 +147,7 @@ def _store(adata: AnnData, key_added: str, out: PLAConsensus, params: dict, star
         "weights": res.weights,
         "lam": res.lam,
         "fit_index": res.fit_index,
+        "fitted_n_obs": adata.n_obs,
         "n_stored": res.n_stored,
         "partitions_used": plan.columns,
         **selection_uns(plan),
@@ -230,7 +231,21 @@ def _reference(adata_ref: AnnData, key: str) -> tuple:
     posteriors = np.asarray(adata_ref.obsm[f"{key}_membership"], dtype=np.float64)
     weights = np.asarray(record.get("weights", np.full(labels.shape[1], 1.0)), dtype=float)
     fit_index = np.asarray(record.get("fit_index", np.arange(adata_ref.n_obs)), dtype=np.int64)
+    _check_not_cut(adata_ref, key, record, fit_index)
     return labels, used, n_full, posteriors, weights, fit_index
+
+
+def _check_not_cut(adata_ref: AnnData, key: str, record, fit_index: np.ndarray) -> None:
+    """Refuse a reference subset after :func:`pla`: its ``fit_index`` names the cells of
+    the object that was fitted, not of this one (an ``IndexError`` or, worse, other cells)."""
+    fitted = int(record.get("fitted_n_obs", adata_ref.n_obs))  # absent before it was stored
+    if fitted != adata_ref.n_obs or (fit_index.size and fit_index.max() >= adata_ref.n_obs):
+        raise ValueError(
+            f"adata_ref has {adata_ref.n_obs} cells, but its PLA result under key={key!r} was "
+            f"fitted on {fitted if fitted != adata_ref.n_obs else 'more'}: it was subset after "
+            "tl.pla, so .uns[key]['fit_index'] no longer names its cells. Run "
+            "scconsensus.tl.pla on the subset (or transfer from the whole object)."
+        )
 
 
 def _shared_labels(adata_new: AnnData, new_ensemble_key: str, used, n_full: int) -> np.ndarray:

@@ -62,8 +62,9 @@ partitions
     partition. See :func:`scconsensus.tl.pcc`.""",
     "pla_uns": """\
 ``.uns[key_added]`` holds ``params``, ``log_likelihood``, ``log_likelihood_trace``,
-``cluster_priors``, ``weights`` (α), ``lam``, ``cv_scores`` and ``fit_index`` (items
-the model was fitted on).""",
+``cluster_priors``, ``weights`` (α), ``lam``, ``cv_scores``, ``fit_index`` (items
+the model was fitted on) and ``fitted_n_obs`` (the cells of the object it was fitted on:
+``tl.pla_transfer`` refuses a reference subset since).""",
     # --- core.pla.pla only ---
     "pla_ensemble": """\
 ensemble
