@@ -3,6 +3,8 @@ and compact per-partition numbering of ensembles (co-association, spectral conse
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 
 __all__ = ["columns", "compact_labels", "present_ids", "relabel_by_size"]
@@ -94,7 +96,7 @@ def present_ids(values: np.ndarray) -> np.ndarray | None:
 COLUMN_BLOCK = 16
 
 
-def columns(labels: np.ndarray):
+def columns(labels: np.ndarray) -> Iterator[np.ndarray]:
     """Each partition's labels (a column of ``labels``) as a contiguous array, in order.
 
     The ensemble is stored items × partitions in C order, so a column is strided by
