@@ -191,33 +191,31 @@ def run_kmeans(n: int, seed: int = 0) -> dict:
     """The floor: scikit-learn's ``KMeans(20, n_init=3)`` on the same cells."""
     from sklearn.cluster import KMeans
 
-    from scconsensus.metrics import adjusted_rand_index
+    def cluster(X, truth):
+        return KMeans(N_CLUSTERS, n_init=3, random_state=seed).fit_predict(X)
 
-    X, truth = make_blobs(n, seed=seed)
-    c, t = time.process_time(), time.perf_counter()
-    labels = KMeans(N_CLUSTERS, n_init=3, random_state=seed).fit_predict(X)
-    return {
-        "n": n,
-        "wall": time.perf_counter() - t,
-        "cpu": time.process_time() - c,
-        "ari": adjusted_rand_index(truth, labels),
-        "n_found": int(np.unique(labels).size),
-        "ru_maxrss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2,
-    }
+    return _timed_labels(n, seed, cluster)
 
 
 def run_sc3s(n: int, seed: int = 0) -> dict:
     """SC3s (Quah et al. 2021) with its defaults at K = 20 on the same ``X_pca``."""
     import sc3s
 
+    def cluster(X, truth):
+        adata = _adata(X, truth)
+        sc3s.tl.consensus(adata, n_clusters=[N_CLUSTERS], random_state=seed)
+        return adata.obs[f"sc3s_{N_CLUSTERS}"].to_numpy()
+
+    return _timed_labels(n, seed, cluster)
+
+
+def _timed_labels(n: int, seed: int, cluster) -> dict:
+    """Wall, CPU, ARI and clusters found of ``cluster(X, truth) -> labels`` on the blobs."""
     from scconsensus.metrics import adjusted_rand_index
 
     X, truth = make_blobs(n, seed=seed)
-    adata = _adata(X, truth)
     c, t = time.process_time(), time.perf_counter()
-    sc3s.tl.consensus(adata, n_clusters=[N_CLUSTERS], random_state=seed)
-    key = next(c for c in adata.obs.columns if c.startswith("sc3s"))
-    labels = adata.obs[key].to_numpy()
+    labels = cluster(X, truth)
     return {
         "n": n,
         "wall": time.perf_counter() - t,

@@ -24,8 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import check_labels
-from ._labels import columns, present_ids
-from ._spectral import partition_sizes
+from ._labels import columns, compact_labels
 
 __all__ = ["ensemble_confidence", "ensemble_support"]
 
@@ -110,13 +109,13 @@ def _shares(
     """
     n = labels.size
     k = int(labels.max()) + 1 if (labels >= 0).any() else 1
-    sizes = partition_sizes(ensemble)
+    ensemble = compact_labels(ensemble)
+    sizes = ensemble.max(axis=0).astype(np.int64) + 1  # ids are 0..k_l-1 now
     fine = sizes >= k if (sizes >= k).any() else np.ones(sizes.size, dtype=bool)
     support, seen = np.zeros((n, 1 if own else k)), np.zeros(n)
     recall, counted = np.zeros(n), np.zeros(n)
     mine = np.maximum(labels, 0)
-    for col, use in zip(columns(ensemble), fine, strict=True):
-        ids, m = _compact(col)
+    for ids, m, use in zip(columns(ensemble), sizes, fine, strict=True):
         inside = (ids >= 0) & (labels >= 0)
         counts = np.bincount(ids[inside] * k + labels[inside], minlength=m * k).reshape(m, k)
         if use:
@@ -134,15 +133,3 @@ def _shares(
         counted[take] += 1
     support = np.divide(support, seen[:, None], out=support, where=seen[:, None] > 0)
     return support, np.divide(recall, counted, out=np.zeros(n), where=counted > 0)
-
-
-def _compact(col: np.ndarray) -> tuple[np.ndarray, int]:
-    """``(ids 0..m-1 with -1 kept, m)`` for one partition's labels, whatever their range."""
-    sampled = col >= 0
-    ids = np.full(col.shape, -1, dtype=np.int64)
-    present = present_ids(col[sampled])
-    if present is None:
-        uniq, ids[sampled] = np.unique(col[sampled], return_inverse=True)
-        return ids, uniq.size
-    ids[sampled] = (np.cumsum(present) - 1)[col[sampled]]
-    return ids, int(present.sum())
