@@ -27,8 +27,13 @@ from ._linesearch import _line_search, _move
 
 
 @numba.njit(cache=True, error_model="numpy")
-def _start(cval, partner, Yfit, lo_t, hi_t, smooth, y):
-    """Partners' memberships weighted by how often they co-clustered with the item, smoothed."""
+def _start(cval, partner, Yfit, lo_t, hi_t, y):
+    """Partners' memberships weighted by how often they co-clustered with the item.
+
+    Not smoothed towards the centre: every partner with ``c > 0`` has ``y . y_j > 0``
+    already, and mass spread over all K clusters costs a move per cluster to take back
+    (at 10^5 cells 21 moves per item against 8, for the same objective to 1e-8).
+    """
     K = y.shape[0]
     wsum = 0.0
     for k in range(K):
@@ -40,7 +45,7 @@ def _start(cval, partner, Yfit, lo_t, hi_t, smooth, y):
             for k in range(K):
                 y[k] += w * Yfit[partner[t], k]
     for k in range(K):
-        y[k] = (1.0 - smooth) * (y[k] / wsum if wsum > 0.0 else 1.0 / K) + smooth / K
+        y[k] = y[k] / wsum if wsum > 0.0 else 1.0 / K
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -104,7 +109,7 @@ def _extend_one(cval, nval, partner, Yfit, lo_t, hi_t, y, kind, par, tol, max_st
 
 
 @numba.njit(cache=True, error_model="numpy")
-def _extend_items(indptr, partner, cval, nval, Yfit, Yout, kind, par, tol, max_steps, smooth):
+def _extend_items(indptr, partner, cval, nval, Yfit, Yout, kind, par, tol, max_steps):
     """Solve each item's problem in place on ``Yout``; returns the number of moves."""
     deg = max(Yout.shape[1], np.max(np.diff(indptr)))
     buf = np.empty((7, deg))
@@ -116,7 +121,7 @@ def _extend_items(indptr, partner, cval, nval, Yfit, Yout, kind, par, tol, max_s
         if hi_t == lo_t:
             y[:] = 1.0 / y.shape[0]
             continue
-        _start(cval, partner, Yfit, lo_t, hi_t, smooth, y)
+        _start(cval, partner, Yfit, lo_t, hi_t, y)
         total += _extend_one(
             cval, nval, partner, Yfit, lo_t, hi_t, y, kind, par, tol, max_steps, buf
         )
@@ -225,7 +230,7 @@ def pcc_extend(
     indptr, cols, cval, nval = _partner_table(labels, fitted, items, **kw)
     Yout = np.empty((items.size, Y.shape[1]))
     kernel = bregman.kernel(_extend_items)
-    args = (bregman.kind, bregman.param, float(tol), int(max_steps), 1e-3)
+    args = (bregman.kind, bregman.param, float(tol), int(max_steps))
     kernel(indptr, cols, cval, nval, Y, Yout, *args)
     np.clip(Yout, 0.0, None, out=Yout)
     Yout /= Yout.sum(axis=1, keepdims=True)
