@@ -83,6 +83,45 @@ def test_ensemble_support_rows_and_confidence_range():
     assert np.isnan(ensemble_confidence(labels, np.r_[-1, truth[1:]])[0])
 
 
+def _shares_by_partition(ensemble, labels):
+    """``(support, recall)`` of :mod:`scconsensus.core._confidence` as its definition reads."""
+    n, k = labels.size, labels.max() + 1
+    ensemble = np.stack(
+        [np.unique(c, return_inverse=True)[1] - (c < 0).any() for c in ensemble.T], 1
+    )
+    support, seen, recall, counted = np.zeros((n, k)), np.zeros(n), np.zeros(n), np.zeros(n)
+    fine = ensemble.max(axis=0) + 1 >= k
+    for r in range(ensemble.shape[1]):
+        for i in range(n):
+            a = ensemble[i, r]
+            if a < 0:
+                continue
+            mates = (ensemble[:, r] == a) & (labels >= 0)
+            if fine[r] and mates.any():
+                support[i] += np.bincount(labels[mates], minlength=k) / mates.sum()
+                seen[i] += 1
+            if labels[i] >= 0:
+                recall[i] += (mates & (labels == labels[i])).sum() / (
+                    (ensemble[:, r] >= 0) & (labels == labels[i])
+                ).sum()
+                counted[i] += 1
+    return support / np.maximum(seen, 1)[:, None], recall / np.maximum(counted, 1)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_confidence_kernels_match_the_definition(seed):
+    rng = np.random.default_rng(seed)
+    ens, truth = noisy_ensemble(n=60, groups=3, n_partitions=7, seed=seed)
+    ens = np.where(rng.random(ens.shape) < 0.2, -1, ens * 1000 + 7).astype(np.int32)  # sparse ids
+    labels = truth.copy()
+    labels[rng.random(labels.size) < 0.1] = -1
+    support, recall = _shares_by_partition(ens, labels)
+    np.testing.assert_allclose(ensemble_support(ens, labels), support, atol=1e-12)
+    mine = support[np.arange(labels.size), np.maximum(labels, 0)]
+    want = np.where(labels >= 0, 0.5 * (mine + recall), np.nan)
+    np.testing.assert_allclose(ensemble_confidence(ens, labels), want, atol=1e-12)
+
+
 def test_confidence_ranks_the_misassigned_cells():
     """iris at the true K: the max membership ranked them at chance (AUROC 0.45, issue 24)."""
     adata = scc.datasets.iris()
