@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import numba
 import numpy as np
 
 __all__ = ["columns", "compact_labels", "present_ids", "relabel_by_size"]
@@ -80,30 +79,25 @@ def compact_labels(labels: np.ndarray) -> np.ndarray:
 
 
 def _numbered(labels: np.ndarray) -> bool:
-    """Whether every partition already uses all of ``0..k-1``: one pass over the rows.
+    """Whether every partition already uses all of ``0..k-1``, read row block by row block.
 
     The common case (every ensemble this package builds), checked without transposing
-    the labels: 0.1 s instead of 1.6 s at 10^6 items and 100 partitions.
+    the labels: 0.3 s instead of 1.6 s at 10^6 items and 100 partitions.
     """
     if labels.size == 0:
         return True
     top = labels.max(axis=0).astype(np.int64)
-    if top.max() >= 4 * labels.shape[0] + 1024:
+    width = int(top.max()) + 1
+    if width >= 4 * labels.shape[0] + 1024:
         return False
-    seen = _presence(labels, int(top.max()) + 1)
+    offset = np.arange(labels.shape[1], dtype=np.int64) * max(width, 1)
+    seen = np.zeros(offset.size * max(width, 1), dtype=bool)
+    step = max(1, 2**22 // labels.shape[1])
+    for lo in range(0, labels.shape[0], step):
+        block = labels[lo : lo + step]
+        seen[(block + offset)[block >= 0]] = True
+    seen = seen.reshape(offset.size, -1)
     return all(seen[r, : top[r] + 1].all() for r in range(top.size))
-
-
-@numba.njit(cache=True)
-def _presence(labels, width):  # pragma: no cover - compiled
-    """``seen[r, a]``: whether id ``a`` occurs in partition ``r``."""
-    seen = np.zeros((labels.shape[1], width), dtype=np.bool_)
-    for i in range(labels.shape[0]):
-        for r in range(labels.shape[1]):
-            a = labels[i, r]
-            if a >= 0:
-                seen[r, a] = True
-    return seen
 
 
 def present_ids(values: np.ndarray) -> np.ndarray | None:
