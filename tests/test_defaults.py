@@ -308,6 +308,67 @@ def test_select_k_reports_every_stable_resolution():
     assert f"K={other[0]}" in sel.reason.split("other stable resolutions")[1]
 
 
+def _unequal_groups(n_groups: int) -> np.ndarray:
+    """Group ids, 12 to 80 items per group."""
+    return np.repeat(np.arange(n_groups), np.linspace(12, 80, n_groups).astype(int))
+
+
+def test_select_k_skips_a_weak_coarse_level():
+    """Coarse partitions that agree on two halves of the groups, and on nothing finer, make
+    a small early drop; the first drop alone took it (K=2 on 20 planted groups of unequal
+    size, issue 28). The split of the groups is far stronger and is chosen."""
+    rng = np.random.default_rng(0)
+    truth = _unequal_groups(12)
+    half = np.arange(12) >= 6
+    cols = []
+    for k in range(2, 40):
+        for _ in range(4):
+            if k < 12:  # merge groups only within each half
+                a = k // 2
+                lo = rng.permutation(np.arange(6) % a)
+                hi = a + rng.permutation(np.arange(6) % (k - a))
+                cols.append(np.where(half, np.tile(hi, 2), np.tile(lo, 2))[truth])
+            else:
+                cols.append(truth * (k // 12) + rng.integers(0, k // 12, truth.size))
+    sel = select_k(np.stack(cols, axis=1).astype(np.int32), random_state=0)
+    drop = sel.table.set_index("n_clusters")["drop"]
+    assert drop[2] >= sel.threshold  # the first drop alone would choose K=2
+    assert sel.n_clusters == 12, sel.table
+    assert 2 in sel.candidates  # still reported as a stable resolution
+    assert "strongest split" in sel.reason
+
+
+def test_select_k_reads_a_split_over_two_k_as_one():
+    """Finer partitions that sometimes merge the two smallest groups leave a partial drop
+    one K before the full one (K=19 of 20 unequal groups, issue 28): the split is one, at
+    its largest drop."""
+    rng = np.random.default_rng(0)
+    truth = _unequal_groups(10)
+    cols = []
+    for k in range(2, 34):
+        for _ in range(4):
+            if k < 10:
+                cols.append(rng.permutation(np.arange(10) % k)[truth])
+                continue
+            col = truth * (k // 10) + rng.integers(0, k // 10, truth.size)
+            if rng.random() < 0.5:  # the two smallest merged, the largest split once more
+                col[truth == 1] = col[truth == 0][0]
+                big = truth == 9
+                col[big] = np.where(rng.random(big.sum()) < 0.5, col[big], col.max() + 1)
+            cols.append(col)
+    sel = select_k(np.stack(cols, axis=1).astype(np.int32), random_state=0)
+    drop = sel.table.set_index("n_clusters")["drop"]
+    assert drop[9] >= sel.threshold  # the first drop alone would choose K=9
+    assert sel.n_clusters == 10, sel.table
+
+
+def test_select_k_relative_one_takes_the_strongest_split():
+    labels, _ = structured_ensemble(4)
+    assert select_k(labels, relative=1.0, random_state=0).n_clusters == 4
+    with pytest.raises(ValueError, match="relative"):
+        select_k(labels, relative=0.0)
+
+
 def test_pl_k_selection_marks_the_stable_resolutions(three_blobs):
     import matplotlib
 
