@@ -442,8 +442,10 @@ def drop_rules(table) -> dict[str, int]:
     chosen = table["n_clusters"][table["chosen"].astype(bool)]
     return {
         # select_k's own K, before PCC drops clusters without mass
-        "rule: first drop >= 0.05 (select_k, the default)": int(chosen.iloc[0]),
+        "rule: first split >= 0.3 of the strongest (select_k, the default)": int(chosen.iloc[0]),
+        "rule: first drop >= 0.05 (select_k before 2026-11-25)": first(THRESHOLD),
         "rule: strongest drop": int(Ks[strongest]),
+        "rule: first drop >= 0.4 of the strongest": first(max(THRESHOLD, 0.4 * drop[strongest])),
         "rule: first drop >= half the strongest": first(max(THRESHOLD, drop[strongest] / 2)),
         "rule: first drop >= 0.10": first(0.10),
         # the finest stable resolution: the last K whose drop reaches the threshold
@@ -487,7 +489,7 @@ def k_found_dataset(
         return adata.obs["dpp_auto"].nunique()
 
     choosers = {
-        "scconsensus defaults (first drop >= 0.05)": defaults,
+        "scconsensus defaults (tl.pcc labels)": defaults,
         "consensus_k, least PAC": pac,
         "SC3 estimate (Tracy-Widom)": lambda: sc3_estimate_k(adata.X),
         "k-means silhouette": lambda: silhouette_k(X, seed, kmax),

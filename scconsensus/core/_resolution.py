@@ -7,23 +7,30 @@ the normalised co-association of ``E_K`` has ``K`` eigenvalues near 1 for every
 and ``λ_{G+1}(E_{G+1})`` drops: a ``(G+1)``-th group would have to split a group
 that finer partitions cut in ever different places. We take the running minimum
 of ``λ_K(E_K)`` over ``K`` (the sequence cannot rise in expectation: fewer
-partitions, more groups; bumps are resampling noise). A *drop* after ``K`` is
-the fall of that minimum when the next two ``K`` both stay below it (one low
-value is resampling noise); it counts when it reaches ``threshold``, so a group
-is only split off when separating it costs a visible share of the
-co-association. Consecutive ``K`` that all drop are one *split* seen over
-several ``K`` (groups of unequal size leave a partial drop just before the full
-one); its strength is the whole fall of the minimum over them, its ``K`` the one
-of the largest single drop. We choose the first split (the coarsest) whose
-strength is at least ``relative`` (0.3) times that of the strongest: a weak
-coarse level (two super-groups that coarse partitions happen to agree on) does
-not hide the groups, while a coarse level of comparable strength (lineages
-above types) is still preferred. When no drop reaches the threshold, the
-largest drop wins. Measured on the accuracy panel (``benchmarks/accuracy.py``)
-against the incidence eigengap, the dendrogram lifetime of Fred & Jain (2005),
-modularity of the co-association graph and PCC's clusters emptied from a large
-K; the split rule against the first drop alone, the strongest drop and other
-rules on the same evidence in ``benchmarks/README.md`` ("K found").
+partitions, more groups; bumps are resampling noise) and choose the smallest
+``K`` after which it drops by at least ``threshold`` and stays down for the
+next two ``K`` (one low value is resampling noise), so a group is only split
+off when separating it costs a visible share of the co-association. When no drop
+reaches the threshold, the largest drop wins. Measured on the accuracy panel
+(``benchmarks/accuracy.py``) against the incidence eigengap, the dendrogram
+lifetime of Fred & Jain (2005), modularity of the co-association graph and
+PCC's clusters emptied from a large K.
+
+**A weak coarse level.** Consecutive ``K`` that all drop are one *split*, whose
+strength is the fall of the running minimum over them. When a split is followed
+by a *plateau* of at least ``PLATEAU`` (8) candidates without a drop and then by
+a split at least ``STRONGER`` (3) times as strong, the coarse split is a weak
+level above the groups (e.g. two halves of 20 groups of unequal size that coarse
+partitions happen to agree on: ``λ_2 = 0.99``, ``λ_3 = 0.89`` and a plateau up to
+a fall of 0.67 at 20) and the finer split is chosen; the coarse one stays among
+the stable resolutions. A split reached after such a plateau is read at its
+largest drop (unequal groups leave a partial drop one ``K`` before the full
+one). A gradual descent (drops at several ``K`` with no plateau between) keeps
+the first drop. The two constants are not tuned to one boundary: on the stored
+evidence of ``benchmarks/accuracy.py`` (``benchmarks/README.md``, "K found") any
+plateau of 5 to 10 and any ratio of 2 to 3 give the same K on the whole panel and
+20 on every planted run; the panel's longest plateau before a stronger split is
+4 (wine), the planted data's shortest 15.
 
 **Matching partitions to K.** PCC and PLA model every partition as a draw of
 the same ``K`` soft clusters, so partitions much coarser than ``K`` (merges)
@@ -90,12 +97,9 @@ class KSelection:
         ]
 
 
-#: A split is chosen only if its strength is at least this share of the strongest split's
-#: (``select_k``'s ``relative``). On the stored evidence of ``benchmarks/accuracy.py``
-#: (``benchmarks/README.md``, "K found") every share from 0.2 to 0.4 finds the 20 planted
-#: groups of equal and unequal size at 2,000 and 10,000 cells, and leaves the panel's
-#: mean |log(K / K_true)| within 0.005 of the first drop alone; 0.3 is the middle.
-RELATIVE_SPLIT = 0.3
+#: Candidates without a drop between a split and a stronger one that make the first a
+#: weak coarse level (module docstring), and how much stronger the second must be.
+PLATEAU, STRONGER = 8, 3.0
 
 #: Partitions finer than a candidate K needed to judge it, and below which an ensemble
 #: without a clear split gets a warning instead of a silent fallback.
@@ -142,7 +146,6 @@ def select_k(
     *,
     max_k: int | None = None,
     threshold: float = 0.05,
-    relative: float = RELATIVE_SPLIT,
     max_items: int = 5_000,
     random_state: RandomState = 0,
 ) -> KSelection:
@@ -161,10 +164,6 @@ def select_k(
         Smallest drop of the (enveloped) eigenvalue that counts as a split, in
         ``(0, 1]``. With fewer than 5 partitions and no drop this large, a
         ``UserWarning`` says that they are too few to choose ``K``.
-    relative
-        Share of the strongest split's strength that the chosen (first) split must
-        reach, in ``(0, 1]``: ``1`` takes the strongest split, a small value the first
-        split that reaches ``threshold``.
     max_items
         Items drawn at random to compute the evidence (the number of groups is
         a property of the whole; this bounds the cost for large data).
@@ -189,7 +188,6 @@ def select_k(
     labels = check_labels(labels)
     # drops are of eigenvalues in [0, 1]: a threshold outside (0, 1] decides nothing
     threshold = check_fraction(threshold, "threshold")
-    relative = check_fraction(relative, "relative")
     if max_k is not None:
         max_k = check_int(max_k, "max_k", 2)
     max_items = check_int(max_items, "max_items", 2)
@@ -213,7 +211,7 @@ def select_k(
         Ks[:-2],
         drop,
         envelope[:-2],
-        (threshold, relative),
+        threshold,
         sizes.size,
         one_resolution=sizes.min() == sizes.max(),
     )
@@ -241,39 +239,61 @@ def _with_candidates(selection: KSelection) -> KSelection:
     return selection
 
 
-def _splits(drop: np.ndarray, envelope: np.ndarray, threshold: float) -> list[tuple[int, float]]:
-    """``(index of K, strength)`` per split: each run of consecutive candidates whose drop
-    reaches ``threshold``, at its largest drop, with the fall of the running minimum over
-    the whole run (from the run's first ``K`` to what follows its last)."""
-    hit = drop >= threshold
-    # run boundaries: where hit switches on and off
+def _runs(hit: np.ndarray) -> list[tuple[int, int]]:
+    """``(start, stop)`` of each run of consecutive ``True`` in ``hit``."""
     edges = np.flatnonzero(np.diff(np.concatenate([[0], hit.astype(np.int8), [0]])))
-    out = []
-    for start, stop in zip(edges[::2], edges[1::2], strict=True):
-        at = start + int(np.argmax(drop[start:stop]))
-        out.append((at, float(envelope[start] - (envelope[stop - 1] - drop[stop - 1]))))
-    return out
+    return list(zip(edges[::2].tolist(), edges[1::2].tolist(), strict=True))
+
+
+def _first_level(
+    Ks: np.ndarray, drop: np.ndarray, envelope: np.ndarray, threshold: float
+) -> tuple[int, str]:
+    """Index of the chosen split among the candidates ``Ks`` (at least one drop reaches
+    ``threshold``), and the weak coarse levels it skipped, for the reason (module
+    docstring, "A weak coarse level")."""
+    runs = _runs(drop >= threshold)
+
+    def strength(run):
+        start, stop = run
+        return envelope[start] - (envelope[stop - 1] - drop[stop - 1])
+
+    def read(run, plateau):
+        # after a plateau, a split seen over several K is one: its largest drop
+        start, stop = run
+        return start + int(np.argmax(drop[start:stop])) if plateau >= PLATEAU else start
+
+    run, at, note = runs[0], read(runs[0], runs[0][0]), ""
+    for nxt in runs[1:]:
+        if nxt[0] - run[1] < PLATEAU or strength(nxt) < STRONGER * strength(run):
+            break
+        note += (
+            f"; K={Ks[at]} ({strength(run):.3f}) is a weak coarse level: "
+            f"{nxt[0] - run[1]} candidates without a drop follow it, then a split "
+            f"{strength(nxt) / strength(run):.1f} times as strong"
+        )
+        run, at = nxt, read(nxt, nxt[0] - run[1])
+    return at, note
 
 
 def _choose(
     Ks: np.ndarray,
     drop: np.ndarray,
     envelope: np.ndarray,
-    thresholds: tuple[float, float],
+    threshold: float,
     n_partitions: int,
     *,
     one_resolution: bool = False,
 ) -> tuple[int, str]:
-    """``(K, reason)``: the first split of at least ``relative`` times the strongest
-    split's strength (``thresholds`` is ``(threshold, relative)``), else the largest drop
-    (with a warning when the partitions are too few for the fallback to mean anything).
+    """``(K, reason)``: the first clear split that is not a weak coarse level, else the
+    largest drop (with a warning when the partitions are too few for the fallback to
+    mean anything).
 
     An ensemble at one resolution ``k`` has no finer partitions to show where a group
     splits: every ``E_K`` is the whole ensemble and the drops are the eigengaps of one
     matrix, which fall gradually where its clusters overlap. The largest gap then
     decides (the drop after ``k`` is to no partition at all).
     """
-    threshold, relative = thresholds
+    hit = np.flatnonzero(drop >= threshold)
     if one_resolution:
         t = int(np.argmax(drop))
         K = int(Ks[t])
@@ -281,15 +301,13 @@ def _choose(
             f"K={K}: every partition has the same number of clusters, and the largest drop "
             f"of their normalised co-association ({drop[t]:.3f}) is after K={K}"
         )
-    splits = _splits(drop, envelope, threshold)
-    if splits:
-        strongest = max(strength for _, strength in splits)
-        at, strength = next(x for x in splits if x[1] >= relative * strongest)
+    if hit.size:
+        at, note = _first_level(Ks, drop, envelope, threshold)
         K = int(Ks[at])
         return K, (
-            f"K={K}: the first split whose normalised co-association falls by >= "
-            f"{threshold:g} when a group more is cut ({strength:.3f}) and by >= "
-            f"{relative:g} of the strongest split ({strongest:.3f})"
+            f"K={K}: the {'split' if note else 'first split'} whose normalised "
+            f"co-association drops by >= {threshold:g} ({drop[at]:.3f}) when a group more "
+            f"is cut{note}"
         )
     t = int(np.argmax(drop))
     K = int(Ks[t])
