@@ -30,7 +30,7 @@ the first drop. The two constants are not tuned to one boundary: on the stored
 evidence of ``benchmarks/accuracy.py`` (``benchmarks/README.md``, "K found") any
 plateau of 5 to 10 and any ratio of 2 to 3 give the same K on the whole panel and
 20 on every planted run; the panel's longest plateau before a stronger split is
-4 (wine), the planted data's shortest 15.
+4 (wine), the planted data's shortest 14.
 
 **Matching partitions to K.** PCC and PLA model every partition as a draw of
 the same ``K`` soft clusters, so partitions much coarser than ``K`` (merges)
