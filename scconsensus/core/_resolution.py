@@ -215,17 +215,22 @@ def select_k(
         sizes.size,
         one_resolution=sizes.min() == sizes.max(),
     )
-    table = pd.DataFrame(
+    table = _table(Ks[:-2], eig[:-2], envelope[:-2], drop, n_parts[:-2], K)
+    return _with_candidates(KSelection(int(K), table, threshold, reason))
+
+
+def _table(Ks, eig, envelope, drop, n_parts, K: int) -> pd.DataFrame:
+    """:attr:`KSelection.table`, one row per candidate."""
+    return pd.DataFrame(
         {
-            "n_clusters": Ks[:-2],
-            "eigenvalue": eig[:-2],
-            "envelope": envelope[:-2],
+            "n_clusters": Ks,
+            "eigenvalue": eig,
+            "envelope": envelope,
             "drop": drop,
-            "n_partitions": n_parts[:-2],
-            "chosen": Ks[:-2] == K,
+            "n_partitions": n_parts,
+            "chosen": Ks == K,
         }
     )
-    return _with_candidates(KSelection(int(K), table, threshold, reason))
 
 
 def _with_candidates(selection: KSelection) -> KSelection:
