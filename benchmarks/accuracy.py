@@ -442,8 +442,15 @@ def drop_rules(table) -> dict[str, int]:
     chosen = table["n_clusters"][table["chosen"].astype(bool)]
     return {
         # select_k's own K, before PCC drops clusters without mass
-        "rule: first drop >= 0.05 (select_k, the default)": int(chosen.iloc[0]),
+        "rule: select_k (the default: first drop >= 0.05, weak coarse levels skipped)": int(
+            chosen.iloc[0]
+        ),
+        "rule: first drop >= 0.05 (select_k before 2026-11-25)": first(THRESHOLD),
         "rule: strongest drop": int(Ks[strongest]),
+        "rule: first drop >= 0.4 of the strongest": first(max(THRESHOLD, 0.4 * drop[strongest])),
+        "rule: first split >= 0.3 of the strongest (a run of drops is one split)": (
+            _relative_split(Ks, drop, table["envelope"].to_numpy(), 0.3)
+        ),
         "rule: first drop >= half the strongest": first(max(THRESHOLD, drop[strongest] / 2)),
         "rule: first drop >= 0.10": first(0.10),
         # the finest stable resolution: the last K whose drop reaches the threshold
@@ -451,6 +458,20 @@ def drop_rules(table) -> dict[str, int]:
         if (drop >= THRESHOLD).any()
         else int(Ks[strongest]),
     }
+
+
+def _relative_split(Ks, drop, envelope, share: float) -> int:
+    """The first run of consecutive K whose drop reaches the threshold and whose fall of
+    the running minimum is at least ``share`` of the strongest run's, at its largest drop
+    (tried as select_k's rule on 2026-11-25 and not kept: see benchmarks/README.md)."""
+    from scconsensus.core._resolution import _runs
+
+    runs = _runs(drop >= THRESHOLD)
+    if not runs:
+        return int(Ks[np.argmax(drop)])
+    fall = [envelope[a] - (envelope[b - 1] - drop[b - 1]) for a, b in runs]
+    a, b = next(r for r, f in zip(runs, fall, strict=True) if f >= share * max(fall))
+    return int(Ks[a + int(np.argmax(drop[a:b]))])
 
 
 def k_found_dataset(
@@ -487,7 +508,7 @@ def k_found_dataset(
         return adata.obs["dpp_auto"].nunique()
 
     choosers = {
-        "scconsensus defaults (first drop >= 0.05)": defaults,
+        "scconsensus defaults (tl.pcc labels)": defaults,
         "consensus_k, least PAC": pac,
         "SC3 estimate (Tracy-Widom)": lambda: sc3_estimate_k(adata.X),
         "k-means silhouette": lambda: silhouette_k(X, seed, kmax),

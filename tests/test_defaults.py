@@ -17,6 +17,7 @@ from scconsensus.core import (
     select_k,
     spectral_consensus,
 )
+from scconsensus.core._resolution import PLATEAU, STRONGER
 from scconsensus.metrics import adjusted_rand_index
 
 
@@ -306,6 +307,82 @@ def test_select_k_reports_every_stable_resolution():
     assert (drop[sel.candidates] >= sel.threshold).all()
     other = [K for K in sel.candidates if K != sel.n_clusters]
     assert f"K={other[0]}" in sel.reason.split("other stable resolutions")[1]
+
+
+def _unequal_groups(n_groups: int) -> np.ndarray:
+    """Group ids, 12 to 80 items per group."""
+    return np.repeat(np.arange(n_groups), np.linspace(12, 80, n_groups).astype(int))
+
+
+def test_select_k_skips_a_weak_coarse_level():
+    """Coarse partitions that agree on two halves of the groups, and on nothing finer, make
+    a small early drop; the first drop alone took it (K=2 on 20 planted groups of unequal
+    size, issue 28). A plateau of 9 candidates follows it, then the far stronger split of
+    the groups: they are chosen."""
+    rng = np.random.default_rng(0)
+    n_groups = 12
+    truth = _unequal_groups(n_groups)
+    half = np.arange(n_groups) >= n_groups // 2
+    h = n_groups // 2
+    cols = []
+    for k in range(2, 3 * n_groups + 4):
+        for _ in range(4):
+            if k < n_groups:  # merge groups only within each half
+                a = k // 2
+                lo = rng.permutation(np.arange(h) % a)
+                hi = a + rng.permutation(np.arange(h) % (k - a))
+                cols.append(np.where(half, np.tile(hi, 2), np.tile(lo, 2))[truth])
+            else:
+                parts = k // n_groups
+                cols.append(truth * parts + rng.integers(0, parts, truth.size))
+    sel = select_k(np.stack(cols, axis=1).astype(np.int32), random_state=0)
+    drop = sel.table.set_index("n_clusters")["drop"]
+    assert drop[2] >= sel.threshold  # the first drop alone chooses K=2
+    assert sel.n_clusters == n_groups, sel.table
+    assert {2, n_groups} <= set(sel.candidates)  # both levels reported
+    assert "K=2 (" in sel.reason and "weak coarse level" in sel.reason
+
+
+@pytest.mark.parametrize("plateau", [PLATEAU - 1, PLATEAU])
+@pytest.mark.parametrize("ratio", [STRONGER * 0.9, STRONGER * 1.1])
+def test_a_coarse_split_is_weak_only_before_a_long_plateau_and_a_much_stronger_split(
+    plateau, ratio
+):
+    """A gradual descent, a short plateau or a finer split of comparable strength keep
+    the first drop (ALL's lineages at K=2, iris, wine: the panel's K is unchanged)."""
+    from scconsensus.core._resolution import _choose
+
+    first, level = 0.06, 0.9
+    envelope = np.r_[1.0, np.full(plateau + 1, level), 0.1, 0.1]
+    drop = np.r_[first, np.zeros(plateau), first * ratio, 0.0, 0.0]
+    Ks = np.arange(2, 2 + drop.size)
+    K, _ = _choose(Ks, drop, envelope, 0.05, 100)
+    weak = plateau >= PLATEAU and ratio >= STRONGER
+    assert K == (Ks[plateau + 1] if weak else 2)
+
+
+def test_select_k_reads_a_split_over_two_k_as_one():
+    """Finer partitions that sometimes merge the two smallest groups leave a partial drop
+    one K before the full one (K=19 of 20 unequal groups, issue 28): after a plateau, the
+    split is one, read at its largest drop."""
+    rng = np.random.default_rng(0)
+    truth = _unequal_groups(12)
+    cols = []
+    for k in range(2, 40):
+        for _ in range(4):
+            if k < 12:
+                cols.append(rng.permutation(np.arange(12) % k)[truth])
+                continue
+            col = truth * (k // 12) + rng.integers(0, k // 12, truth.size)
+            if rng.random() < 0.5:  # the two smallest merged, the largest split once more
+                col[truth == 1] = col[truth == 0][0]
+                big = truth == 11
+                col[big] = np.where(rng.random(big.sum()) < 0.5, col[big], col.max() + 1)
+            cols.append(col)
+    sel = select_k(np.stack(cols, axis=1).astype(np.int32), random_state=0)
+    drop = sel.table.set_index("n_clusters")["drop"]
+    assert drop[11] >= sel.threshold  # the first drop alone chooses K=11
+    assert sel.n_clusters == 12, sel.table
 
 
 def test_pl_k_selection_marks_the_stable_resolutions(three_blobs):

@@ -16,6 +16,22 @@ reaches the threshold, the largest drop wins. Measured on the accuracy panel
 lifetime of Fred & Jain (2005), modularity of the co-association graph and
 PCC's clusters emptied from a large K.
 
+**A weak coarse level.** Consecutive ``K`` that all drop are one *split*, whose
+strength is the fall of the running minimum over them. When a split is followed
+by a *plateau* of at least ``PLATEAU`` (8) candidates without a drop and then by
+a split at least ``STRONGER`` (3) times as strong, the coarse split is a weak
+level above the groups (e.g. two halves of 20 groups of unequal size that coarse
+partitions happen to agree on: ``λ_2 = 0.99``, ``λ_3 = 0.89`` and a plateau up to
+a fall of 0.67 at 20) and the finer split is chosen; the coarse one stays among
+the stable resolutions. A split reached after such a plateau is read at its
+largest drop (unequal groups leave a partial drop one ``K`` before the full
+one). A gradual descent (drops at several ``K`` with no plateau between) keeps
+the first drop. The two constants are not tuned to one boundary: on the stored
+evidence of ``benchmarks/accuracy.py`` (``benchmarks/README.md``, "K found") any
+plateau of 5 to 10 and any ratio of 2 to 3 give the same K on the whole panel and
+20 on every planted run; the panel's longest plateau before a stronger split is
+4 (wine), the planted data's shortest 14.
+
 **Matching partitions to K.** PCC and PLA model every partition as a draw of
 the same ``K`` soft clusters, so partitions much coarser than ``K`` (merges)
 or much finer (splits) contradict the model and pull the fit towards spreading
@@ -80,6 +96,10 @@ class KSelection:
             int(K) for K in hit.sort_values("drop", ascending=False, kind="stable")["n_clusters"]
         ]
 
+
+#: Candidates without a drop between a split and a stronger one that make the first a
+#: weak coarse level (module docstring), and how much stronger the second must be.
+PLATEAU, STRONGER = 8, 3.0
 
 #: Partitions finer than a candidate K needed to judge it, and below which an ensemble
 #: without a clear split gets a warning instead of a silent fallback.
@@ -188,19 +208,29 @@ def select_k(
     # a split counts when the next two candidates both stay below: one low value is noise
     drop = envelope[:-2] - np.maximum(eig[1:-1], eig[2:])
     K, reason = _choose(
-        Ks[:-2], drop, threshold, sizes.size, one_resolution=sizes.min() == sizes.max()
+        Ks[:-2],
+        drop,
+        envelope[:-2],
+        threshold,
+        sizes.size,
+        one_resolution=sizes.min() == sizes.max(),
     )
-    table = pd.DataFrame(
+    table = _table(Ks[:-2], eig[:-2], envelope[:-2], drop, n_parts[:-2], K)
+    return _with_candidates(KSelection(int(K), table, threshold, reason))
+
+
+def _table(Ks, eig, envelope, drop, n_parts, K: int) -> pd.DataFrame:
+    """:attr:`KSelection.table`, one row per candidate."""
+    return pd.DataFrame(
         {
-            "n_clusters": Ks[:-2],
-            "eigenvalue": eig[:-2],
-            "envelope": envelope[:-2],
+            "n_clusters": Ks,
+            "eigenvalue": eig,
+            "envelope": envelope,
             "drop": drop,
-            "n_partitions": n_parts[:-2],
-            "chosen": Ks[:-2] == K,
+            "n_partitions": n_parts,
+            "chosen": Ks == K,
         }
     )
-    return _with_candidates(KSelection(int(K), table, threshold, reason))
 
 
 def _with_candidates(selection: KSelection) -> KSelection:
@@ -214,16 +244,54 @@ def _with_candidates(selection: KSelection) -> KSelection:
     return selection
 
 
+def _runs(hit: np.ndarray) -> list[tuple[int, int]]:
+    """``(start, stop)`` of each run of consecutive ``True`` in ``hit``."""
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], hit.astype(np.int8), [0]])))
+    return list(zip(edges[::2].tolist(), edges[1::2].tolist(), strict=True))
+
+
+def _first_level(
+    Ks: np.ndarray, drop: np.ndarray, envelope: np.ndarray, threshold: float
+) -> tuple[int, str]:
+    """Index of the chosen split among the candidates ``Ks`` (at least one drop reaches
+    ``threshold``), and the weak coarse levels it skipped, for the reason (module
+    docstring, "A weak coarse level")."""
+    runs = _runs(drop >= threshold)
+
+    def strength(run):
+        start, stop = run
+        return envelope[start] - (envelope[stop - 1] - drop[stop - 1])
+
+    def read(run, plateau):
+        # after a plateau, a split seen over several K is one: its largest drop
+        start, stop = run
+        return start + int(np.argmax(drop[start:stop])) if plateau >= PLATEAU else start
+
+    run, at, note = runs[0], read(runs[0], runs[0][0]), ""
+    for nxt in runs[1:]:
+        if nxt[0] - run[1] < PLATEAU or strength(nxt) < STRONGER * strength(run):
+            break
+        note += (
+            f"; K={Ks[at]} ({strength(run):.3f}) is a weak coarse level: "
+            f"{nxt[0] - run[1]} candidates without a drop follow it, then a split "
+            f"{strength(nxt) / strength(run):.1f} times as strong"
+        )
+        run, at = nxt, read(nxt, nxt[0] - run[1])
+    return at, note
+
+
 def _choose(
     Ks: np.ndarray,
     drop: np.ndarray,
+    envelope: np.ndarray,
     threshold: float,
     n_partitions: int,
     *,
     one_resolution: bool = False,
 ) -> tuple[int, str]:
-    """``(K, reason)``: the first clear split, else the largest drop (with a warning when
-    the partitions are too few for the fallback to mean anything).
+    """``(K, reason)``: the first clear split that is not a weak coarse level, else the
+    largest drop (with a warning when the partitions are too few for the fallback to
+    mean anything).
 
     An ensemble at one resolution ``k`` has no finer partitions to show where a group
     splits: every ``E_K`` is the whole ensemble and the drops are the eigengaps of one
@@ -239,10 +307,12 @@ def _choose(
             f"of their normalised co-association ({drop[t]:.3f}) is after K={K}"
         )
     if hit.size:
-        K = int(Ks[hit[0]])
+        at, note = _first_level(Ks, drop, envelope, threshold)
+        K = int(Ks[at])
         return K, (
-            f"K={K}: the first split whose normalised co-association drops by >= "
-            f"{threshold:g} ({drop[hit[0]]:.3f}) when a group more is cut"
+            f"K={K}: the {'split' if note else 'first split'} whose normalised "
+            f"co-association drops by >= {threshold:g} ({drop[at]:.3f}) when a group more "
+            f"is cut{note}"
         )
     t = int(np.argmax(drop))
     K = int(Ks[t])
