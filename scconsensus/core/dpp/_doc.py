@@ -1,9 +1,11 @@
 """Parameter text shared by :func:`scconsensus.core.dpp.dpp_consensus` and ``tl.dpp``."""
 
 DPP_PARAMS = {
-    "dpp_runs": """\
+    "dpp_n_runs": """\
 n_runs
-    Number of runs ``R`` (paper: 200).
+    Number of runs ``R`` (paper: 200).""",
+    # --- one entry per options record (core/dpp/_options.py), fields in their order ---
+    "dpp_sampling": """\
 sampler
     ``"dpp"`` (determinantal generators), ``"uniform"`` (PAM-like baseline of Sect. 5:
     ``k ~ U{1..k_max}`` items uniformly) or ``"kmeans++"`` (k-means from k-means++
