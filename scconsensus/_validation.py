@@ -175,10 +175,11 @@ def check_n_clusters(
     return n_clusters
 
 
-def check_options(value: Any, cls: type, name: str) -> Any:
-    """``value`` if it is an options record of type ``cls`` (``None``: ``cls()``)."""
+def check_options(value: Any, cls: type, name: str, default: Any = None) -> Any:
+    """``value`` if it is an options record of type ``cls``; ``None``: ``default``, else
+    ``cls()``."""
     if value is None:
-        return cls()
+        return cls() if default is None else default
     if not isinstance(value, cls):
         raise ValueError(
             f"{name} must be a {cls.__name__} (e.g. {name}={cls.__name__}()), "

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import scconsensus as scc
-from scconsensus.core import generate_ensemble, pcc_consensus, select_k
+from scconsensus.core import StartPlan, generate_ensemble, pcc_consensus, select_k
 from scconsensus.core.pla import pla, pla_extend
 
 GROUPS = np.repeat([[0, 0, 1], [1, 1, 0], [2, 2, 2]], 12, axis=0).astype(np.int32)
@@ -52,7 +52,7 @@ CASES = {
         "no partition",
     ),
     "core.pcc_consensus, items in no partition": (
-        lambda: pcc_consensus(UNSAMPLED, 3, n_init=1),
+        lambda: pcc_consensus(UNSAMPLED, 3, start=StartPlan(n_init=1)),
         RuntimeWarning,
         "no partition",
     ),

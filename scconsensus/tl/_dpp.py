@@ -49,9 +49,7 @@ def dpp(
 
     Each run cuts the data into the Voronoi cells of items drawn from a determinantal
     point process; the runs' consensus is cut where the kernel validity index is lowest
-    (Vicente & Murua 2021; :func:`scconsensus.core.dpp.dpp_consensus`, which takes the
-    options below grouped as :class:`~scconsensus.core.dpp.DPPSampling`,
-    :class:`~scconsensus.core.dpp.DPPCut` and :class:`~scconsensus.core.dpp.DPPRoute`).
+    (Vicente & Murua 2021; :func:`scconsensus.core.dpp.dpp_consensus`).
 
     Parameters
     ----------
@@ -89,19 +87,13 @@ def dpp(
     n_runs = check_int(n_runs, "n_runs", 1)
     X = get_rep(adata, use_rep, layer=layer)
     start = _log_start(n_runs, sampler, X.shape[0], mode)
+    sampling = DPPSampling(sampler=sampler, k_max=k_max, reference_size=reference_size,
+                           expected_size=expected_size)  # fmt: skip
+    route = DPPRoute(mode=mode, n_components=n_components, n_neighbors=n_neighbors,
+                     n_random=n_random)  # fmt: skip
     result = dpp_consensus(
-        X,
-        n_runs,
-        sampling=DPPSampling(
-            sampler=sampler, k_max=k_max, reference_size=reference_size,
-            expected_size=expected_size,
-        ),
-        cut=DPPCut(a=a, tau=tau, s=s, n_thresholds=n_thresholds),
-        n_clusters=n_clusters,
-        route=DPPRoute(
-            mode=mode, n_components=n_components, n_neighbors=n_neighbors, n_random=n_random
-        ),
-        random_state=random_state,
+        X, n_runs, sampling=sampling, cut=DPPCut(a=a, tau=tau, s=s, n_thresholds=n_thresholds),
+        n_clusters=n_clusters, route=route, random_state=random_state,
         progress=check_progress(progress),
     )  # fmt: skip
     params = {"n_runs": n_runs, "use_rep": use_rep, "layer": layer, **result.params}

@@ -277,7 +277,8 @@ def pla(
     {pla_weighting}
     {pla_route}
     {pla_fit_subset}
-    {pla_em}
+    {pla_n_init}
+    {pla_stop}
     {pla_core}
 
     Returns
