@@ -10,6 +10,7 @@ from _helpers import block_matrix
 
 import scconsensus as scc
 from scconsensus.core.consensus_k import (
+    Resampling,
     cdf_area,
     cluster_consensus,
     consensus_cdf,
@@ -210,7 +211,8 @@ def test_same_seed_same_result_for_any_n_jobs():
 
 def test_kmeans_protocol_shares_subsamples_across_k():
     X, truth = _expression(n_per=15)
-    res = consensus_k(X, max_k=4, reps=10, method="kmeans", keep_partitions=True, progress=False)
+    kmeans = Resampling(method="kmeans")
+    res = consensus_k(X, max_k=4, reps=10, resampling=kmeans, keep_partitions=True, progress=False)
     sampled = [res.partitions[k] >= 0 for k in res.ks]
     for s in sampled[1:]:
         np.testing.assert_array_equal(s, sampled[0])
@@ -232,8 +234,8 @@ def test_recovers_groups_and_lowest_pac_at_true_k():
     [
         ({"max_k": 60}, "max_k"),
         ({"max_k": 1}, "max_k"),
-        ({"method": "leiden"}, "method"),
-        ({"p_item": 0.0}, "p_item"),
+        ({"resampling": Resampling(method="leiden")}, "method"),
+        ({"resampling": Resampling(p_item=0.0)}, "p_item"),
         ({"reps": 0}, "reps"),
     ],
 )
@@ -351,8 +353,9 @@ def test_feature_subsample_too_small_to_correlate_is_refused():
     """One feature per subsample: every correlation undefined, NaN labels and PAC 0 at every k."""
     X, _ = _expression(n_per=5, p=8)
     with pytest.raises(ValueError, match=r"p_feature keeps 1 of 8 features.*distance='pearson'"):
-        consensus_k(X, max_k=3, reps=4, p_feature=0.1, progress=False)
-    consensus_k(X, max_k=3, reps=4, p_feature=0.1, distance="euclidean", progress=False)
+        consensus_k(X, max_k=3, reps=4, resampling=Resampling(p_feature=0.1), progress=False)
+    euclidean = Resampling(p_feature=0.1, distance="euclidean")
+    consensus_k(X, max_k=3, reps=4, resampling=euclidean, progress=False)
     with pytest.raises(ValueError, match=r"feature_subsample keeps 1 of 8 features"):
         generate_ensemble(X, 3, "hc", k=3, distance="spearman", feature_subsample=0.1)
     generate_ensemble(X, 3, "kmeans", k=3, feature_subsample=0.1, progress=False)
