@@ -220,6 +220,12 @@ resolution
     range ``(0.2, 2.0)``).
 n_neighbors
     kNN graph size for spectral clustering, and for Leiden when no graph is given.""",
+    "ensemble_options": """\
+options
+    ``subsample``, ``feature_subsample``, ``predict_unsampled``, ``linkage``,
+    ``distance``, ``resolution``, ``n_neighbors`` as a
+    :class:`~scconsensus.core.PartitionOptions` (``tl.ensemble`` documents each);
+    ``None``: its defaults.""",
     "neighbors_key_obsp": """\
 neighbors_key, obsp
     The graph Leiden partitions cluster, as in :func:`scanpy.tl.leiden`:

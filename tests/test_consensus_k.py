@@ -22,7 +22,7 @@ from scconsensus.core.consensus_k import (
     resample_partitions,
     summarize_consensus,
 )
-from scconsensus.core.ensemble import generate_ensemble
+from scconsensus.core.ensemble import PartitionOptions, generate_ensemble
 from scconsensus.metrics import adjusted_rand_index
 
 
@@ -177,7 +177,13 @@ def test_hc_protocol_replays_generate_ensemble():
     parts = resample_partitions(X, max_k=4, reps=6, random_state=3, progress=False)
     for k in (2, 4):
         ens = generate_ensemble(
-            X, 6, method="hc", k=k, distance="pearson", random_state=3, progress=False
+            X,
+            6,
+            method="hc",
+            k=k,
+            random_state=3,
+            progress=False,
+            options=PartitionOptions(distance="pearson"),
         )
         np.testing.assert_array_equal(parts[k], ens.labels)
 
@@ -357,5 +363,9 @@ def test_feature_subsample_too_small_to_correlate_is_refused():
     euclidean = Resampling(p_feature=0.1, distance="euclidean")
     consensus_k(X, max_k=3, reps=4, resampling=euclidean, progress=False)
     with pytest.raises(ValueError, match=r"feature_subsample keeps 1 of 8 features"):
-        generate_ensemble(X, 3, "hc", k=3, distance="spearman", feature_subsample=0.1)
-    generate_ensemble(X, 3, "kmeans", k=3, feature_subsample=0.1, progress=False)
+        generate_ensemble(
+            X, 3, "hc", k=3, options=PartitionOptions(distance="spearman", feature_subsample=0.1)
+        )
+    generate_ensemble(
+        X, 3, "kmeans", k=3, progress=False, options=PartitionOptions(feature_subsample=0.1)
+    )

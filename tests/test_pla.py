@@ -411,7 +411,7 @@ def bananas(seed, sizes=(100, 200), radius=5.0):
 @pytest.mark.slow
 def test_toy_pla_beats_the_median_partition():
     """Sect. 4: PLA of single-linkage subsample partitions beats a typical partition."""
-    from scconsensus.core.ensemble import generate_ensemble
+    from scconsensus.core.ensemble import PartitionOptions, generate_ensemble
 
     pla_err, med_err = [], []
     for seed in range(3):
@@ -421,10 +421,9 @@ def test_toy_pla_beats_the_median_partition():
             50,
             method=("hc_single",),
             k=2,
-            subsample=0.1,
-            predict_unsampled=True,
             random_state=seed,
             progress=False,
+            options=PartitionOptions(subsample=0.1, predict_unsampled=True),
         )
         med_err.append(np.median([1 - h_criterion(y, ens.labels[:, l]) for l in range(50)]))
         pla_err.append(1 - h_criterion(y, pla(ens.labels, 2, random_state=seed).labels))

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import scconsensus as scc
-from scconsensus.core import StartPlan, generate_ensemble, pcc_consensus, select_k
+from scconsensus.core import PartitionOptions, StartPlan, generate_ensemble, pcc_consensus, select_k
 from scconsensus.core.pla import pla, pla_extend
 
 GROUPS = np.repeat([[0, 0, 1], [1, 1, 0], [2, 2, 2]], 12, axis=0).astype(np.int32)
@@ -88,7 +88,9 @@ CASES = {
         "subsample=0.01",
     ),
     "core.generate_ensemble, tiny subsample": (
-        lambda: generate_ensemble(RNG.normal(size=(200, 3)), 3, subsample=0.01, progress=False),
+        lambda: generate_ensemble(
+            RNG.normal(size=(200, 3)), 3, progress=False, options=PartitionOptions(subsample=0.01)
+        ),
         UserWarning,
         "subsample=0.01",
     ),

@@ -28,7 +28,7 @@ from collections import Counter
 import numpy as np
 from scipy.cluster.hierarchy import fcluster, linkage
 
-from scconsensus.core.ensemble import generate_ensemble
+from scconsensus.core.ensemble import PartitionOptions, generate_ensemble
 from scconsensus.core.pla import LAMBDA_GRID, pla
 from scconsensus.metrics import h_criterion
 
@@ -70,10 +70,10 @@ def run_one(X, y, n_partitions: int, seed: int) -> dict[str, float]:
         n_partitions,
         method=("hc_single",),
         k=2,
-        subsample=int(np.ceil(n / 10)) / n,
-        predict_unsampled=True,  # nearest sampled neighbour for hierarchical clustering
         random_state=seed,
         progress=False,
+        # unsampled items: the nearest sampled neighbour for hierarchical clustering
+        options=PartitionOptions(subsample=int(np.ceil(n / 10)) / n, predict_unsampled=True),
     )
     labels = ens.labels
     out = {"MED": float(np.median([disagreement(y, labels[:, l]) for l in range(n_partitions)]))}

@@ -13,7 +13,7 @@ from . import coassociation
 from ._callable import callable_module
 from ._confidence import ensemble_confidence, ensemble_support
 from ._ensemble_pairs import ensemble_pairs
-from ._options import PCC_ROUTE, FitRoute, StartPlan
+from ._options import PCC_ROUTE, FitRoute, PartitionOptions, StartPlan
 from ._plan import ConsensusPlan, plan_consensus
 from ._resolution import KSelection, matched_partitions, select_k
 from ._spectral import incidence_spectrum, partition_sizes, spectral_consensus
@@ -46,6 +46,7 @@ __all__ = [
     "PCCResult",
     "PLAConsensus",
     "PLAResult",
+    "PartitionOptions",
     "SpectralDPP",
     "StartPlan",
     "cluster_relationships",

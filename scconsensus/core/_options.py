@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-__all__ = ["PCC_ROUTE", "FitRoute", "StartPlan", "options_record"]
+from .._docs import doc_params
+
+__all__ = ["PCC_ROUTE", "FitRoute", "PartitionOptions", "StartPlan", "options_record"]
 
 
 def options_record(*options) -> dict:
@@ -70,3 +72,24 @@ class FitRoute:
 #: :func:`~scconsensus.core.pcc_consensus`'s default route: it fits at most
 #: ``settings.auto_fit_size`` items and extends to the rest.
 PCC_ROUTE = FitRoute(fit_size="auto")
+
+
+@doc_params()
+@dataclass(frozen=True)
+class PartitionOptions:
+    """How each partition of an ensemble samples and clusters (``generate_ensemble``).
+
+    Checked by :func:`~scconsensus.core.generate_ensemble`.
+
+    Attributes
+    ----------
+    {ensemble_sampling}
+    """
+
+    subsample: float = 0.8
+    feature_subsample: float = 1.0
+    predict_unsampled: bool | str = False
+    linkage: str = "average"
+    distance: str = "euclidean"
+    resolution: float | tuple[float, float] | None = None
+    n_neighbors: int = 15

@@ -38,7 +38,7 @@ from ..._validation import (
 from .._distance import condensed_distance
 from .._options import options_record
 from ..coassociation import coassociation
-from ..ensemble import DISTANCES, LINKAGES, METHODS, generate_ensemble
+from ..ensemble import DISTANCES, LINKAGES, METHODS, PartitionOptions, generate_ensemble
 from ._options import Resampling
 from ._result import ConsensusK
 from ._statistics import summarize_consensus
@@ -234,6 +234,21 @@ def resample_partitions(
         link = method[3:] or linkage
         sizes = (n_sub, n_feat)
         return _resample_hc(X, ks, reps, sizes, link, distance, random_state, n_jobs, progress)
+    client = ensemble_kwargs.pop("client", None)
+    options = PartitionOptions(
+        subsample=p_item, feature_subsample=p_feature, linkage=linkage, distance=distance,
+        **ensemble_kwargs,
+    )  # fmt: skip
+    run = (random_state, n_jobs, client, progress)
+    return _resample_fixed_k(X, ks, reps, method, options, run)
+
+
+def _resample_fixed_k(X, ks, reps: int, method: str, options: PartitionOptions, run: tuple):
+    """A fixed-``k`` method's protocol: one ensemble per ``k``, all on the same seeds.
+
+    ``run`` is ``(random_state, n_jobs, client, progress)``.
+    """
+    random_state, n_jobs, client, progress = run
     out = {}
     for k in progress_bar(ks, progress=progress, desc="consensus_k", unit="k"):
         ens = generate_ensemble(
@@ -241,14 +256,11 @@ def resample_partitions(
             reps,
             method=method,
             k=int(k),
-            subsample=p_item,
-            feature_subsample=p_feature,
-            linkage=linkage,
-            distance=distance,
+            options=options,
             random_state=random_state,
             n_jobs=n_jobs,
+            client=client,
             progress=False,
-            **ensemble_kwargs,
         )
         out[int(k)] = ens.labels
     return out
