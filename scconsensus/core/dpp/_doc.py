@@ -49,7 +49,9 @@ n_clusters
     no cut has exactly ``n_clusters`` (components smaller than ``n**a`` are merged,
     so no more than about ``n**(1-a)`` clusters can survive), the nearest is returned
     with a warning (``tl.dpp``) and the reason is recorded. ``None`` (default) or
-    ``"auto"``: the number of clusters is chosen from the data.""",
+    ``"auto"``: the number of clusters is chosen from the data. Any ``1..n`` may be
+    asked for, the trivial cuts included, where PCC and PLA, which fit a model at
+    ``K``, take ``[2, n)`` (both checked by ``_validation.check_n_clusters``).""",
     "dpp_route": """\
 mode
     ``"dense"``: exact kernel, exact DPP sampler and full consensus matrix (O(n²)
