@@ -209,7 +209,7 @@ def test_option_records_document_their_fields_in_order():
 
     records = [core.StartPlan, core.FitRoute, core.PartitionOptions]
     records += [core.dpp.DPPSampling, core.dpp.DPPCut, core.dpp.DPPRoute]
-    records += [core.consensus_k.Resampling]
+    records += [core.consensus_k.Resampling, core.pla.Weighting]
     for record in records:
         fields = [f.name for f in dataclasses.fields(record)]
         assert _section_names(record.__doc__, "Attributes") == fields, record.__name__

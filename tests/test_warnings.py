@@ -14,7 +14,7 @@ import pytest
 
 import scconsensus as scc
 from scconsensus.core import PartitionOptions, StartPlan, generate_ensemble, pcc_consensus, select_k
-from scconsensus.core.pla import pla, pla_extend
+from scconsensus.core.pla import Weighting, pla, pla_extend
 
 GROUPS = np.repeat([[0, 0, 1], [1, 1, 0], [2, 2, 2]], 12, axis=0).astype(np.int32)
 UNSAMPLED = np.where(np.arange(36)[:, None] < 5, -1, GROUPS).astype(np.int32)
@@ -67,7 +67,7 @@ CASES = {
         "no partition",
     ),
     "core.pla, lam unused": (
-        lambda: pla(GROUPS, 3, lam=5, random_state=0),
+        lambda: pla(GROUPS, 3, weighting=Weighting(lam=5), random_state=0),
         UserWarning,
         "no effect",
     ),

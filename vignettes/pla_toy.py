@@ -29,7 +29,7 @@ import numpy as np
 from scipy.cluster.hierarchy import fcluster, linkage
 
 from scconsensus.core.ensemble import PartitionOptions, generate_ensemble
-from scconsensus.core.pla import LAMBDA_GRID, pla
+from scconsensus.core.pla import LAMBDA_GRID, Weighting, pla
 from scconsensus.metrics import h_criterion
 
 # Reference values copied from Table 1 of Lange & Buhmann (2005), toy data set:
@@ -85,7 +85,9 @@ def run_one(X, y, n_partitions: int, seed: int) -> dict[str, float]:
     lam27 = float(w.cv_scores["lam"].iloc[int(np.argmin(w.cv_scores["penalized"]))])
     out["lam27"] = lam27
     grid = {
-        lam: disagreement(y, pla(labels, 2, weighted=True, lam=lam, random_state=seed).labels)
+        lam: disagreement(
+            y, pla(labels, 2, weighted=True, weighting=Weighting(lam=lam), random_state=seed).labels
+        )
         for lam in LAMBDA_GRID
     }
     out["wPLA_eq27"] = grid[lam27]

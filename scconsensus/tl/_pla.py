@@ -16,6 +16,7 @@ from ..core.pla import (
     LAMBDA_GRID,
     PLA_PARAMS,
     PLAConsensus,
+    Weighting,
     pla_consensus,
     pla_extend,
     predict_ensemble_labels,
@@ -101,8 +102,9 @@ def pla(
     route = FitRoute(mode=mode, n_neighbors=n_neighbors, n_random=n_random, fit_size=fit_size,
                      fit_fraction=fit_fraction)  # fmt: skip
     out = pla_consensus(
-        labels, n_clusters, weighted, lam=lam, lam_grid=lam_grid, cv_folds=cv_folds,
-        cv_score=cv_score, max_iter=max_iter, tol=tol, start=start_plan, route=route, X=X,
+        labels, n_clusters, weighted,
+        weighting=Weighting(lam=lam, lam_grid=lam_grid, cv_folds=cv_folds, cv_score=cv_score),
+        max_iter=max_iter, tol=tol, start=start_plan, route=route, X=X,
         random_state=random_state, progress=progress,
     )  # fmt: skip
     adata = adata.copy() if copy else adata

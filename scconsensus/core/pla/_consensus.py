@@ -22,7 +22,8 @@ from .._plan import ConsensusPlan, plan_consensus
 from .._subset import fit_count
 from ..membership import labelled_first, order_clusters
 from ._doc import PLA_PARAMS
-from ._model import LAMBDA_GRID, PLAResult, check_pla_args, pla
+from ._model import PLAResult, check_pla_args, pla
+from ._options import Weighting
 
 __all__ = ["PLAConsensus", "pla_consensus"]
 
@@ -60,10 +61,7 @@ def pla_consensus(
     n_clusters: int | str = "auto",
     weighted: bool = False,
     *,
-    lam: float | str = "cv",
-    lam_grid=LAMBDA_GRID,
-    cv_folds: int = 3,
-    cv_score: str = "heldout",
+    weighting: Weighting | None = None,
     max_iter: int = 300,
     tol: float = 1e-6,
     start: StartPlan | None = None,
@@ -78,7 +76,8 @@ def pla_consensus(
     ----------
     {labels}
     {n_clusters}
-    {pla_weighting}
+    {pla_weighted}
+    {pla_weighting_record}
     {pla_stop}
     start
         ``init``, ``partitions``, ``n_init`` as a :class:`~scconsensus.core.StartPlan`
@@ -109,26 +108,27 @@ def pla_consensus(
     """
     start = check_options(start, StartPlan, "start")
     route = check_options(route, FitRoute, "route")
+    weighting = check_options(weighting, Weighting, "weighting")
     check_choice(start.init, ("spectral", "random"), "init")
     n_fit = fit_count(labels.shape[0], route.fit_size, route.fit_fraction)
     check_pla_args(  # before the plan: an oversize or ill-posed fit fails at once
-        n_fit, mode=route.mode, weighted=weighted, lam=lam, lam_grid=lam_grid,
-        cv_folds=cv_folds, cv_score=cv_score, n_neighbors=route.n_neighbors,
-        n_random=route.n_random, n_init=start.n_init, max_iter=max_iter, tol=tol,
+        n_fit, mode=route.mode, weighted=weighted, **options_record(weighting),
+        n_neighbors=route.n_neighbors, n_random=route.n_random, n_init=start.n_init,
+        max_iter=max_iter, tol=tol,
     )  # fmt: skip
     mode, X = _route(route.mode, n_fit, X)
     plan = plan_consensus(
         labels, n_clusters, partitions=start.partitions, init=start.init, random_state=random_state
     )
     res = pla(
-        labels[:, plan.columns], plan.n_clusters, weighted=weighted, lam=lam, lam_grid=lam_grid,
-        cv_folds=cv_folds, cv_score=cv_score, mode=mode, X=X, n_neighbors=route.n_neighbors,
+        labels[:, plan.columns], plan.n_clusters, weighted=weighted, weighting=weighting,
+        mode=mode, X=X, n_neighbors=route.n_neighbors,
         n_random=route.n_random, fit_size=route.fit_size, fit_fraction=route.fit_fraction,
         n_init=start.n_init, max_iter=max_iter, tol=tol, random_state=random_state,
         progress=progress, init=plan.start,
     )  # fmt: skip
-    params = {"n_clusters": n_clusters, "weighted": weighted, "lam": lam}
-    params.update(lam_grid=[float(x) for x in lam_grid], cv_folds=cv_folds, cv_score=cv_score)
+    params = {"n_clusters": n_clusters, "weighted": weighted, **options_record(weighting)}
+    params["lam_grid"] = [float(x) for x in weighting.lam_grid]
     params.update(max_iter=max_iter, tol=tol, **options_record(start, route))
     params.update(mode=res.mode, random_state=random_state_record(random_state))
     keep = order_clusters(res.posteriors, min_mass=1e-8)

@@ -1,9 +1,11 @@
 """Parameter text shared by :func:`scconsensus.core.pla.pla` and ``tl.pla``."""
 
 PLA_PARAMS = {
-    "pla_weighting": """\
+    "pla_weighted": """\
 weighted
-    Weighted PLA: learn the partition weights ``α`` (entropy-regularised, eq. 21).
+    Weighted PLA: learn the partition weights ``α`` (entropy-regularised, eq. 21).""",
+    # the fields of core.pla.Weighting, in order
+    "pla_lambda": """\
 lam
     λ of the entropy regulariser (> 0), or ``"cv"`` to choose it from ``lam_grid``
     by ``cv_folds``-fold cross-validation over items. Only weighted PLA uses it: a
@@ -105,3 +107,9 @@ diagonal
 }
 #: ``tl.pla`` takes ``n_init`` right after ``init`` and ``partitions`` (its start plan)
 PLA_PARAMS["pla_plan"] += "\n" + PLA_PARAMS["pla_n_init"]
+PLA_PARAMS["pla_weighting"] = PLA_PARAMS["pla_weighted"] + "\n" + PLA_PARAMS["pla_lambda"]
+PLA_PARAMS["pla_weighting_record"] = """\
+weighting
+    ``lam``, ``lam_grid``, ``cv_folds``, ``cv_score`` as a
+    :class:`~scconsensus.core.pla.Weighting` (``tl.pla`` documents each); ``None``: its
+    defaults (λ cross-validated on :data:`LAMBDA_GRID`). Used with ``weighted=True`` only."""
