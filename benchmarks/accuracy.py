@@ -591,7 +591,7 @@ def paper_rows(seeds) -> str:
     import anndata as ad
 
     import scconsensus as scc
-    from scconsensus.core.ensemble import generate_ensemble
+    from scconsensus.core.ensemble import PartitionOptions, generate_ensemble
     from scconsensus.metrics import h_criterion, js_criterion
 
     sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "vignettes"))
@@ -614,10 +614,9 @@ def paper_rows(seeds) -> str:
             50,
             "hc_single",
             k=2,
-            subsample=0.1,
-            predict_unsampled=True,
             random_state=seed,
             progress=False,
+            options=PartitionOptions(subsample=0.1, predict_unsampled=True),
         )
         toy = ad.AnnData(X)
         toy.obsm["scc_ensemble"] = ens.labels

@@ -53,16 +53,17 @@ def make_data(n: int, p: int = 20, k: int = 8, seed: int = 0):
 
 
 def run_case(name: str, n_runs: int) -> None:
-    from scconsensus.core.dpp import dpp_consensus
+    from scconsensus.core.dpp import DPPRoute, DPPSampling, dpp_consensus
     from scconsensus.metrics import adjusted_rand_index
 
     n, mode, extra = CASES[name]
     X, truth = make_data(n)
     # compile the numba kernels outside the measurement
-    dpp_consensus(X[:300], 5, mode=mode, random_state=0)
+    dpp_consensus(X[:300], 5, route=DPPRoute(mode=mode), random_state=0)
     tracemalloc.start()
     t0 = time.perf_counter()
-    res = dpp_consensus(X, n_runs, mode=mode, random_state=0, **extra)
+    route, sampling = DPPRoute(mode=mode), DPPSampling(**extra)
+    res = dpp_consensus(X, n_runs, sampling=sampling, route=route, random_state=0)
     seconds = time.perf_counter() - t0
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()

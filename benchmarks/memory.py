@@ -49,7 +49,7 @@ def _labels(n: int, n_partitions: int = 50, k: int = 6, seed: int = 0):
 
 
 def _call(route: str, labels, k: int = 6):
-    from scconsensus.core import pcc_consensus
+    from scconsensus.core import FitRoute, pcc_consensus
     from scconsensus.core.pla import pla
 
     if route == "coassociation":  # the tl function: the AnnData store is part of its peak
@@ -62,7 +62,7 @@ def _call(route: str, labels, k: int = 6):
         adata.obsm["scc_ensemble"] = labels
         return coassociation(adata, mode="dense")
     if route == "pcc":
-        return pcc_consensus(labels, k, mode="dense", fit_size=None, random_state=0)
+        return pcc_consensus(labels, k, route=FitRoute(mode="dense"), random_state=0)
     return pla(labels, k, mode="dense", random_state=0)
 
 

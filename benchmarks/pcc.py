@@ -74,13 +74,19 @@ def warm_up() -> None:
 def dense_case(n: int, n_partitions: int, K: int, solvers=("greedy",)) -> None:
     from sklearn.datasets import make_blobs
 
-    from scconsensus.core import coassociation, generate_ensemble, pcc
+    from scconsensus.core import PartitionOptions, coassociation, generate_ensemble, pcc
     from scconsensus.metrics import h_criterion
 
     X, truth = make_blobs(n_samples=n, centers=8, n_features=10, cluster_std=2.0, random_state=0)
     t = time.perf_counter()
     ens = generate_ensemble(
-        X, n_partitions, "kmeans", k=(2, 20), subsample=0.8, random_state=0, progress=False
+        X,
+        n_partitions,
+        "kmeans",
+        k=(2, 20),
+        random_state=0,
+        progress=False,
+        options=PartitionOptions(subsample=0.8),
     )
     t_ens = time.perf_counter() - t
     t = time.perf_counter()
@@ -112,12 +118,24 @@ def dense_case(n: int, n_partitions: int, K: int, solvers=("greedy",)) -> None:
 def default_start_case(n: int, K: int, solvers=("batch", "greedy")) -> None:
     from sklearn.datasets import make_blobs
 
-    from scconsensus.core import coassociation, generate_ensemble, pcc, plan_consensus
+    from scconsensus.core import (
+        PartitionOptions,
+        coassociation,
+        generate_ensemble,
+        pcc,
+        plan_consensus,
+    )
     from scconsensus.metrics import adjusted_rand_index
 
     X, truth = make_blobs(n_samples=n, centers=K, n_features=10, cluster_std=2.0, random_state=0)
     ens = generate_ensemble(
-        X, 100, "kmeans", k=(10, 45), subsample=0.8, random_state=0, progress=False
+        X,
+        100,
+        "kmeans",
+        k=(10, 45),
+        random_state=0,
+        progress=False,
+        options=PartitionOptions(subsample=0.8),
     )
     plan = plan_consensus(ens.labels, K, random_state=0)
     C, N = coassociation(ens.labels[:, plan.columns])
@@ -142,7 +160,7 @@ def _large_data(n: int, n_partitions: int, pairs_per_item: float, cache: str | N
     """``(truth, C, N, note)`` of the Sect. 7.3 shape, built or read from ``cache`` (.npz)."""
     import scipy.sparse as sp
 
-    from scconsensus.core import coassociation, generate_ensemble, sample_pairs
+    from scconsensus.core import PartitionOptions, coassociation, generate_ensemble, sample_pairs
     from scconsensus.metrics import h_criterion
 
     if cache and os.path.exists(cache):
@@ -160,7 +178,13 @@ def _large_data(n: int, n_partitions: int, pairs_per_item: float, cache: str | N
     X = centers[truth] + rng.normal(size=(n, 39))
     t = time.perf_counter()
     ens = generate_ensemble(
-        X, n_partitions, "kmeans", k=(2, 10), subsample=0.5, random_state=0, progress=True
+        X,
+        n_partitions,
+        "kmeans",
+        k=(2, 10),
+        random_state=0,
+        progress=True,
+        options=PartitionOptions(subsample=0.5),
     )
     t_ens = time.perf_counter() - t
     labels = ens.labels

@@ -26,11 +26,17 @@ import numpy as np
 def problem(n: int = 2000, K: int = 30):
     from sklearn.datasets import make_blobs
 
-    from scconsensus.core import coassociation, generate_ensemble, plan_consensus
+    from scconsensus.core import PartitionOptions, coassociation, generate_ensemble, plan_consensus
 
     X, truth = make_blobs(n_samples=n, centers=K, n_features=10, cluster_std=2.0, random_state=0)
     ens = generate_ensemble(
-        X, 100, "kmeans", k=(10, 45), subsample=0.8, random_state=0, progress=False
+        X,
+        100,
+        "kmeans",
+        k=(10, 45),
+        random_state=0,
+        progress=False,
+        options=PartitionOptions(subsample=0.8),
     )
     plan = plan_consensus(ens.labels, K, random_state=0)
     C, N = coassociation(ens.labels[:, plan.columns])

@@ -125,11 +125,13 @@ method
     ``"pam"``, ``"spectral"``, ``"leiden"``, or a list of them cycled over the
     partitions (see :func:`scconsensus.core.ensemble.generate_ensemble`).""",
     # --- consensus-k (``core.consensus_k``, ``tl.consensus_k``, ``r.consensus_cluster_plus``) ---
-    "consensus_k_resampling": """\
+    "consensus_k_max_k_reps": """\
 max_k
     Largest ``k`` (CCP's ``maxK``); partitions for ``k = 2..max_k``.
 reps
-    Subsamples (CCP's ``reps``).
+    Subsamples (CCP's ``reps``).""",
+    # the fields of core.consensus_k.Resampling, in order
+    "consensus_k_sampling": """\
 p_item, p_feature
     Fractions of items and features per subsample (``pItem``, ``pFeature``).
 method
@@ -218,6 +220,12 @@ resolution
     range ``(0.2, 2.0)``).
 n_neighbors
     kNN graph size for spectral clustering, and for Leiden when no graph is given.""",
+    "ensemble_options": """\
+options
+    ``subsample``, ``feature_subsample``, ``predict_unsampled``, ``linkage``,
+    ``distance``, ``resolution``, ``n_neighbors`` as a
+    :class:`~scconsensus.core.PartitionOptions` (``tl.ensemble`` documents each);
+    ``None``: its defaults.""",
     "neighbors_key_obsp": """\
 neighbors_key, obsp
     The graph Leiden partitions cluster, as in :func:`scanpy.tl.leiden`:
@@ -255,6 +263,10 @@ save
 :class:`~matplotlib.axes.Axes` or None
     The axes, or ``None`` once the figure is shown.""",
 }
+#: tl.consensus_k takes the resampling options flat, after max_k and reps
+PARAMS["consensus_k_resampling"] = (
+    PARAMS["consensus_k_max_k_reps"] + "\n" + PARAMS["consensus_k_sampling"]
+)
 
 
 def _indent(text: str, indent: str) -> str:

@@ -148,12 +148,44 @@ def check_number(value: Any, name: str, *, within: tuple[float, float] | None = 
     return value
 
 
-def check_n_clusters(n_clusters: int, n_items: int, name: str = "n_clusters") -> int:
-    """A number of clusters in [2, n_items - 1] (or 1..n for maxima)."""
-    n_clusters = check_int(n_clusters, name, 2)
-    if n_clusters >= n_items:
-        raise ValueError(too_many_clusters(name, n_clusters, n_items))
+def check_n_clusters(
+    n_clusters: Any, n_items: int, name: str = "n_clusters", *, nearest: bool = False
+) -> int | None:
+    """The one ``n_clusters`` contract: an int in ``[2, n_items - 1]``.
+
+    A model fitted at ``K`` clusters (PCC, PLA, the spectral start, ``max_k``) needs two
+    clusters at least and fewer than items. ``nearest=True`` is the contract of a method
+    that returns the cut *nearest* to a number asked for (DPP's thresholded consensus):
+    ``None`` or ``"auto"`` (the number chosen from the data) pass as ``None``, and the
+    trivial cuts are valid requests, so any int in ``[1, n_items]``.
+    """
+    if not nearest:
+        n_clusters = check_int(n_clusters, name, 2)
+        if n_clusters >= n_items:
+            raise ValueError(too_many_clusters(name, n_clusters, n_items))
+        return n_clusters
+    # "auto" is what tl.pcc/tl.pla and the command line call a K chosen from the data
+    if n_clusters is None or (isinstance(n_clusters, str) and n_clusters == "auto"):
+        return None
+    n_clusters = check_int(n_clusters, name, 1)
+    if n_clusters > n_items:
+        raise ValueError(
+            f"{name} must be between 1 and the number of items ({n_items}), got {n_clusters}."
+        )
     return n_clusters
+
+
+def check_options(value: Any, cls: type, name: str, default: Any = None) -> Any:
+    """``value`` if it is an options record of type ``cls``; ``None``: ``default``, else
+    ``cls()``."""
+    if value is None:
+        return cls() if default is None else default
+    if not isinstance(value, cls):
+        raise ValueError(
+            f"{name} must be a {cls.__name__} (e.g. {name}={cls.__name__}()), "
+            f"got {type(value).__name__}."
+        )
+    return value
 
 
 def too_many_clusters(name: str, value: int, n_items: int, where: str = "items") -> str:

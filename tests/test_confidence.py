@@ -47,9 +47,10 @@ def test_stored_membership_is_the_solvers_solution():
 @pytest.mark.parametrize("mode", ["dense", "sparse", "lowrank", "subset"])
 def test_stored_rows_are_the_fitted_rows_on_every_route(mode):
     labels, _ = noisy_ensemble(n=400, seed=1)
-    kw = {"mode": mode, "divergence": "l2" if mode == "lowrank" else "kl"}
+    route = scc.core.FitRoute(mode=mode, fit_size="auto")
+    kw = {"route": route, "divergence": "l2" if mode == "lowrank" else "kl"}
     if mode == "subset":
-        kw = {"mode": "dense", "fit_size": 200}
+        kw = {"route": scc.core.FitRoute(mode="dense", fit_size=200)}
     out = scc.core.pcc_consensus(labels, 6, random_state=0, **kw)
     fitted = out.membership if out.fit_indices is None else out.membership[out.fit_indices]
     # the same point up to the order of the columns

@@ -10,6 +10,7 @@ from _helpers import block_matrix
 
 import scconsensus as scc
 from scconsensus.core.consensus_k import (
+    Resampling,
     cdf_area,
     cluster_consensus,
     consensus_cdf,
@@ -21,7 +22,7 @@ from scconsensus.core.consensus_k import (
     resample_partitions,
     summarize_consensus,
 )
-from scconsensus.core.ensemble import generate_ensemble
+from scconsensus.core.ensemble import PartitionOptions, generate_ensemble
 from scconsensus.metrics import adjusted_rand_index
 
 
@@ -176,7 +177,13 @@ def test_hc_protocol_replays_generate_ensemble():
     parts = resample_partitions(X, max_k=4, reps=6, random_state=3, progress=False)
     for k in (2, 4):
         ens = generate_ensemble(
-            X, 6, method="hc", k=k, distance="pearson", random_state=3, progress=False
+            X,
+            6,
+            method="hc",
+            k=k,
+            random_state=3,
+            progress=False,
+            options=PartitionOptions(distance="pearson"),
         )
         np.testing.assert_array_equal(parts[k], ens.labels)
 
@@ -210,7 +217,8 @@ def test_same_seed_same_result_for_any_n_jobs():
 
 def test_kmeans_protocol_shares_subsamples_across_k():
     X, truth = _expression(n_per=15)
-    res = consensus_k(X, max_k=4, reps=10, method="kmeans", keep_partitions=True, progress=False)
+    kmeans = Resampling(method="kmeans")
+    res = consensus_k(X, max_k=4, reps=10, resampling=kmeans, keep_partitions=True, progress=False)
     sampled = [res.partitions[k] >= 0 for k in res.ks]
     for s in sampled[1:]:
         np.testing.assert_array_equal(s, sampled[0])
@@ -232,8 +240,8 @@ def test_recovers_groups_and_lowest_pac_at_true_k():
     [
         ({"max_k": 60}, "max_k"),
         ({"max_k": 1}, "max_k"),
-        ({"method": "leiden"}, "method"),
-        ({"p_item": 0.0}, "p_item"),
+        ({"resampling": Resampling(method="leiden")}, "method"),
+        ({"resampling": Resampling(p_item=0.0)}, "p_item"),
         ({"reps": 0}, "reps"),
     ],
 )
@@ -351,8 +359,13 @@ def test_feature_subsample_too_small_to_correlate_is_refused():
     """One feature per subsample: every correlation undefined, NaN labels and PAC 0 at every k."""
     X, _ = _expression(n_per=5, p=8)
     with pytest.raises(ValueError, match=r"p_feature keeps 1 of 8 features.*distance='pearson'"):
-        consensus_k(X, max_k=3, reps=4, p_feature=0.1, progress=False)
-    consensus_k(X, max_k=3, reps=4, p_feature=0.1, distance="euclidean", progress=False)
+        consensus_k(X, max_k=3, reps=4, resampling=Resampling(p_feature=0.1), progress=False)
+    euclidean = Resampling(p_feature=0.1, distance="euclidean")
+    consensus_k(X, max_k=3, reps=4, resampling=euclidean, progress=False)
     with pytest.raises(ValueError, match=r"feature_subsample keeps 1 of 8 features"):
-        generate_ensemble(X, 3, "hc", k=3, distance="spearman", feature_subsample=0.1)
-    generate_ensemble(X, 3, "kmeans", k=3, feature_subsample=0.1, progress=False)
+        generate_ensemble(
+            X, 3, "hc", k=3, options=PartitionOptions(distance="spearman", feature_subsample=0.1)
+        )
+    generate_ensemble(
+        X, 3, "kmeans", k=3, progress=False, options=PartitionOptions(feature_subsample=0.1)
+    )

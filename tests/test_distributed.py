@@ -15,7 +15,7 @@ from distributed import Client, LocalCluster, get_task_stream  # noqa: E402
 import scconsensus as scc  # noqa: E402
 from scconsensus.core._distributed import count_pairs_distributed  # noqa: E402
 from scconsensus.core.coassociation import coassociation, sample_pairs  # noqa: E402
-from scconsensus.core.ensemble import generate_ensemble  # noqa: E402
+from scconsensus.core.ensemble import PartitionOptions, generate_ensemble  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +50,7 @@ def test_mixed_ensemble_on_cluster_equals_local(client):
         n_partitions=12,
         method=["kmeans", "hc", "pam", "spectral", "leiden", "kmeans_split"],
         k=(2, 6),
-        subsample=0.8,
+        options=PartitionOptions(subsample=0.8),
         random_state=7,
         progress=False,
     )
@@ -72,9 +72,7 @@ def test_large_input_is_scattered_and_equal(client):
         n_partitions=8,
         method="kmeans",
         k=(3, 8),
-        subsample=0.5,
-        feature_subsample=0.75,
-        predict_unsampled=True,
+        options=PartitionOptions(subsample=0.5, feature_subsample=0.75, predict_unsampled=True),
         random_state=3,
         progress=False,
     )

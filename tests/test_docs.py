@@ -6,6 +6,7 @@ import importlib
 import inspect
 import itertools
 import pydoc
+import re
 
 import pytest
 
@@ -150,3 +151,65 @@ def _lacks_parameters(obj) -> bool:
 def test_exported_functions_document_parameters():
     lacking = {name for name, obj in public_api().items() if _lacks_parameters(obj)}
     assert lacking <= PARAMETERS_PENDING, sorted(lacking - PARAMETERS_PENDING)
+
+
+#: Public modules whose functions' ``Parameters`` must follow their signatures, beyond
+#: :data:`PUBLIC_MODULES` (the methods' own subpackages).
+METHOD_MODULES = [
+    "scconsensus.core.pcc",
+    "scconsensus.core.pla",
+    "scconsensus.core.dpp",
+    "scconsensus.core.consensus_k",
+    "scconsensus.core.ensemble",
+]
+
+
+def _section_names(doc: str, section: str) -> list[str] | None:
+    """The entry names of a numpydoc section, in order (``a, b`` lines give both)."""
+    found = re.search(
+        rf"^{section}\n-+\n(.*?)(?=^\S[^\n]*\n-+\n|\Z)", inspect.cleandoc(doc), re.S | re.M
+    )
+    if found is None:
+        return None
+    names = []
+    for line in found.group(1).splitlines():
+        if line and not line.startswith(" "):
+            names += [n.strip().lstrip("*") for n in line.split(" : ")[0].split(",")]
+    return names
+
+
+def _documented_functions() -> dict[str, object]:
+    found = {n: o for n, o in public_api().items() if inspect.isfunction(o)}
+    for module_name in METHOD_MODULES:
+        for qualname, obj in _exported(module_name):
+            if inspect.isfunction(obj):
+                found.setdefault(qualname, obj)
+    return found
+
+
+def test_parameters_follow_the_signature():
+    """Every public function documents each parameter once, in its signature's order."""
+    functions = _documented_functions()
+    assert {"scconsensus.tl.pcc", "scconsensus.core.dpp.dpp_consensus"} <= set(functions)
+    wrong = {}
+    for name, obj in functions.items():
+        documented = _section_names(obj.__doc__ or "", "Parameters")
+        if documented is None:
+            continue  # no Parameters section: test_exported_functions_document_parameters
+        signature = [p for p in inspect.signature(obj).parameters if p not in ("self", "cls")]
+        if documented != signature:
+            wrong[name] = (documented, signature)
+    assert not wrong, wrong
+
+
+def test_option_records_document_their_fields_in_order():
+    import dataclasses
+
+    from scconsensus import core
+
+    records = [core.StartPlan, core.FitRoute, core.PartitionOptions]
+    records += [core.dpp.DPPSampling, core.dpp.DPPCut, core.dpp.DPPRoute]
+    records += [core.consensus_k.Resampling, core.pla.Weighting]
+    for record in records:
+        fields = [f.name for f in dataclasses.fields(record)]
+        assert _section_names(record.__doc__, "Attributes") == fields, record.__name__

@@ -8,6 +8,9 @@ from _helpers import block_matrix
 from scipy.sparse.csgraph import minimum_spanning_tree
 
 from scconsensus.core.dpp import (
+    DPPCut,
+    DPPRoute,
+    DPPSampling,
     candidate_thresholds,
     consensus_membership,
     dpp_consensus,
@@ -208,7 +211,7 @@ def blobs_4d():
 @pytest.mark.parametrize("sampler", ["dpp", "uniform", "kmeans++"])
 def test_recovers_separated_blobs(blobs_4d, sampler):
     X, truth = blobs_4d
-    res = dpp_consensus(X, 60, sampler=sampler, random_state=0)
+    res = dpp_consensus(X, 60, sampling=DPPSampling(sampler=sampler), random_state=0)
     assert adjusted_rand_index(truth, res.labels) > 0.95
     # paper invariants: every threshold ≥ τ, every final cluster ≥ n^a, rows on the simplex
     assert res.candidates["threshold"].min() >= 0.6
@@ -240,15 +243,15 @@ def test_bad_input_raises(blobs_4d):
     with pytest.raises(ValueError, match="n_runs"):
         dpp_consensus(X, 0)
     with pytest.raises(ValueError, match="a must be"):
-        dpp_consensus(X, 5, a=1.5)
+        dpp_consensus(X, 5, cut=DPPCut(a=1.5))
     with pytest.raises(ValueError, match="tau"):
-        dpp_consensus(X, 5, tau=2.0)
+        dpp_consensus(X, 5, cut=DPPCut(tau=2.0))
     with pytest.raises(ValueError, match="sampler"):
-        dpp_consensus(X, 5, sampler="random")
+        dpp_consensus(X, 5, sampling=DPPSampling(sampler="random"))
     with pytest.raises(ValueError, match="mode"):
-        dpp_consensus(X, 5, mode="huge")
+        dpp_consensus(X, 5, route=DPPRoute(mode="huge"))
     with pytest.raises(ValueError, match="k_max"):
-        dpp_consensus(X, 5, sampler="uniform", k_max=1000)
+        dpp_consensus(X, 5, sampling=DPPSampling(sampler="uniform", k_max=1000))
     with pytest.raises(ValueError, match="identical"):
         dpp_consensus(np.ones((20, 3)), 5)
     with pytest.raises(ValueError, match="at least 3"):
@@ -259,15 +262,15 @@ def test_bad_input_raises(blobs_4d):
 
 def test_expected_size_controls_generators(blobs_4d):
     X, truth = blobs_4d
-    res = dpp_consensus(X, 60, expected_size=4.0, random_state=0)
+    res = dpp_consensus(X, 60, sampling=DPPSampling(expected_size=4.0), random_state=0)
     assert res.info["expected_size"] == pytest.approx(4.0)
     # conditioned on a non-empty draw; P(empty) is negligible at this size
     assert abs(res.run_sizes.mean() - 4.0) < 4.5 * np.sqrt(4.0 / 60)
     assert adjusted_rand_index(truth, res.labels) > 0.95
     with pytest.raises(ValueError, match="sampler='dpp' only"):
-        dpp_consensus(X, 5, sampler="uniform", expected_size=4.0)
+        dpp_consensus(X, 5, sampling=DPPSampling(sampler="uniform", expected_size=4.0))
     with pytest.raises(ValueError, match="expected_size"):
-        dpp_consensus(X, 5, expected_size=0.0)
+        dpp_consensus(X, 5, sampling=DPPSampling(expected_size=0.0))
 
 
 def _planted(n: int, seed: int = 0, n_groups: int = 5, dim: int = 30, spread: float = 3.0):
@@ -283,9 +286,12 @@ def test_default_run_size_does_not_grow_with_n(mode, sizes):
     # the same distribution at two sizes: the default DPP draws about as many generators
     # per run at both, the paper's kernel (reference_size=None) draws many more at the larger
     small, large = (_planted(n)[0] for n in sizes)
-    kw = {"mode": mode, "n_components": 200, "random_state": 0}
+    kw = {"route": DPPRoute(mode=mode, n_components=200), "random_state": 0}
     ours, paper = (
-        [dpp_consensus(X, 2, reference_size=m, **kw).info["expected_size"] for X in (small, large)]
+        [
+            dpp_consensus(X, 2, sampling=DPPSampling(reference_size=m), **kw).info["expected_size"]
+            for X in (small, large)
+        ]
         for m in (200, None)
     )
     assert 1 / 1.3 < ours[1] / ours[0] < 1.3
@@ -301,7 +307,7 @@ def test_default_finds_the_planted_groups_where_the_paper_kernel_over_splits():
     assert res.info["kernel_scale"] == pytest.approx(200 / 1000)
     assert "kernel validity index" in res.info["reason"]
     # the paper's kernel on 1,000 items in 30 dimensions: ~40 generators per run
-    paper = dpp_consensus(X, 50, reference_size=None, random_state=0)
+    paper = dpp_consensus(X, 50, sampling=DPPSampling(reference_size=None), random_state=0)
     assert int(paper.labels.max()) + 1 > 8
     assert "kernel_scale" not in paper.info
 
@@ -309,11 +315,11 @@ def test_default_finds_the_planted_groups_where_the_paper_kernel_over_splits():
 def test_small_data_keep_the_paper_kernel(blobs_4d):
     X, _ = blobs_4d
     a = dpp_consensus(X, 20, random_state=1)
-    b = dpp_consensus(X, 20, reference_size=None, random_state=1)
+    b = dpp_consensus(X, 20, sampling=DPPSampling(reference_size=None), random_state=1)
     np.testing.assert_array_equal(a.run_labels, b.run_labels)
     assert "kernel_scale" not in a.info
     with pytest.raises(ValueError, match="reference_size"):
-        dpp_consensus(X, 5, reference_size=0)
+        dpp_consensus(X, 5, sampling=DPPSampling(reference_size=0))
 
 
 @pytest.mark.parametrize("k", [2, 3, 4])

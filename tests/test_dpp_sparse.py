@@ -7,6 +7,7 @@ import pytest
 
 from scconsensus.core.coassociation import coassociation
 from scconsensus.core.dpp import (
+    DPPRoute,
     SpectralDPP,
     dpp_consensus,
     maximum_spanning_forest,
@@ -31,7 +32,7 @@ def data():
 @pytest.fixture(scope="module")
 def exact(data):
     X, _ = data
-    return dpp_consensus(X, 100, mode="dense", random_state=1)
+    return dpp_consensus(X, 100, route=DPPRoute(mode="dense"), random_state=1)
 
 
 def test_sparse_consensus_values_are_exact_on_pairs(data, exact):
@@ -83,7 +84,7 @@ def test_kvi_from_nystrom_features_close_to_kernel(data, exact):
 
 def test_sparse_route_end_to_end_agrees_with_exact(data, exact):
     X, truth = data
-    sparse = dpp_consensus(X, 100, mode="sparse", n_components=150, random_state=1)
+    sparse = dpp_consensus(X, 100, route=DPPRoute(mode="sparse", n_components=150), random_state=1)
     assert sparse.mode == "sparse" and exact.mode == "dense"
     assert sparse.info["rank"] <= 150
     assert sparse.labels.max() == exact.labels.max()

@@ -1,14 +1,16 @@
 import numpy as np
 import pytest
 
-from scconsensus.core.ensemble import METHODS, generate_ensemble
+from scconsensus.core.ensemble import METHODS, PartitionOptions, generate_ensemble
 from scconsensus.metrics import adjusted_rand_index
 
 
 @pytest.mark.parametrize("method", METHODS)
 def test_every_method_runs(blobs, method):
     X, y = blobs
-    ens = generate_ensemble(X, 4, method, k=3, subsample=0.9, random_state=0, progress=False)
+    ens = generate_ensemble(
+        X, 4, method, k=3, random_state=0, progress=False, options=PartitionOptions(subsample=0.9)
+    )
     assert ens.labels.shape == (X.shape[0], 4)
     assert ens.labels.dtype == np.int32
     assert ((ens.labels >= 0).sum(axis=0) == round(0.9 * X.shape[0])).all()
@@ -26,7 +28,9 @@ def test_every_method_runs(blobs, method):
 @pytest.mark.parametrize("distance", ["euclidean", "pearson", "spearman", "cosine"])
 def test_hc_distances(blobs, distance):
     X, _ = blobs
-    ens = generate_ensemble(X + 10, 2, "hc", k=3, distance=distance, progress=False)
+    ens = generate_ensemble(
+        X + 10, 2, "hc", k=3, progress=False, options=PartitionOptions(distance=distance)
+    )
     assert (ens.partitions["distance"] == distance).all()
     assert ens.labels.max() <= 2
 
@@ -49,7 +53,9 @@ def test_k_range_list_and_split(blobs):
     assert set(ens.partitions["k"]) <= {2, 3, 4, 5} and len(set(ens.partitions["k"])) > 1
     ens = generate_ensemble(X, 6, "kmeans", k=[3, 7], progress=False)
     assert ens.partitions["k"].tolist() == [3, 7, 3, 7, 3, 7]
-    ens = generate_ensemble(X, 5, "kmeans_split", subsample=1.0, progress=False)
+    ens = generate_ensemble(
+        X, 5, "kmeans_split", progress=False, options=PartitionOptions(subsample=1.0)
+    )
     n = X.shape[0]
     assert ens.partitions["k"].between(np.ceil(np.sqrt(n) / 2), np.floor(np.sqrt(n))).all()
 
@@ -62,7 +68,9 @@ def test_mixed_methods_cycle(blobs):
 
 def test_feature_subsample(blobs):
     X, _ = blobs
-    ens = generate_ensemble(X, 3, "kmeans", k=3, feature_subsample=0.5, progress=False)
+    ens = generate_ensemble(
+        X, 3, "kmeans", k=3, progress=False, options=PartitionOptions(feature_subsample=0.5)
+    )
     assert ens.labels.shape == (X.shape[0], 3)
 
 
@@ -70,7 +78,12 @@ def test_feature_subsample(blobs):
 def test_predict_unsampled(blobs, how):
     X, y = blobs
     ens = generate_ensemble(
-        X, 3, ["kmeans", "hc_single"], k=3, subsample=0.3, predict_unsampled=how, progress=False
+        X,
+        3,
+        ["kmeans", "hc_single"],
+        k=3,
+        progress=False,
+        options=PartitionOptions(subsample=0.3, predict_unsampled=how),
     )
     assert (ens.labels >= 0).all()
     assert adjusted_rand_index(y, ens.labels[:, 0]) > 0.9
@@ -94,13 +107,13 @@ def test_sparse_input(blobs):
         (dict(k=(2, 500)), "too large"),
         (dict(k=1), "at least 2"),
         (dict(method="dbscan"), "not supported"),
-        (dict(subsample=0.0), r"subsample must be in \(0, 1\]"),
-        (dict(subsample=1.5), r"subsample must be in \(0, 1\]"),
-        (dict(feature_subsample=-1), "feature_subsample"),
+        (dict(options=PartitionOptions(subsample=0.0)), r"subsample must be in \(0, 1\]"),
+        (dict(options=PartitionOptions(subsample=1.5)), r"subsample must be in \(0, 1\]"),
+        (dict(options=PartitionOptions(feature_subsample=-1)), "feature_subsample"),
         (dict(n_partitions=0), "positive integer"),
-        (dict(distance="manhattan"), "distance"),
+        (dict(options=PartitionOptions(distance="manhattan")), "distance"),
         (dict(X=np.ones(10)), "2-D"),
-        (dict(predict_unsampled="maybe"), "predict_unsampled"),
+        (dict(options=PartitionOptions(predict_unsampled="maybe")), "predict_unsampled"),
     ],
 )
 def test_bad_input(blobs, kwargs, match):
@@ -187,7 +200,9 @@ def test_leiden_resolution_calibrated_to_k():
     found = wide.partitions["n_clusters"]
     lo, hi = wide.params["resolution"]
     assert lo < hi and found.min() <= 4 and found.max() >= 11
-    given = generate_ensemble(X, 2, "leiden", resolution=(0.5, 0.5), progress=False)
+    given = generate_ensemble(
+        X, 2, "leiden", progress=False, options=PartitionOptions(resolution=(0.5, 0.5))
+    )
     assert list(given.params["resolution"]) == [0.5, 0.5]
 
 
@@ -208,11 +223,15 @@ def test_large_kmeans_partition_fits_a_sample_and_assigns_the_rest(blobs, monkey
         return fit(self, X_fit, *args, **kwargs)
 
     monkeypatch.setattr(KMeans, "fit", spy)
-    ens = generate_ensemble(X, 6, "kmeans", k=3, subsample=0.9, random_state=0, progress=False)
+    ens = generate_ensemble(
+        X, 6, "kmeans", k=3, random_state=0, progress=False, options=PartitionOptions(subsample=0.9)
+    )
     assert fitted_rows and max(fitted_rows) == 40
     for col in ens.labels.T:
         sampled = col >= 0
         assert sampled.sum() > 40
         assert adjusted_rand_index(truth[sampled], col[sampled]) > 0.9
-    again = generate_ensemble(X, 6, "kmeans", k=3, subsample=0.9, random_state=0, n_jobs=2)
+    again = generate_ensemble(
+        X, 6, "kmeans", k=3, random_state=0, n_jobs=2, options=PartitionOptions(subsample=0.9)
+    )
     np.testing.assert_array_equal(ens.labels, again.labels)

@@ -10,7 +10,7 @@ import pytest
 from _helpers import planted
 
 import scconsensus as scc
-from scconsensus.core import pcc_consensus
+from scconsensus.core import FitRoute, pcc_consensus
 from scconsensus.core._subset import fit_count, fit_subset
 from scconsensus.core.pla import pla
 
@@ -77,7 +77,8 @@ def test_pcc_and_pla_fit_the_same_number_of_items():
 
 def test_pcc_consensus_is_what_tl_pcc_stores():
     _, labels = planted(n_per=25, k=3, R=20, seed=2)
-    out = pcc_consensus(labels, "auto", fit_size=50, pairs="ensemble", random_state=3)
+    route = FitRoute(fit_size=50)
+    out = pcc_consensus(labels, "auto", route=route, pairs="ensemble", random_state=3)
     adata = ad.AnnData(np.zeros((labels.shape[0], 1)))
     adata.obsm["scc_ensemble"] = labels
     scc.tl.pcc(adata, "auto", fit_size=50, pairs="ensemble", random_state=3)

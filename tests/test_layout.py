@@ -136,3 +136,26 @@ def test_random_state_is_recorded_one_way():
     assert random_state_record(None) is None
     assert random_state_record(np.random.default_rng(0)) == "custom"
     assert random_state_record(np.random.RandomState(0)) == "custom"
+
+
+def test_tl_flat_keywords_default_to_the_core_records():
+    """``tl`` takes a method's option records as flat keywords: the same names, the same
+    defaults as the record ``core`` uses when given none."""
+    import dataclasses
+    import inspect
+
+    from scconsensus import core, tl
+
+    wrappers = {
+        tl.pcc: [core.StartPlan(), core.PCC_ROUTE],
+        tl.pla: [core.pla.Weighting(), core.StartPlan(), core.FitRoute()],
+        tl.dpp: [core.dpp.DPPSampling(), core.dpp.DPPCut(), core.dpp.DPPRoute()],
+        tl.consensus_k: [core.consensus_k.Resampling()],
+        tl.ensemble: [core.PartitionOptions()],
+    }
+    for function, records in wrappers.items():
+        params = inspect.signature(function).parameters
+        for record in records:
+            for field in dataclasses.fields(record):
+                given = params[field.name].default
+                assert given == getattr(record, field.name), (function.__name__, field.name)

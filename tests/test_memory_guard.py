@@ -13,7 +13,7 @@ import scconsensus as scc
 from scconsensus import settings
 from scconsensus._validation import dense_route_bytes
 from scconsensus.core.coassociation import coassociation
-from scconsensus.core.ensemble import generate_ensemble
+from scconsensus.core.ensemble import PartitionOptions, generate_ensemble
 
 N_ITEMS = 120
 
@@ -80,7 +80,9 @@ def test_hierarchical_ensembles_refused(low_limit, method):
     # scipy's linkage forms the condensed distance matrix for every linkage
     size = _size_message(n_sub).replace("mode='sparse'", "method='kmeans'")
     with pytest.raises(MemoryError, match=rf"Hierarchical clustering.*{size}"):
-        generate_ensemble(X, 4, method, k=3, subsample=0.8, progress=False)
+        generate_ensemble(
+            X, 4, method, k=3, progress=False, options=PartitionOptions(subsample=0.8)
+        )
 
 
 def test_pam_refused_kmeans_fine(low_limit):

@@ -368,6 +368,7 @@ _NUMBA_THREADS_SCRIPT = """
 import numba, numpy as np
 from sklearn.datasets import make_blobs
 from scconsensus.core import coassociation, generate_ensemble, pcc, plan_consensus, sample_pairs
+from scconsensus.core import PartitionOptions
 from scconsensus.core.pcc import _batch_dense, _parallel
 # the parallel kernels at any size: on one thread the serial twins run, so 1 against
 # 2 and 4 threads also compares the twins with the parallel kernels
@@ -375,7 +376,8 @@ _parallel.SERIAL_BELOW = 0
 # the benchmark's default-start case, smaller: from the spectral start KL's supports
 # become sparse and the active-pair route takes over from the all-pairs one
 X, _ = make_blobs(n_samples=1200, centers=12, n_features=10, cluster_std=2.0, random_state=0)
-ens = generate_ensemble(X, 60, "kmeans", k=(6, 24), subsample=0.8, random_state=0, progress=False)
+options = PartitionOptions(subsample=0.8)
+ens = generate_ensemble(X, 60, "kmeans", k=(6, 24), options=options, random_state=0, progress=False)
 plan = plan_consensus(ens.labels, 12, random_state=0)
 C, N = coassociation(ens.labels[:, plan.columns])
 active, dense = [], []  # pairs of each active-route evaluation; all-pairs evaluations
@@ -501,12 +503,18 @@ def test_active_route_pairs_found_at_each_point_of_an_all_pairs_segment():
 
 def test_snap_outside_kl_domain_skips_its_weights_pass(monkeypatch):
     """The domain check gives the very same fit with fewer objective passes."""
-    from scconsensus.core import generate_ensemble
+    from scconsensus.core import PartitionOptions, generate_ensemble
     from scconsensus.core.pcc import _batch_dense
 
     X, _ = make_blobs(n_samples=800, centers=10, n_features=10, cluster_std=2.0, random_state=0)
     ens = generate_ensemble(
-        X, 40, "kmeans", k=(5, 20), subsample=0.8, random_state=0, progress=False
+        X,
+        40,
+        "kmeans",
+        k=(5, 20),
+        random_state=0,
+        progress=False,
+        options=PartitionOptions(subsample=0.8),
     )
     plan = plan_consensus(ens.labels, 10, random_state=0)
     C, N = coassociation(ens.labels[:, plan.columns])

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from _helpers import planted
 
-from scconsensus.core import pcc
+from scconsensus.core import FitRoute, pcc
 from scconsensus.core.coassociation import coassociation
 from scconsensus.core.pcc import l2_constant, pcc_lowrank
 from scconsensus.core.pcc._lowrank import LowRankL2
@@ -159,8 +159,8 @@ def test_consensus_route_matches_dense_route(monkeypatch):
     # "auto" fits a subset above auto_fit_size items on the other routes, every item here
     monkeypatch.setattr(scc.settings, "auto_fit_size", 50)
     kw = {"divergence": "l2", "tol": 1e-7}
-    low = pcc_consensus(labels, 4, mode="lowrank", **kw)
-    dense = pcc_consensus(labels, 4, mode="dense", solver="batch", fit_size=None, **kw)
+    low = pcc_consensus(labels, 4, route=FitRoute(mode="lowrank", fit_size="auto"), **kw)
+    dense = pcc_consensus(labels, 4, route=FitRoute(mode="dense"), solver="batch", **kw)
     assert low.route == "lowrank" and low.fit_indices is None
     assert low.fit.solver == "batch-lowrank"
     assert low.plan.n_clusters == dense.plan.n_clusters
@@ -169,7 +169,7 @@ def test_consensus_route_matches_dense_route(monkeypatch):
     assert adjusted_rand_index(low.labels, dense.labels) == 1.0
     assert adjusted_rand_index(low.labels, truth) == 1.0
     # an explicit subset is fitted and extended as on the other routes
-    sub = pcc_consensus(labels, 4, mode="lowrank", fit_size=60, **kw)
+    sub = pcc_consensus(labels, 4, route=FitRoute(mode="lowrank", fit_size=60), **kw)
     assert sub.fit_indices.size == 60 and sub.membership.shape[0] == labels.shape[0]
     assert adjusted_rand_index(sub.labels, truth) == 1.0
 
@@ -179,9 +179,9 @@ def test_consensus_route_refuses_kl_and_greedy():
 
     _, labels = planted(n_per=10, k=3, R=6)
     with pytest.raises(ValueError, match="divergence='l2' only"):
-        pcc_consensus(labels, 3, mode="lowrank")  # the default divergence is KL
+        pcc_consensus(labels, 3, route=FitRoute(mode="lowrank"))  # the default divergence is KL
     with pytest.raises(ValueError, match="solver"):
-        pcc_consensus(labels, 3, "l2", mode="lowrank", solver="greedy")
+        pcc_consensus(labels, 3, "l2", route=FitRoute(mode="lowrank"), solver="greedy")
 
 
 def test_tl_pcc_lowrank_route():
@@ -216,6 +216,6 @@ def test_dense_route_refused_names_lowrank(monkeypatch):
     truth, labels = planted(n_per=40, k=3, R=12, noise=0.2, missing=0.2, seed=8)
     monkeypatch.setattr(scc.settings, "max_dense_bytes", 10_000)
     with pytest.raises(MemoryError, match=r"120 x 120.*mode='sparse'.*mode='lowrank'"):
-        pcc_consensus(labels, 3, "l2", mode="dense")
-    res = pcc_consensus(labels, 3, "l2", mode="lowrank")
+        pcc_consensus(labels, 3, "l2", route=FitRoute(mode="dense", fit_size="auto"))
+    res = pcc_consensus(labels, 3, "l2", route=FitRoute(mode="lowrank", fit_size="auto"))
     assert adjusted_rand_index(res.labels, truth) == 1.0

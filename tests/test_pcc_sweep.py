@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from _helpers import planted
 
-from scconsensus.core import Bregman, pcc
+from scconsensus.core import Bregman, FitRoute, pcc
 from scconsensus.core.coassociation import coassociation
 
 
@@ -83,4 +83,4 @@ def test_sweep_takes_the_sampled_pairs_route_or_refuses_first(monkeypatch):
     monkeypatch.setattr(_pcc_consensus, "_plan", no_plan)
     for mode in ("dense", "lowrank"):
         with pytest.raises(ValueError, match="solver='sweep' works on sampled pairs"):
-            pcc_consensus(labels, 3, mode=mode, solver="sweep")
+            pcc_consensus(labels, 3, route=FitRoute(mode=mode), solver="sweep")

@@ -9,6 +9,7 @@ import pytest
 import scipy.sparse as sp
 
 from scconsensus.core.pla import (
+    Weighting,
     as_members,
     entropic_weights,
     pla,
@@ -108,7 +109,7 @@ def test_dense_and_sparse_agree(planted_ensemble):
 
 def test_weighted_dense_and_sparse_agree(planted_ensemble):
     _, labels = planted_ensemble
-    kw = {"weighted": True, "lam": 0.5, "random_state": 1}
+    kw = {"weighted": True, "weighting": Weighting(lam=0.5), "random_state": 1}
     dense = pla(labels, 3, mode="dense", **kw)
     sparse = pla(labels, 3, mode="sparse", pairs=all_pairs(labels.shape[0]), **kw)
     np.testing.assert_allclose(sparse.weights, dense.weights, atol=1e-8)
@@ -185,13 +186,13 @@ def test_weights_sum_to_one_uniform_for_large_lambda(planted_ensemble):
     _, labels = planted_ensemble
     L = labels.shape[1]
     plain = pla(labels, 3, random_state=0)
-    big = pla(labels, 3, weighted=True, lam=1e9, random_state=0)
+    big = pla(labels, 3, weighted=True, weighting=Weighting(lam=1e9), random_state=0)
     assert big.weights.sum() == pytest.approx(1.0)
     np.testing.assert_allclose(big.weights, 1.0 / L, atol=1e-8)
     # the same fixed point; weighted PLA only runs EM further from it
     np.testing.assert_allclose(big.posteriors, plain.posteriors, atol=1e-3)
     np.testing.assert_array_equal(big.labels, plain.labels)
-    small = pla(labels, 3, weighted=True, lam=0.05, random_state=0)
+    small = pla(labels, 3, weighted=True, weighting=Weighting(lam=0.05), random_state=0)
     assert small.weights.sum() == pytest.approx(1.0)
     assert small.weights.max() > 5.0 / L
 
@@ -199,7 +200,7 @@ def test_weights_sum_to_one_uniform_for_large_lambda(planted_ensemble):
 def test_weighted_objective_never_increases(planted_ensemble):
     _, labels = planted_ensemble
     for lam in (0.1, 1.0, 10.0):
-        res = pla(labels, 3, weighted=True, lam=lam, random_state=0, tol=1e-10)
+        res = pla(labels, 3, weighted=True, weighting=Weighting(lam=lam), random_state=0, tol=1e-10)
         F = res.objective_trace
         assert F.size >= 3
         assert np.all(np.diff(F) <= 1e-9 * np.abs(F[:-1]).max())
@@ -210,14 +211,17 @@ def test_weights_favour_consistent_partitions():
     truth = np.repeat([0, 1, 2], 20)
     good = noisy_ensemble(truth, 10, 0.05, rng)
     junk = rng.integers(0, 3, size=(60, 10)).astype(np.int32)
-    res = pla(np.hstack([good, junk]), 3, weighted=True, lam=1.0, random_state=0)
+    res = pla(
+        np.hstack([good, junk]), 3, weighted=True, weighting=Weighting(lam=1.0), random_state=0
+    )
     assert res.weights[:10].mean() > 2 * res.weights[10:].mean()
     assert h_criterion(truth, res.labels) == 1.0
 
 
 def test_lambda_by_cross_validation(planted_ensemble):
     _, labels = planted_ensemble
-    res = pla(labels, 3, weighted=True, lam_grid=(0.1, 1.0, 100.0), cv_folds=2, random_state=0)
+    grid = Weighting(lam_grid=(0.1, 1.0, 100.0), cv_folds=2)
+    res = pla(labels, 3, weighted=True, weighting=grid, random_state=0)
     assert res.lam in (0.1, 1.0, 100.0)
     assert list(res.cv_scores["lam"]) == [0.1, 1.0, 100.0]
     assert np.isfinite(res.cv_scores[["heldout_nll", "penalized", "weighted_nll"]]).all().all()
@@ -228,9 +232,7 @@ def test_lambda_by_cross_validation(planted_ensemble):
         labels,
         3,
         weighted=True,
-        lam_grid=(0.1, 1.0, 100.0),
-        cv_folds=2,
-        cv_score="penalized",
+        weighting=Weighting(lam_grid=(0.1, 1.0, 100.0), cv_folds=2, cv_score="penalized"),
         random_state=0,
     )
     assert pen.lam == 100.0
@@ -238,7 +240,8 @@ def test_lambda_by_cross_validation(planted_ensemble):
 
 def test_cross_validation_dense_and_sparse_agree(planted_ensemble):
     _, labels = planted_ensemble
-    kw = {"weighted": True, "lam_grid": (0.1, 1.0, 100.0), "cv_folds": 2, "random_state": 0}
+    grid = Weighting(lam_grid=(0.1, 1.0, 100.0), cv_folds=2)
+    kw = {"weighted": True, "weighting": grid, "random_state": 0}
     dense = pla(labels, 3, **kw)
     sparse = pla(labels, 3, mode="sparse", pairs=all_pairs(labels.shape[0]), **kw)
     # same algorithm; only the summation order of the seeded starts differs
@@ -334,14 +337,14 @@ def test_fit_fraction_and_sparse_fit_subset():
         ({"n_clusters": 1}, "at least 2"),
         ({"n_clusters": 60}, "too large"),
         ({"mode": "fast"}, "mode='fast'"),
-        ({"weighted": True, "lam": -1.0}, "lam must be a positive"),
-        ({"weighted": True, "lam": "auto"}, "lam='auto'"),
-        ({"weighted": True, "cv_folds": 1}, "cv_folds"),
-        ({"weighted": True, "lam_grid": (0.0, 1.0)}, "lam_grid"),
+        ({"weighted": True, "weighting": Weighting(lam=-1.0)}, "lam must be a positive"),
+        ({"weighted": True, "weighting": Weighting(lam="auto")}, "lam='auto'"),
+        ({"weighted": True, "weighting": Weighting(cv_folds=1)}, "cv_folds"),
+        ({"weighted": True, "weighting": Weighting(lam_grid=(0.0, 1.0))}, "lam_grid"),
         ({"fit_size": 10, "fit_fraction": 0.5}, "either fit_size or fit_fraction"),
         ({"fit_size": 2}, "more than"),
         ({"fit_fraction": 1.5}, "fit_fraction"),
-        ({"cv_score": "aic"}, "cv_score"),
+        ({"weighting": Weighting(cv_score="aic")}, "cv_score"),
         ({"mode": "dense", "diagonal": False}, "diagonal"),
         ({"mode": "sparse", "pairs": np.array([[0, 99]])}, "outside"),
         ({"n_init": 0}, "n_init"),
@@ -411,7 +414,7 @@ def bananas(seed, sizes=(100, 200), radius=5.0):
 @pytest.mark.slow
 def test_toy_pla_beats_the_median_partition():
     """Sect. 4: PLA of single-linkage subsample partitions beats a typical partition."""
-    from scconsensus.core.ensemble import generate_ensemble
+    from scconsensus.core.ensemble import PartitionOptions, generate_ensemble
 
     pla_err, med_err = [], []
     for seed in range(3):
@@ -421,10 +424,9 @@ def test_toy_pla_beats_the_median_partition():
             50,
             method=("hc_single",),
             k=2,
-            subsample=0.1,
-            predict_unsampled=True,
             random_state=seed,
             progress=False,
+            options=PartitionOptions(subsample=0.1, predict_unsampled=True),
         )
         med_err.append(np.median([1 - h_criterion(y, ens.labels[:, l]) for l in range(50)]))
         pla_err.append(1 - h_criterion(y, pla(ens.labels, 2, random_state=seed).labels))

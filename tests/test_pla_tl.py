@@ -179,7 +179,11 @@ def test_tl_pla_is_pla_consensus_on_the_ensemble(adata):
     a = adata.copy()
     scc.tl.pla(a, n_clusters=3, weighted=True, lam=1.0, random_state=np.random.default_rng(1))
     out = scc.core.pla_consensus(
-        a.obsm["scc_ensemble"], 3, True, lam=1.0, random_state=np.random.default_rng(1)
+        a.obsm["scc_ensemble"],
+        3,
+        True,
+        weighting=scc.core.pla.Weighting(lam=1.0),
+        random_state=np.random.default_rng(1),
     )
     np.testing.assert_array_equal(a.obsm["pla_membership"], out.membership)
     np.testing.assert_array_equal(a.uns["pla"]["partitions_used"], out.plan.columns)

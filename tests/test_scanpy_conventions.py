@@ -204,7 +204,7 @@ def pbmc():
 
 @pytest.mark.slow
 def test_leiden_ensemble_on_pbmc_uses_the_stored_graph(pbmc):
-    from scconsensus.core.ensemble import generate_ensemble
+    from scconsensus.core.ensemble import PartitionOptions, generate_ensemble
 
     adata = pbmc.copy()
     scc.tl.ensemble(adata, 4, "leiden", resolution=1.0, random_state=2)
@@ -213,9 +213,9 @@ def test_leiden_ensemble_on_pbmc_uses_the_stored_graph(pbmc):
         adata.obsm["X_pca"],
         4,
         "leiden",
-        resolution=1.0,
         random_state=2,
         graph=adata.obsp["connectivities"],
+        options=PartitionOptions(resolution=1.0),
     )
     np.testing.assert_array_equal(adata.obsm["scc_ensemble"], direct.labels)
     own = pbmc.copy()

@@ -16,6 +16,7 @@ from _helpers import fails_cleanly
 
 import scconsensus as scc
 from scconsensus.core import plan_consensus, select_k, spectral_consensus
+from scconsensus.core.pla import Weighting
 from scconsensus.core.pla import pla as core_pla
 
 
@@ -91,7 +92,7 @@ def test_pla_lam_without_weighting_warns(adata):
 def test_core_pla_cv_folds_counts_the_fitted_items(small):
     labels = small.obsm["scc_ensemble"]
     with pytest.raises(ValueError, match="more than the 30 fitted items"):
-        core_pla(labels, 3, weighted=True, cv_folds=40, fit_size=30)
+        core_pla(labels, 3, weighted=True, weighting=Weighting(cv_folds=40), fit_size=30)
 
 
 # ------------------------------------------------------------------------ 3: select_k

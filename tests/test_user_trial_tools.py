@@ -47,7 +47,7 @@ def test_pcc_warns_about_items_in_no_partition():
 def test_pcc_says_nothing_when_every_item_is_sampled():
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
-        scc.core.pcc_consensus(GROUPS, 3, n_init=1)
+        scc.core.pcc_consensus(GROUPS, 3, start=scc.core.StartPlan(n_init=1))
 
 
 # ---------------------------------------------------------- 5: parameter checks
@@ -221,10 +221,12 @@ def test_coassociation_takes_label_ids_at_the_int32_limit():
 
 
 def test_no_pairs_per_item_only_matters_in_sparse_mode():
-    dense = scc.core.pcc_consensus(GROUPS, 3, mode="dense", n_neighbors=0, n_random=0, n_init=1)
+    route = scc.core.FitRoute(mode="dense", n_neighbors=0, n_random=0, fit_size="auto")
+    dense = scc.core.pcc_consensus(GROUPS, 3, route=route, start=scc.core.StartPlan(n_init=1))
     assert dense.route == "dense"
+    route = scc.core.FitRoute(mode="sparse", n_neighbors=0, n_random=0)
     with pytest.raises(ValueError, match="Give n_neighbors > 0 or n_random > 0"):
-        scc.core.pcc_consensus(GROUPS, 3, mode="sparse", n_neighbors=0, n_random=0)
+        scc.core.pcc_consensus(GROUPS, 3, route=route)
 
 
 def test_pla_lam_grid_as_a_pandas_series():

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import scconsensus as scc
-from scconsensus.core import generate_ensemble, pcc_consensus, select_k
-from scconsensus.core.pla import pla, pla_extend
+from scconsensus.core import PartitionOptions, StartPlan, generate_ensemble, pcc_consensus, select_k
+from scconsensus.core.pla import Weighting, pla, pla_extend
 
 GROUPS = np.repeat([[0, 0, 1], [1, 1, 0], [2, 2, 2]], 12, axis=0).astype(np.int32)
 UNSAMPLED = np.where(np.arange(36)[:, None] < 5, -1, GROUPS).astype(np.int32)
@@ -52,7 +52,7 @@ CASES = {
         "no partition",
     ),
     "core.pcc_consensus, items in no partition": (
-        lambda: pcc_consensus(UNSAMPLED, 3, n_init=1),
+        lambda: pcc_consensus(UNSAMPLED, 3, start=StartPlan(n_init=1)),
         RuntimeWarning,
         "no partition",
     ),
@@ -67,7 +67,7 @@ CASES = {
         "no partition",
     ),
     "core.pla, lam unused": (
-        lambda: pla(GROUPS, 3, lam=5, random_state=0),
+        lambda: pla(GROUPS, 3, weighting=Weighting(lam=5), random_state=0),
         UserWarning,
         "no effect",
     ),
@@ -88,7 +88,9 @@ CASES = {
         "subsample=0.01",
     ),
     "core.generate_ensemble, tiny subsample": (
-        lambda: generate_ensemble(RNG.normal(size=(200, 3)), 3, subsample=0.01, progress=False),
+        lambda: generate_ensemble(
+            RNG.normal(size=(200, 3)), 3, progress=False, options=PartitionOptions(subsample=0.01)
+        ),
         UserWarning,
         "subsample=0.01",
     ),

@@ -39,7 +39,7 @@ from scipy import stats
 from sklearn.datasets import load_breast_cancer, load_iris
 from sklearn.preprocessing import StandardScaler
 
-from scconsensus.core.dpp import dpp_consensus
+from scconsensus.core.dpp import DPPCut, DPPSampling, dpp_consensus
 from scconsensus.metrics import adjusted_rand_index
 
 # Table 4 of Vicente & Murua, copied as printed: ARI and RN, mean (sd) over ten runs.
@@ -67,6 +67,13 @@ EXTRA = {
         ("dpp", {**PAPER, "expected_size": 5.0}, "DPP, E|Y|=5 *"),
     ],
 }
+
+
+def _run(X: np.ndarray, runs: int, sampler: str, seed: int, kwargs: dict):
+    """One consensus, ``kwargs`` holding ``s`` (the cut) and the sampling options."""
+    cut = DPPCut(s=kwargs.pop("s", 1.0))
+    sampling = DPPSampling(sampler=sampler, **kwargs)
+    return dpp_consensus(X, runs, sampling=sampling, cut=cut, random_state=seed)
 
 
 def box_cox(X: np.ndarray) -> np.ndarray:
@@ -114,7 +121,7 @@ def main() -> None:
             aris, rns, ks, sizes = [], [], [], []
             start = time.perf_counter()
             for seed in range(args.repeats):
-                res = dpp_consensus(X, args.runs, sampler=sampler, random_state=seed, **kwargs)
+                res = _run(X, args.runs, sampler, seed, dict(kwargs))
                 k = int(res.labels.max()) + 1
                 aris.append(adjusted_rand_index(y, res.labels))
                 rns.append(rn(k, n_true))

@@ -51,7 +51,7 @@ from scipy.spatial.distance import squareform
 from sklearn.metrics import rand_score
 
 import scconsensus as scc
-from scconsensus.core import coassociation, generate_ensemble, pcc, plan_consensus
+from scconsensus.core import PartitionOptions, coassociation, generate_ensemble, pcc, plan_consensus
 from scconsensus.metrics import adjusted_rand_index, h_criterion, js_criterion
 
 # ---- the paper's figures (reference constants, Lourenço et al. 2015, Sect. 7) ---------
@@ -154,7 +154,13 @@ def ensemble_type2(X: np.ndarray, ks: list[int]) -> np.ndarray:
         warnings.simplefilter("ignore", UserWarning)
         for i, method in enumerate(ENSEMBLE2_METHODS):
             ens = generate_ensemble(
-                X, len(ks), method, k=ks, subsample=1.0, random_state=i, progress=False
+                X,
+                len(ks),
+                method,
+                k=ks,
+                random_state=i,
+                progress=False,
+                options=PartitionOptions(subsample=1.0),
             )
             parts.append(ens.labels)
     return np.concatenate(parts, axis=1)

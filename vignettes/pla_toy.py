@@ -28,8 +28,8 @@ from collections import Counter
 import numpy as np
 from scipy.cluster.hierarchy import fcluster, linkage
 
-from scconsensus.core.ensemble import generate_ensemble
-from scconsensus.core.pla import LAMBDA_GRID, pla
+from scconsensus.core.ensemble import PartitionOptions, generate_ensemble
+from scconsensus.core.pla import LAMBDA_GRID, Weighting, pla
 from scconsensus.metrics import h_criterion
 
 # Reference values copied from Table 1 of Lange & Buhmann (2005), toy data set:
@@ -70,10 +70,10 @@ def run_one(X, y, n_partitions: int, seed: int) -> dict[str, float]:
         n_partitions,
         method=("hc_single",),
         k=2,
-        subsample=int(np.ceil(n / 10)) / n,
-        predict_unsampled=True,  # nearest sampled neighbour for hierarchical clustering
         random_state=seed,
         progress=False,
+        # unsampled items: the nearest sampled neighbour for hierarchical clustering
+        options=PartitionOptions(subsample=int(np.ceil(n / 10)) / n, predict_unsampled=True),
     )
     labels = ens.labels
     out = {"MED": float(np.median([disagreement(y, labels[:, l]) for l in range(n_partitions)]))}
@@ -85,7 +85,9 @@ def run_one(X, y, n_partitions: int, seed: int) -> dict[str, float]:
     lam27 = float(w.cv_scores["lam"].iloc[int(np.argmin(w.cv_scores["penalized"]))])
     out["lam27"] = lam27
     grid = {
-        lam: disagreement(y, pla(labels, 2, weighted=True, lam=lam, random_state=seed).labels)
+        lam: disagreement(
+            y, pla(labels, 2, weighted=True, weighting=Weighting(lam=lam), random_state=seed).labels
+        )
         for lam in LAMBDA_GRID
     }
     out["wPLA_eq27"] = grid[lam27]

@@ -13,6 +13,7 @@ from . import coassociation
 from ._callable import callable_module
 from ._confidence import ensemble_confidence, ensemble_support
 from ._ensemble_pairs import ensemble_pairs
+from ._options import PCC_ROUTE, FitRoute, PartitionOptions, StartPlan
 from ._plan import ConsensusPlan, plan_consensus
 from ._resolution import KSelection, matched_partitions, select_k
 from ._spectral import incidence_spectrum, partition_sizes, spectral_consensus
@@ -33,17 +34,21 @@ from .pla import (
 callable_module(coassociation.__name__, coassociation.coassociation)
 
 __all__ = [
+    "PCC_ROUTE",
     "Bregman",
     "ConsensusK",
     "ConsensusPlan",
     "DPPConsensus",
     "Ensemble",
+    "FitRoute",
     "KSelection",
     "PCCConsensus",
     "PCCResult",
     "PLAConsensus",
     "PLAResult",
+    "PartitionOptions",
     "SpectralDPP",
+    "StartPlan",
     "cluster_relationships",
     "coassociation",
     "dpp_consensus",

@@ -28,6 +28,7 @@ from .._validation import (
     check_fraction,
     check_int,
     check_matrix,
+    check_options,
     renamed_args,
     seed_sequence,
     too_many_clusters,
@@ -43,9 +44,10 @@ from ._leiden import (
     _partition_graph,
     _resolution_range,
 )
+from ._options import PartitionOptions
 from ._spectral import partition_sizes
 
-__all__ = ["METHODS", "Ensemble", "generate_ensemble"]
+__all__ = ["METHODS", "Ensemble", "PartitionOptions", "generate_ensemble"]
 
 LINKAGES = ("single", "average", "complete", "ward", "centroid")
 DISTANCES = ("euclidean", "pearson", "spearman", "cosine")
@@ -495,18 +497,12 @@ def generate_ensemble(
     method: str | Sequence[str] = "kmeans",
     k: int | tuple[int, int] | Sequence[int] | str = "auto",
     *,
-    subsample: float = 0.8,
-    feature_subsample: float = 1.0,
-    predict_unsampled: bool | str = False,
-    linkage: str = "average",
-    distance: str = "euclidean",
-    resolution: float | tuple[float, float] | None = None,
-    n_neighbors: int = 15,
+    options: PartitionOptions | None = None,
     graph: sp.spmatrix | None = None,
     random_state: RandomState = 0,
     n_jobs: int | None = 1,
-    progress: bool | None = None,
     client: Any = None,
+    progress: bool | None = None,
 ) -> Ensemble:
     """Build an ensemble of partitions of the rows of ``X``.
 
@@ -514,7 +510,7 @@ def generate_ensemble(
     ----------
     {X}
     {ensemble_partitions}
-    {ensemble_sampling}
+    {ensemble_options}
     graph
         ``(n_items, n_items)`` weighted graph for Leiden, e.g. scanpy's
         ``.obsp["connectivities"]``; each partition clusters the subgraph of its items
@@ -539,15 +535,17 @@ def generate_ensemble(
     >>> ens.labels.shape
     (60, 5)
     """
+    o = check_options(options, PartitionOptions, "options")
     X = check_matrix(X)
     n, p = X.shape
     n_partitions = check_int(n_partitions, "n_partitions", 1)
-    n_neighbors = check_int(n_neighbors, "n_neighbors", 1)
+    n_neighbors = check_int(o.n_neighbors, "n_neighbors", 1)
     methods = _check_methods(method)
+    linkage, distance, predict_unsampled = o.linkage, o.distance, o.predict_unsampled
     subsample, feature_subsample = _check_options(
-        linkage, distance, subsample, feature_subsample, predict_unsampled
+        linkage, distance, o.subsample, o.feature_subsample, predict_unsampled
     )
-    resolution = None if resolution is None else _resolution_range(resolution)
+    resolution = None if o.resolution is None else _resolution_range(o.resolution)
     graph = _check_graph(graph, n)
     graph_source = "given" if graph is not None else "knn"
     n_sub = max(2, round(subsample * n))

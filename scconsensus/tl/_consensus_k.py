@@ -15,6 +15,7 @@ from scanpy import logging as logg
 from .._docs import doc_params
 from .._progress import check_progress
 from .._validation import RandomState, check_choice, check_int, check_key
+from ..core.consensus_k import Resampling
 from ..core.consensus_k import consensus_k as _consensus_k
 from ._anndata import (
     assign_all,
@@ -47,12 +48,12 @@ def consensus_k(
     method: str = "hc",
     distance: str = "pearson",
     linkage: str = "average",
-    final_linkage: str = "average",
-    pac_window: Sequence[float] = (0.1, 0.9),
     use_rep: str | None = None,
     layer: str | None = None,
     random_state: RandomState = 0,
     n_jobs: int | None = 1,
+    final_linkage: str = "average",
+    pac_window: Sequence[float] = (0.1, 0.9),
     keep_k: str | int | Sequence[int] = "best",
     store_matrices: bool = False,
     progress: bool | None = None,
@@ -100,11 +101,9 @@ def consensus_k(
         X.toarray() if sp.issparse(X) else X,
         max_k,
         reps,
-        p_item=p_item,
-        p_feature=p_feature,
-        method=method,
-        distance=distance,
-        linkage=linkage,
+        resampling=Resampling(
+            p_item=p_item, p_feature=p_feature, method=method, distance=distance, linkage=linkage
+        ),
         final_linkage=final_linkage,
         pac_window=pac_window,
         random_state=random_state,

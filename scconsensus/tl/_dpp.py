@@ -8,8 +8,15 @@ from scanpy import logging as logg
 from .._docs import doc_params
 from .._progress import check_progress
 from .._settings import settings
-from .._validation import RandomState, check_int, check_key, random_state_record
-from ..core.dpp import DPP_PARAMS, REFERENCE_SIZE, dpp_consensus
+from .._validation import RandomState, check_int, check_key
+from ..core.dpp import (
+    DPP_PARAMS,
+    REFERENCE_SIZE,
+    DPPCut,
+    DPPRoute,
+    DPPSampling,
+    dpp_consensus,
+)
 from ._anndata import check_copy, get_rep, store_consensus
 
 
@@ -19,20 +26,20 @@ def dpp(
     n_runs: int = 200,
     use_rep: str | None = None,
     *,
+    layer: str | None = None,
     sampler: str = "dpp",
+    k_max: int | None = None,
+    reference_size: int | None = REFERENCE_SIZE,
+    expected_size: float | None = None,
     a: float = 0.5,
     tau: float = 0.6,
     s: float = 1.0,
-    mode: str = "auto",
-    k_max: int | None = None,
-    expected_size: float | None = None,
-    reference_size: int | None = REFERENCE_SIZE,
-    n_components: int | None = None,
     n_thresholds: int | None = None,
+    n_clusters: int | str | None = None,
+    mode: str = "auto",
+    n_components: int | None = None,
     n_neighbors: int = 15,
     n_random: int = 10,
-    n_clusters: int | str | None = None,
-    layer: str | None = None,
     random_state: RandomState = 0,
     key_added: str = "dpp",
     progress: bool | None = None,
@@ -47,8 +54,9 @@ def dpp(
     Parameters
     ----------
     {adata}
-    {dpp_runs}
+    {dpp_n_runs}
     {use_rep_layer}
+    {dpp_sampling}
     {dpp_cut}
     {dpp_n_clusters}
     {dpp_route}
@@ -79,20 +87,16 @@ def dpp(
     n_runs = check_int(n_runs, "n_runs", 1)
     X = get_rep(adata, use_rep, layer=layer)
     start = _log_start(n_runs, sampler, X.shape[0], mode)
+    sampling = DPPSampling(sampler=sampler, k_max=k_max, reference_size=reference_size,
+                           expected_size=expected_size)  # fmt: skip
+    route = DPPRoute(mode=mode, n_components=n_components, n_neighbors=n_neighbors,
+                     n_random=n_random)  # fmt: skip
     result = dpp_consensus(
-        X, n_runs, sampler=sampler, a=a, tau=tau, s=s, mode=mode, k_max=k_max,
-        expected_size=expected_size, reference_size=reference_size, n_components=n_components,
-        n_thresholds=n_thresholds, n_neighbors=n_neighbors, n_random=n_random,
-        n_clusters=n_clusters, random_state=random_state, progress=check_progress(progress),
+        X, n_runs, sampling=sampling, cut=DPPCut(a=a, tau=tau, s=s, n_thresholds=n_thresholds),
+        n_clusters=n_clusters, route=route, random_state=random_state,
+        progress=check_progress(progress),
     )  # fmt: skip
-    params = {
-        "n_runs": n_runs, "use_rep": use_rep, "layer": layer, "sampler": sampler, "a": a,
-        "tau": tau, "s": s, "mode": mode, "k_max": result.info["k_max"],
-        "expected_size": expected_size, "reference_size": reference_size,
-        "n_components": n_components, "n_thresholds": n_thresholds, "n_neighbors": n_neighbors,
-        "n_random": n_random, "n_clusters": n_clusters,
-        "random_state": random_state_record(random_state),
-    }  # fmt: skip
+    params = {"n_runs": n_runs, "use_rep": use_rep, "layer": layer, **result.params}
     return _store(adata.copy() if copy else adata, key_added, result, params, start, copy)
 
 

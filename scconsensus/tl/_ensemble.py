@@ -11,7 +11,7 @@ from scanpy import logging as logg
 from .._docs import doc_params
 from .._progress import check_progress
 from .._validation import RandomState, check_key, check_n_jobs, renamed_args
-from ..core.ensemble import generate_ensemble
+from ..core.ensemble import PartitionOptions, generate_ensemble
 from ._anndata import (
     assign_all,
     check_copy,
@@ -85,18 +85,17 @@ def ensemble(
     X = get_rep(adata, use_rep, layer=layer)
     graph, graph_key = _leiden_graph(adata, method, neighbors_key, obsp, feature_subsample)
     start = logg.info(f"building an ensemble of {n_partitions} partitions")
+    options = PartitionOptions(
+        subsample=subsample, feature_subsample=feature_subsample,
+        predict_unsampled=predict_unsampled, linkage=linkage, distance=distance,
+        resolution=resolution, n_neighbors=n_neighbors,
+    )  # fmt: skip
     result = generate_ensemble(
         X,
         n_partitions,
         method,
         k,
-        subsample=subsample,
-        feature_subsample=feature_subsample,
-        predict_unsampled=predict_unsampled,
-        linkage=linkage,
-        distance=distance,
-        resolution=resolution,
-        n_neighbors=n_neighbors,
+        options=options,
         graph=graph,
         random_state=random_state,
         n_jobs=n_jobs,

@@ -10,7 +10,7 @@ from scanpy import logging as logg
 from .._docs import doc_params
 from .._progress import check_progress
 from .._validation import RandomState, check_key, check_min_mass, check_number
-from ..core import PCCConsensus, pcc_consensus
+from ..core import FitRoute, PCCConsensus, StartPlan, pcc_consensus
 from ..core.pcc import PCC_PARAMS, Bregman, cluster_relationships, kernels_cached
 from ._anndata import check_copy, get_ensemble, lazy_rep, store_consensus
 from ._candidates import fits_each_k
@@ -27,20 +27,20 @@ def pcc(
     divergence: str | Bregman = "kl",
     *,
     ensemble_key: str = "scc_ensemble",
-    mode: str = "auto",
     solver: str = "auto",
-    n_init: int = 1,
     tol: float = 1e-4,
     max_iter: int | None = None,
     min_mass: float = 0.5,
-    use_rep: str | None = None,
+    init: str = "spectral",
+    partitions: str = "matched",
+    n_init: int = 1,
+    mode: str = "auto",
     n_neighbors: int = 10,
     n_random: int = 30,
     pairs: str = "auto",
-    init: str = "spectral",
-    partitions: str = "matched",
     fit_size: int | str | None = "auto",
     fit_fraction: float | None = None,
+    use_rep: str | None = None,
     relationship_threshold: float = 0.01,
     random_state: RandomState = 0,
     progress: bool | None = None,
@@ -50,8 +50,7 @@ def pcc(
     """Probabilistic consensus clustering (Lourenço et al., Machine Learning 2015).
 
     Soft memberships ``y_i`` whose products ``y_i . y_j`` match the ensemble's co-clustering
-    frequencies ``c_ij / N_ij`` under a Bregman divergence, by
-    :func:`scconsensus.core.pcc_consensus` (solvers: :func:`scconsensus.core.pcc.pcc`).
+    frequencies ``c_ij / N_ij`` under a Bregman divergence (:func:`scconsensus.core.pcc_consensus`).
 
     Parameters
     ----------
@@ -59,11 +58,11 @@ def pcc(
     {pcc_n_clusters}
     {pcc_divergence}
     {ensemble_key}
-    {pcc_route}
     {pcc_solver}
-    {pcc_n_init}
     {pcc_stop}
     {pcc_plan}
+    {pcc_n_init}
+    {pcc_route}
     {pcc_fit_subset}
     {pcc_tl}
     {random_state}
@@ -90,11 +89,12 @@ def pcc(
     min_mass = check_min_mass(min_mass, labels.shape[0])
     check_number(relationship_threshold, "relationship_threshold", within=(0.0, 1.0))
     X, start = lazy_rep(adata, use_rep), _log_start(divergence)  # use_rep checked first
+    route = FitRoute(mode=mode, n_neighbors=n_neighbors, n_random=n_random, fit_size=fit_size,
+                     fit_fraction=fit_fraction)  # fmt: skip
     out = pcc_consensus(
-        labels, n_clusters, divergence, mode=mode, solver=solver, n_init=n_init, tol=tol,
-        max_iter=max_iter, min_mass=min_mass, X=X, n_neighbors=n_neighbors,
-        n_random=n_random, pairs=pairs, init=init, partitions=partitions, fit_size=fit_size,
-        fit_fraction=fit_fraction, random_state=random_state, progress=progress,
+        labels, n_clusters, divergence, solver=solver, tol=tol, max_iter=max_iter,
+        min_mass=min_mass, start=StartPlan(init=init, partitions=partitions, n_init=n_init),
+        route=route, pairs=pairs, X=X, random_state=random_state, progress=progress,
     )  # fmt: skip
     _log_run(out, mode, pairs, fit_size, labels.shape[0])
     adata = adata.copy() if copy else adata

@@ -11,10 +11,12 @@ from scanpy import logging as logg
 from .._docs import doc_params
 from .._progress import check_progress
 from .._validation import RandomState, check_key, check_labels, renamed_args
+from ..core import FitRoute, StartPlan
 from ..core.pla import (
     LAMBDA_GRID,
     PLA_PARAMS,
     PLAConsensus,
+    Weighting,
     pla_consensus,
     pla_extend,
     predict_ensemble_labels,
@@ -34,33 +36,32 @@ def pla(
     n_clusters: int | str | Sequence[int] = "auto",
     weighted: bool = False,
     *,
-    ensemble_key: str = "scc_ensemble",
-    key_added: str = "pla",
     lam: float | str = "cv",
     lam_grid=LAMBDA_GRID,
     cv_folds: int = 3,
     cv_score: str = "heldout",
+    ensemble_key: str = "scc_ensemble",
+    max_iter: int = 300,
+    tol: float = 1e-6,
+    init: str = "spectral",
+    partitions: str = "matched",
+    n_init: int = 1,
     mode: str = "auto",
-    use_rep: str | None = None,
     n_neighbors: int = 10,
     n_random: int = 30,
     fit_size: int | str | None = None,
     fit_fraction: float | None = None,
-    n_init: int = 1,
-    init: str = "spectral",
-    partitions: str = "matched",
-    max_iter: int = 300,
-    tol: float = 1e-6,
+    use_rep: str | None = None,
     random_state: RandomState = 0,
+    key_added: str = "pla",
     progress: bool | None = None,
     copy: bool = False,
 ) -> AnnData | None:
     """Consensus by (weighted) Probabilistic Label Aggregation (Lange & Buhmann 2005).
 
-    Factorises the ensemble's co-association ``Z = Σ_l α_l Y_l Y_lᵀ`` as
-    ``p(i) Σ_v p(v|i) p(j|v)`` by EM; the posteriors ``p(v|i)`` are the soft
-    consensus. See :func:`scconsensus.core.pla_consensus` (the same on arrays) and
-    :func:`scconsensus.core.pla.pla` for the model.
+    Factorises the co-association ``Z = Σ_l α_l Y_l Y_lᵀ`` as ``p(i) Σ_v p(v|i) p(j|v)`` by EM;
+    the posteriors ``p(v|i)`` are the soft consensus. See :func:`scconsensus.core.pla_consensus`
+    (the same on arrays) and :func:`scconsensus.core.pla.pla` for the model.
 
     Parameters
     ----------
@@ -68,14 +69,14 @@ def pla(
     {pla_n_clusters}
     {pla_weighting}
     {ensemble_key}
-    {key_added}
+    {pla_stop}
+    {pla_plan}
     {mode}
-    {pla_use_rep}
     {n_neighbors_n_random}
     {pla_fit_subset}
-    {pla_em}
-    {pla_plan}
+    {pla_use_rep}
     {random_state}
+    {key_added}
     {progress}
     {copy}
 
@@ -97,11 +98,13 @@ def pla(
     progress = check_progress(progress)
     labels = get_ensemble(adata, ensemble_key)
     X, start = lazy_rep(adata, use_rep), logg.info(f"running {'weighted ' if weighted else ''}PLA")
+    start_plan = StartPlan(init=init, partitions=partitions, n_init=n_init)
+    route = FitRoute(mode=mode, n_neighbors=n_neighbors, n_random=n_random, fit_size=fit_size,
+                     fit_fraction=fit_fraction)  # fmt: skip
     out = pla_consensus(
-        labels, n_clusters, weighted, lam=lam, lam_grid=lam_grid, cv_folds=cv_folds,
-        cv_score=cv_score, mode=mode, X=X, n_neighbors=n_neighbors,
-        n_random=n_random, fit_size=fit_size, fit_fraction=fit_fraction, n_init=n_init,
-        init=init, partitions=partitions, max_iter=max_iter, tol=tol,
+        labels, n_clusters, weighted,
+        weighting=Weighting(lam=lam, lam_grid=lam_grid, cv_folds=cv_folds, cv_score=cv_score),
+        max_iter=max_iter, tol=tol, start=start_plan, route=route, X=X,
         random_state=random_state, progress=progress,
     )  # fmt: skip
     adata = adata.copy() if copy else adata

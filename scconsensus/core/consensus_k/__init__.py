@@ -25,11 +25,13 @@ included) so both sources share one definition of every statistic and one ``.uns
 (:meth:`ConsensusK.to_uns`).
 
 Modules, one job each: ``_result`` (:class:`ConsensusK` and its ``.uns`` record),
-``_statistics`` (the statistics of given consensus matrices) and ``_engine`` (resampling
+``_statistics`` (the statistics of given consensus matrices), ``_options``
+(:class:`Resampling`, the resampling options as one record) and ``_engine`` (resampling
 and :func:`consensus_k` end to end).
 """
 
 from ._engine import FIXED_K_METHODS, consensus_k, resample_partitions
+from ._options import Resampling
 from ._result import ConsensusK
 from ._statistics import (
     cdf_area,
@@ -45,6 +47,7 @@ from ._statistics import (
 __all__ = [
     "FIXED_K_METHODS",
     "ConsensusK",
+    "Resampling",
     "cdf_area",
     "cluster_consensus",
     "consensus_cdf",

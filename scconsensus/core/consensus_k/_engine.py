@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Mapping, Sequence
+from dataclasses import fields
 from typing import Any
 
 import numpy as np
@@ -29,13 +30,16 @@ from ..._validation import (
     check_labels,
     check_matrix,
     check_n_jobs,
+    check_options,
     random_state_record,
     seed_sequence,
     too_many_clusters,
 )
 from .._distance import condensed_distance
+from .._options import options_record
 from ..coassociation import coassociation
-from ..ensemble import DISTANCES, LINKAGES, METHODS, generate_ensemble
+from ..ensemble import DISTANCES, LINKAGES, METHODS, PartitionOptions, generate_ensemble
+from ._options import Resampling
 from ._result import ConsensusK
 from ._statistics import summarize_consensus
 
@@ -121,6 +125,7 @@ def _check_ensemble_kwargs(kwargs: Mapping[str, Any], method: str) -> None:
     if not kwargs:
         return
     own = [name for name in inspect.signature(consensus_k).parameters if name != "X"]
+    own += [field.name for field in fields(Resampling)]  # tl.consensus_k takes them flat
     check_kwargs(kwargs, ENSEMBLE_EXTRAS, "consensus_k", suggest=own)
     if method.startswith("hc"):
         raise ValueError(
@@ -172,11 +177,7 @@ def resample_partitions(
     max_k: int = 6,
     reps: int = 50,
     *,
-    p_item: float = 0.8,
-    p_feature: float = 1.0,
-    method: str = "hc",
-    distance: str = "pearson",
-    linkage: str = "average",
+    resampling: Resampling | None = None,
     random_state: RandomState = 0,
     n_jobs: int | None = 1,
     progress: bool | None = None,
@@ -191,7 +192,10 @@ def resample_partitions(
     Parameters
     ----------
     {X}
-    {consensus_k_resampling}
+    {consensus_k_max_k_reps}
+    resampling
+        ``p_item``, ``p_feature``, ``method``, ``distance``, ``linkage`` as a
+        :class:`Resampling` (``tl.consensus_k`` documents each); ``None``: CCP's defaults.
     {random_state}
     {n_jobs}
     {progress}
@@ -201,6 +205,9 @@ def resample_partitions(
     -------
     ``{k: (n_items, reps) int32 labels}``, ``-1`` where a subsample left the item out.
     """
+    resampling = check_options(resampling, Resampling, "resampling")
+    p_item, p_feature = resampling.p_item, resampling.p_feature
+    method, distance, linkage = resampling.method, resampling.distance, resampling.linkage
     X = check_matrix(X)
     if not isinstance(X, np.ndarray):
         X = X.toarray()
@@ -227,6 +234,21 @@ def resample_partitions(
         link = method[3:] or linkage
         sizes = (n_sub, n_feat)
         return _resample_hc(X, ks, reps, sizes, link, distance, random_state, n_jobs, progress)
+    client = ensemble_kwargs.pop("client", None)
+    options = PartitionOptions(
+        subsample=p_item, feature_subsample=p_feature, linkage=linkage, distance=distance,
+        **ensemble_kwargs,
+    )  # fmt: skip
+    run = (random_state, n_jobs, client, progress)
+    return _resample_fixed_k(X, ks, reps, method, options, run)
+
+
+def _resample_fixed_k(X, ks, reps: int, method: str, options: PartitionOptions, run: tuple):
+    """A fixed-``k`` method's protocol: one ensemble per ``k``, all on the same seeds.
+
+    ``run`` is ``(random_state, n_jobs, client, progress)``.
+    """
+    random_state, n_jobs, client, progress = run
     out = {}
     for k in progress_bar(ks, progress=progress, desc="consensus_k", unit="k"):
         ens = generate_ensemble(
@@ -234,14 +256,11 @@ def resample_partitions(
             reps,
             method=method,
             k=int(k),
-            subsample=p_item,
-            feature_subsample=p_feature,
-            linkage=linkage,
-            distance=distance,
+            options=options,
             random_state=random_state,
             n_jobs=n_jobs,
+            client=client,
             progress=False,
-            **ensemble_kwargs,
         )
         out[int(k)] = ens.labels
     return out
@@ -283,17 +302,15 @@ def _check_memory(n: int, max_k: int, keep_matrices: bool) -> None:
 
 
 def _run_params(
-    max_k: int, reps: int, sampling: Mapping[str, Any], random_state: RandomState, N: np.ndarray
+    max_k: int, reps: int, resampling: Resampling, random_state: RandomState, N: np.ndarray
 ) -> dict[str, Any]:
     """The resampling part of :attr:`ConsensusK.params`."""
     return {
         "max_k": int(max_k),
         "reps": int(reps),
-        "p_item": float(sampling["p_item"]),
-        "p_feature": float(sampling["p_feature"]),
-        "method": sampling["method"],
-        "distance": sampling["distance"],
-        "linkage": sampling["linkage"],
+        **options_record(resampling),
+        "p_item": float(resampling.p_item),
+        "p_feature": float(resampling.p_feature),
         "random_state": random_state_record(random_state),
         "n_never_sampled": int(np.count_nonzero(np.diagonal(N) == 0)),
     }
@@ -324,11 +341,7 @@ def consensus_k(
     max_k: int = 6,
     reps: int = 50,
     *,
-    p_item: float = 0.8,
-    p_feature: float = 1.0,
-    method: str = "hc",
-    distance: str = "pearson",
-    linkage: str = "average",
+    resampling: Resampling | None = None,
     final_linkage: str = "average",
     n_bins: int = 100,
     pac_window: Sequence[float] = (0.1, 0.9),
@@ -344,7 +357,10 @@ def consensus_k(
     Parameters
     ----------
     {X}
-    {consensus_k_resampling}
+    {consensus_k_max_k_reps}
+    resampling
+        ``p_item``, ``p_feature``, ``method``, ``distance``, ``linkage`` as a
+        :class:`Resampling` (``tl.consensus_k`` documents each); ``None``: CCP's defaults.
     final_linkage, n_bins, pac_window
         Linkage of the clustering of ``1 - M_k`` (CCP's ``finalLinkage``), CDF grid and
         PAC window.
@@ -370,28 +386,22 @@ def consensus_k(
     >>> int(res.ks[0]), len(res.pac)
     (2, 3)
     """
+    resampling = check_options(resampling, Resampling, "resampling")
     X = check_matrix(X)
     max_k = check_int(max_k, "max_k", 2)
     _check_memory(X.shape[0], max_k, keep_matrices)
-    sampling = {
-        "p_item": p_item,
-        "p_feature": p_feature,
-        "method": method,
-        "distance": distance,
-        "linkage": linkage,
-    }
     parts = resample_partitions(
         X,
         max_k,
         reps,
-        **sampling,
+        resampling=resampling,
         random_state=random_state,
         n_jobs=n_jobs,
         progress=progress,
         **ensemble_kwargs,
     )
     result, N = _summarize_resampled(parts, n_bins, pac_window, final_linkage, keep_matrices)
-    result.params.update(_run_params(max_k, reps, sampling, random_state, N))
+    result.params.update(_run_params(max_k, reps, resampling, random_state, N))
     if keep_partitions:
         result.partitions = parts
     return result

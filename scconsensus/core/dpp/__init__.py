@@ -5,10 +5,11 @@
 - :mod:`._samplers`: exact spectral DPP sampler, low-rank dual sampler, uniform baseline.
 - :mod:`._consensus`: Voronoi runs, thresholds, components, merging, KVI/SR, memberships.
 - :mod:`._sparse`: the large-n route (consensus on sampled pairs).
-- :func:`dpp_consensus`: everything end to end.
+- :func:`dpp_consensus`: everything end to end, its options grouped in
+  :class:`DPPSampling`, :class:`DPPCut` and :class:`DPPRoute` (:mod:`._options`).
 """
 
-from ._api import REFERENCE_SIZE, DPPConsensus, dpp_consensus
+from ._api import DPPConsensus, dpp_consensus
 from ._consensus import (
     candidate_thresholds,
     consensus_membership,
@@ -20,6 +21,7 @@ from ._consensus import (
 )
 from ._doc import DPP_PARAMS
 from ._kernel import nystrom_features, rbf_bandwidth, rbf_kernel
+from ._options import REFERENCE_SIZE, DPPCut, DPPRoute, DPPSampling
 from ._samplers import SpectralDPP, sample_projection_dpp, sample_uniform
 from ._sparse import sparse_consensus
 
@@ -27,6 +29,9 @@ __all__ = [
     "DPP_PARAMS",
     "REFERENCE_SIZE",
     "DPPConsensus",
+    "DPPCut",
+    "DPPRoute",
+    "DPPSampling",
     "SpectralDPP",
     "candidate_thresholds",
     "consensus_membership",

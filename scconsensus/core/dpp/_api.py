@@ -40,10 +40,14 @@ from ..._validation import (
     check_dense_memory,
     check_int,
     check_matrix,
+    check_n_clusters,
     check_number,
+    check_options,
+    random_state_record,
     seed_sequence,
 )
 from .._laps import Laps
+from .._options import options_record
 from ..coassociation import coassociation
 from ..membership import normalize_rows
 from ._consensus import (
@@ -56,15 +60,13 @@ from ._consensus import (
 )
 from ._doc import DPP_PARAMS
 from ._kernel import nystrom_features, rbf_bandwidth, rbf_kernel
+from ._options import DPPCut, DPPRoute, DPPSampling
 from ._samplers import SpectralDPP, sample_uniform
 from ._sparse import sparse_consensus
 
 __all__ = ["DPPConsensus", "dpp_consensus"]
 
 SAMPLERS = ("dpp", "uniform", "kmeans++")
-#: Default ``reference_size``: the DPP draws as many generators as the paper's kernel
-#: would on this many items (see the module docstring).
-REFERENCE_SIZE = 200
 MODES = ("auto", "dense", "sparse")
 
 
@@ -96,6 +98,10 @@ class DPPConsensus:
         ``kernel_scale``, the factor applied to ``L``, when not 1), ``rank`` of the
         Nyström features, ``k_max``, ``reason`` (one sentence: why this cut) and
         ``timings`` (seconds per stage).
+    params
+        The run's options, flat, in :func:`dpp_consensus`'s order (``k_max`` as
+        resolved, ``random_state`` as
+        :func:`~scconsensus._validation.random_state_record` writes it).
     """
 
     labels: np.ndarray
@@ -107,19 +113,7 @@ class DPPConsensus:
     sigma2: float
     mode: str
     info: dict = field(default_factory=dict)
-
-
-def _check_n_clusters(n_clusters, n: int) -> int | None:
-    """``None`` or a number of clusters in ``1..n`` (checked before anything runs)."""
-    # "auto" is what tl.pcc/tl.pla and the command line call a K chosen from the data
-    if n_clusters is None or (isinstance(n_clusters, str) and n_clusters == "auto"):
-        return None
-    n_clusters = check_int(n_clusters, "n_clusters", 1)
-    if n_clusters > n:
-        raise ValueError(
-            f"n_clusters must be between 1 and the number of items ({n}), got {n_clusters}."
-        )
-    return n_clusters
+    params: dict = field(default_factory=dict)
 
 
 def _check_params(n, sampler, n_runs, a, tau, s, k_max, expected_size, n_components, n_thresholds):
@@ -171,17 +165,19 @@ def _kmeans_run(X: np.ndarray, k: int, seed: int) -> np.ndarray:
     return km.labels_.astype(np.int32)
 
 
-def _check_inputs(
-    X, sampler, mode, n_runs, a, tau, s, k_max, expected_size, n_components, n_thresholds
-):
+def _check_inputs(X, sampling: DPPSampling, cut: DPPCut, route: DPPRoute, n_runs):
     """Dense validated ``X``, the route (``"auto"`` resolved) and ``k_max``."""
     X = check_matrix(X, "X", min_items=3)
     if sp.issparse(X):
         X = X.toarray()
     n = X.shape[0]
+    sampler, mode, k_max = sampling.sampler, route.mode, sampling.k_max
     check_choice(sampler, SAMPLERS, "sampler")
     check_choice(mode, MODES, "mode")
-    _check_params(n, sampler, n_runs, a, tau, s, k_max, expected_size, n_components, n_thresholds)
+    _check_params(
+        n, sampler, n_runs, cut.a, cut.tau, cut.s, k_max, sampling.expected_size,
+        route.n_components, cut.n_thresholds,
+    )  # fmt: skip
     if mode == "auto":
         mode = "dense" if n <= settings.dense_auto_max_items else "sparse"
     if mode == "dense":
@@ -337,45 +333,31 @@ def _select(partitions: list, thresholds: np.ndarray, tau: float, L, F, n_cluste
 
 
 def _solve(
-    X,
-    n_runs,
-    sampler,
-    a,
-    tau,
-    s,
-    mode,
-    k_max,
-    size,
-    n_components,
-    n_thresholds,
-    n_neighbors,
-    n_random,
-    random_state,
-    progress,
+    X, n_runs, sampler, cut: DPPCut, mode, k_max, size, route: DPPRoute, random_state, progress,
     n_clusters,
-) -> DPPConsensus:
+) -> DPPConsensus:  # fmt: skip
     """:func:`dpp_consensus` on validated arguments: kernel, runs, consensus, cut, choice."""
     n = X.shape[0]
     lap = Laps()
     sigma2 = rbf_bandwidth(X)
     seeds = seed_sequence(random_state).spawn(n_runs + 2)
     info: dict = {"k_max": k_max}
-    L, F = _kernel(X, mode, sigma2, s, n_components, seeds[-1], info)
+    L, F = _kernel(X, mode, sigma2, cut.s, route.n_components, seeds[-1], info)
     lap("kernel")
     rngs = [np.random.default_rng(q) for q in seeds[:n_runs]]
     runs = progress_bar(range(n_runs), desc=f"{sampler} runs", progress=progress)
     run_labels, run_sizes = _draw_runs(X, sampler, runs, rngs, L, F, k_max, size, info, lap)
     lap("partitions")
     # a given K may need cuts below tau (fewer clusters): then every observed value is cut
-    floor = tau if n_clusters is None else 0.0
+    floor = cut.tau if n_clusters is None else 0.0
     forest, thresholds = _consensus_forest(
-        run_labels, X, mode, n_neighbors, n_random, seeds[-2], floor, n_thresholds
+        run_labels, X, mode, route.n_neighbors, route.n_random, seeds[-2], floor, cut.n_thresholds
     )
     lap("consensus")
-    partitions = threshold_partitions(forest, n, thresholds, n**a)
+    partitions = threshold_partitions(forest, n, thresholds, n**cut.a)
     lap("thresholds")
     table, best, info["alpha"], info["reason"] = _select(
-        partitions, thresholds, tau, L, F, n_clusters
+        partitions, thresholds, cut.tau, L, F, n_clusters
     )
     lap("validity")
     membership = normalize_rows(consensus_membership(run_labels, partitions[best]))
@@ -399,19 +381,10 @@ def dpp_consensus(
     X: np.ndarray,
     n_runs: int = 200,
     *,
-    sampler: str = "dpp",
-    a: float = 0.5,
-    tau: float = 0.6,
-    s: float = 1.0,
-    mode: str = "auto",
-    k_max: int | None = None,
-    expected_size: float | None = None,
-    reference_size: int | None = REFERENCE_SIZE,
-    n_components: int | None = None,
-    n_thresholds: int | None = None,
-    n_neighbors: int = 15,
-    n_random: int = 10,
+    sampling: DPPSampling | None = None,
+    cut: DPPCut | None = None,
     n_clusters: int | str | None = None,
+    route: DPPRoute | None = None,
     random_state: RandomState = 0,
     progress: bool | None = None,
 ) -> DPPConsensus:
@@ -426,10 +399,17 @@ def dpp_consensus(
     Parameters
     ----------
     {X}
-    {dpp_runs}
-    {dpp_cut}
+    {dpp_n_runs}
+    sampling
+        How each run draws its generators: a :class:`DPPSampling` (``sampler``,
+        ``k_max``, ``reference_size``, ``expected_size``); ``None``: its defaults.
+    cut
+        Where the consensus is cut: a :class:`DPPCut` (``a``, ``tau``, ``s``,
+        ``n_thresholds``); ``None``: the paper's values.
     {dpp_n_clusters}
-    {dpp_route}
+    route
+        The exact or the large-n route: a :class:`DPPRoute` (``mode``,
+        ``n_components``, ``n_neighbors``, ``n_random``); ``None``: its defaults.
     {random_state}
         Every run gets its own child stream, so results do not depend on chunking.
     {progress}
@@ -437,38 +417,41 @@ def dpp_consensus(
     Returns
     -------
     DPPConsensus
-        Final labels and memberships, the candidates' table and the runs.
+        Final labels and memberships, the candidates' table, the runs and ``params``.
 
     Examples
     --------
     >>> import numpy as np
-    >>> from scconsensus.core.dpp import dpp_consensus
+    >>> from scconsensus.core.dpp import DPPSampling, dpp_consensus
     >>> rng = np.random.default_rng(0)
     >>> X = np.r_[rng.normal(0, 0.3, (40, 2)), rng.normal(4, 0.3, (40, 2))]
     >>> res = dpp_consensus(X, n_runs=50, random_state=0)
     >>> int(res.labels.max()) + 1
     2
+    >>> res = dpp_consensus(X, 50, sampling=DPPSampling(sampler="uniform"), random_state=0)
     """
-    X, mode, k_max = _check_inputs(
-        X, sampler, mode, n_runs, a, tau, s, k_max, expected_size, n_components, n_thresholds
-    )
-    n_clusters = _check_n_clusters(n_clusters, X.shape[0])
-    size = {"expected_size": expected_size, "reference_size": _check_reference_size(reference_size)}
-    return _solve(
+    sampling = check_options(sampling, DPPSampling, "sampling")
+    cut, route = check_options(cut, DPPCut, "cut"), check_options(route, DPPRoute, "route")
+    X, mode, k_max = _check_inputs(X, sampling, cut, route, n_runs)
+    requested, n_clusters = n_clusters, check_n_clusters(n_clusters, X.shape[0], nearest=True)
+    size = {
+        "expected_size": sampling.expected_size,
+        "reference_size": _check_reference_size(sampling.reference_size),
+    }
+    res = _solve(
         X,
         int(n_runs),
-        sampler,
-        a,
-        tau,
-        s,
+        sampling.sampler,
+        cut,
         mode,
         k_max,
         size,
-        n_components,
-        n_thresholds,
-        n_neighbors,
-        n_random,
+        route,
         random_state,
         progress,
         n_clusters,
     )
+    res.params = {"n_runs": n_runs, **options_record(sampling, cut)}
+    res.params.update(k_max=k_max, n_clusters=requested, **options_record(route))
+    res.params["random_state"] = random_state_record(random_state)
+    return res

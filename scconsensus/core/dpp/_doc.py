@@ -1,9 +1,11 @@
 """Parameter text shared by :func:`scconsensus.core.dpp.dpp_consensus` and ``tl.dpp``."""
 
 DPP_PARAMS = {
-    "dpp_runs": """\
+    "dpp_n_runs": """\
 n_runs
-    Number of runs ``R`` (paper: 200).
+    Number of runs ``R`` (paper: 200).""",
+    # --- one entry per options record (core/dpp/_options.py), fields in their order ---
+    "dpp_sampling": """\
 sampler
     ``"dpp"`` (determinantal generators), ``"uniform"`` (PAM-like baseline of Sect. 5:
     ``k ~ U{1..k_max}`` items uniformly) or ``"kmeans++"`` (k-means from k-means++
@@ -47,7 +49,9 @@ n_clusters
     no cut has exactly ``n_clusters`` (components smaller than ``n**a`` are merged,
     so no more than about ``n**(1-a)`` clusters can survive), the nearest is returned
     with a warning (``tl.dpp``) and the reason is recorded. ``None`` (default) or
-    ``"auto"``: the number of clusters is chosen from the data.""",
+    ``"auto"``: the number of clusters is chosen from the data. Any ``1..n`` may be
+    asked for, the trivial cuts included, where PCC and PLA, which fit a model at
+    ``K``, take ``[2, n)`` (both checked by ``_validation.check_n_clusters``).""",
     "dpp_route": """\
 mode
     ``"dense"``: exact kernel, exact DPP sampler and full consensus matrix (O(n²)

@@ -28,11 +28,13 @@ from ..._validation import (
     check_labels,
     check_matrix,
     check_min_mass,
+    check_options,
     check_rng,
     random_state_record,
 )
 from .._ensemble_pairs import ensemble_pairs
 from .._laps import Laps
+from .._options import PCC_ROUTE, FitRoute, StartPlan, options_record
 from .._pairs import check_pairs
 from .._plan import ConsensusPlan, plan_consensus
 from .._subset import fit_count, fit_subset
@@ -107,20 +109,14 @@ def pcc_consensus(
     n_clusters: int | str = "auto",
     divergence: str | Bregman = "kl",
     *,
-    mode: str = "auto",
     solver: str = "auto",
-    n_init: int = 1,
     tol: float = 1e-4,
     max_iter: int | None = None,
     min_mass: float = 0.5,
-    X: np.ndarray | Callable[[], np.ndarray] | None = None,
-    n_neighbors: int = 10,
-    n_random: int = 30,
+    start: StartPlan | None = None,
+    route: FitRoute | None = None,
     pairs: str = "auto",
-    init: str = "spectral",
-    partitions: str = "matched",
-    fit_size: int | str | None = "auto",
-    fit_fraction: float | None = None,
+    X: np.ndarray | Callable[[], np.ndarray] | None = None,
     random_state: RandomState = 0,
     progress: bool | None = None,
 ) -> PCCConsensus:
@@ -131,15 +127,19 @@ def pcc_consensus(
     {labels}
     {n_clusters}
     {pcc_divergence}
-    {pcc_route}
+    {pcc_solver}
+    {pcc_stop}
+    start
+        ``init``, ``partitions``, ``n_init`` as a :class:`~scconsensus.core.StartPlan`
+        (``tl.pcc`` documents each); ``None``: ``StartPlan()``.
+    route
+        ``mode``, ``n_neighbors``, ``n_random``, ``fit_size``, ``fit_fraction`` as a
+        :class:`~scconsensus.core.FitRoute` (``tl.pcc`` documents each); ``None``:
+        :data:`~scconsensus.core.PCC_ROUTE` (``fit_size="auto"``).
+    {pcc_pairs}
     X
         ``(n_items, n_features)`` representation for the kNN pairs, or a function
         returning it (called only when they are drawn); ``None``: ensemble pairs.
-    {pcc_solver}
-    {pcc_n_init}
-    {pcc_stop}
-    {pcc_plan}
-    {pcc_fit_subset}
     {random_state}
     {progress}
 
@@ -150,30 +150,31 @@ def pcc_consensus(
     Examples
     --------
     >>> import numpy as np
-    >>> from scconsensus.core import pcc_consensus
+    >>> from scconsensus.core import FitRoute, pcc_consensus
     >>> labels = np.repeat([[0, 0, 1], [1, 1, 0], [2, 2, 2]], 20, axis=0)
     >>> res = pcc_consensus(labels, 3)
     >>> res.route, res.membership.shape
     ('dense', (60, 3))
+    >>> pcc_consensus(labels, 3, route=FitRoute(mode="sparse")).route
+    'sparse'
     """
+    start = check_options(start, StartPlan, "start")
+    route = check_options(route, FitRoute, "route", PCC_ROUTE)
+    mode, fit_size, fit_fraction = route.mode, route.fit_size, route.fit_fraction
     _check_choices(mode, solver, pairs)
     labels = check_labels(labels)
     min_mass = check_min_mass(min_mass, labels.shape[0])
-    params = {
-        "n_clusters": n_clusters, "divergence": divergence, "mode": mode, "solver": solver,
-        "n_init": n_init, "tol": tol, "max_iter": max_iter, "min_mass": min_mass,
-        "n_neighbors": n_neighbors, "n_random": n_random, "pairs": pairs, "init": init,
-        "partitions": partitions, "fit_size": fit_size, "fit_fraction": fit_fraction,
-        "random_state": random_state_record(random_state),
-    }  # fmt: skip
-    n_neighbors, n_random = _pairs_per_item(n_neighbors, n_random, mode)
-    check_run(divergence, n_init, tol, max_iter)
+    params = {"n_clusters": n_clusters, "divergence": divergence, "solver": solver, "tol": tol}
+    params.update(max_iter=max_iter, min_mass=min_mass, **options_record(start, route))
+    params.update(pairs=pairs, random_state=random_state_record(random_state))
+    n_neighbors, n_random = _pairs_per_item(route.n_neighbors, route.n_random, mode)
+    check_run(divergence, start.n_init, tol, max_iter)
     mode, fit_size = _route(mode, solver, divergence, fit_size)
     _check_dense_size(mode, labels.shape[0], fit_size, fit_fraction)
     plan, labels, fitted, fit_idx = _plan(
-        labels, n_clusters, partitions, init, random_state, fit_size, fit_fraction
+        labels, n_clusters, start.partitions, start.init, random_state, fit_size, fit_fraction
     )
-    fit_kw = {"n_init": n_init, "tol": tol, "max_iter": max_iter, "min_mass": min_mass}
+    fit_kw = {"n_init": start.n_init, "tol": tol, "max_iter": max_iter, "min_mass": min_mass}
     sampling = (X, labels.shape[0], fit_idx, pairs, n_neighbors, n_random, random_state)
     out = _run(labels, fitted, plan, (mode, divergence, solver), fit_kw, sampling, progress)
     out.params = dict(params, divergence=out.fit.divergence)

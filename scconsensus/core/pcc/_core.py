@@ -194,11 +194,11 @@ def pcc(
     *,
     solver: str = "auto",
     n_init: int | None = None,
+    init: np.ndarray | None = None,
     tol: float = 1e-4,
     max_iter: int | None = None,
-    random_state=0,
     min_mass: float = 0.5,
-    init: np.ndarray | None = None,
+    random_state=0,
     trace_every: int | None = None,
 ) -> PCCResult:
     """Probabilistic consensus clustering of a co-association matrix.

@@ -62,7 +62,7 @@ min_mass
     over the rest. The solver stops at a tolerance, so a cluster the optimum
     empties can keep a residue of a few hundredths.""",
     # --- the method on an ensemble (core.pcc_consensus, tl.pcc) ---
-    "pcc_route": """\
+    "pcc_mode": """\
 mode
     ``"dense"``: all ``n^2`` pairs; ``"sparse"``: sampled pairs (Sect. 5.4:
     within-cluster partners plus ``n_random`` random partners per item);
@@ -76,7 +76,8 @@ mode
     constant ``sum_{i<j} c_ij^2 / N_ij``.
 n_neighbors, n_random
     Pairs per item on the sparse route: ``n_neighbors`` within-cluster partners
-    (kNN or ensemble draws, see ``pairs``) and ``n_random`` uniformly random ones.
+    (kNN or ensemble draws, see ``pairs``) and ``n_random`` uniformly random ones.""",
+    "pcc_pairs": """\
 pairs
     Within-cluster partners of the sparse route: ``"knn"`` (kNN of the
     representation; pynndescent above 50,000 items), ``"ensemble"`` (partners
@@ -140,3 +141,6 @@ partitions) carry no co-association evidence: they get a uniform membership row
 ``1 / k`` and the largest entropy, and a ``RuntimeWarning`` gives their number.
 Build the ensemble with ``predict_unsampled=True`` or more partitions to label them.""",
 }
+#: ``tl.pcc`` takes ``pairs`` right after the pairs per item (``pcc_consensus`` after
+#: its ``route`` record)
+PCC_PARAMS["pcc_route"] = PCC_PARAMS["pcc_mode"] + "\n" + PCC_PARAMS["pcc_pairs"]

@@ -448,11 +448,11 @@ def pcc_lowrank(
     divergence: str | Bregman = "l2",
     *,
     n_init: int | None = None,
+    init: np.ndarray | None = None,
     tol: float = 1e-4,
+    min_mass: float = 0.5,
     max_iter: int | None = None,
     random_state=0,
-    min_mass: float = 0.5,
-    init: np.ndarray | None = None,
 ) -> PCCResult:
     """Squared-l2 PCC on all pairs of an ensemble, without forming the ``n x n`` co-association.
 

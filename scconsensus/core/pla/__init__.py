@@ -17,7 +17,8 @@ from ._doc import PLA_PARAMS
 from ._em import PLAFit, pla_em
 from ._extend import pla_extend, predict_ensemble_labels
 from ._members import Members, as_members
-from ._model import LAMBDA_GRID, PLAResult, pla
+from ._model import PLAResult, pla
+from ._options import LAMBDA_GRID, Weighting
 from ._weighted import entropic_weights
 
 callable_module(__name__, pla)
@@ -29,6 +30,7 @@ __all__ = [
     "PLAConsensus",
     "PLAFit",
     "PLAResult",
+    "Weighting",
     "as_members",
     "entropic_weights",
     "pla",

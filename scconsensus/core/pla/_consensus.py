@@ -16,12 +16,14 @@ import numpy as np
 
 from ..._docs import doc_params
 from ..._settings import settings
-from ..._validation import RandomState, check_choice, random_state_record
+from ..._validation import RandomState, check_choice, check_options, random_state_record
+from .._options import FitRoute, StartPlan, options_record
 from .._plan import ConsensusPlan, plan_consensus
 from .._subset import fit_count
 from ..membership import labelled_first, order_clusters
 from ._doc import PLA_PARAMS
-from ._model import LAMBDA_GRID, PLAResult, check_pla_args, pla
+from ._model import PLAResult, check_pla_args, pla
+from ._options import Weighting
 
 __all__ = ["PLAConsensus", "pla_consensus"]
 
@@ -59,21 +61,12 @@ def pla_consensus(
     n_clusters: int | str = "auto",
     weighted: bool = False,
     *,
-    lam: float | str = "cv",
-    lam_grid=LAMBDA_GRID,
-    cv_folds: int = 3,
-    cv_score: str = "heldout",
-    mode: str = "auto",
-    X: np.ndarray | Callable[[], np.ndarray] | None = None,
-    n_neighbors: int = 10,
-    n_random: int = 30,
-    fit_size: int | str | None = None,
-    fit_fraction: float | None = None,
-    n_init: int = 1,
-    init: str = "spectral",
-    partitions: str = "matched",
+    weighting: Weighting | None = None,
     max_iter: int = 300,
     tol: float = 1e-6,
+    start: StartPlan | None = None,
+    route: FitRoute | None = None,
+    X: np.ndarray | Callable[[], np.ndarray] | None = None,
     random_state: RandomState = 0,
     progress: bool | None = None,
 ) -> PLAConsensus:
@@ -83,15 +76,19 @@ def pla_consensus(
     ----------
     {labels}
     {n_clusters}
-    {pla_weighting}
-    {mode}
+    {pla_weighted}
+    {pla_weighting_record}
+    {pla_stop}
+    start
+        ``init``, ``partitions``, ``n_init`` as a :class:`~scconsensus.core.StartPlan`
+        (``tl.pla`` documents each); ``None``: ``StartPlan()``.
+    route
+        ``mode``, ``n_neighbors``, ``n_random``, ``fit_size``, ``fit_fraction`` as a
+        :class:`~scconsensus.core.FitRoute` (``tl.pla`` documents each); ``None``:
+        ``FitRoute()`` (all pairs up to ``settings.dense_auto_max_items``, all items).
     X
         ``(n_items, n_features)`` representation for the kNN pairs of the sparse route,
         or a function returning it (called only then); ``None``: random pairs.
-    {n_neighbors_n_random}
-    {pla_fit_subset}
-    {pla_em}
-    {pla_plan}
     {random_state}
     {progress}
 
@@ -102,35 +99,38 @@ def pla_consensus(
     Examples
     --------
     >>> import numpy as np
-    >>> from scconsensus.core import pla_consensus
+    >>> from scconsensus.core import StartPlan, pla_consensus
     >>> labels = np.repeat([[0, 0, 1], [1, 1, 0], [2, 2, 2]], 20, axis=0)
     >>> pla_consensus(labels, 3).membership.shape
     (60, 3)
+    >>> pla_consensus(labels, 3, start=StartPlan(init="random", n_init=2)).membership.shape
+    (60, 3)
     """
-    check_choice(init, ("spectral", "random"), "init")
-    n_fit = fit_count(labels.shape[0], fit_size, fit_fraction)
+    start = check_options(start, StartPlan, "start")
+    route = check_options(route, FitRoute, "route")
+    weighting = check_options(weighting, Weighting, "weighting")
+    check_choice(start.init, ("spectral", "random"), "init")
+    n_fit = fit_count(labels.shape[0], route.fit_size, route.fit_fraction)
     check_pla_args(  # before the plan: an oversize or ill-posed fit fails at once
-        n_fit, mode=mode, weighted=weighted, lam=lam, lam_grid=lam_grid, cv_folds=cv_folds,
-        cv_score=cv_score, n_neighbors=n_neighbors, n_random=n_random, n_init=n_init,
+        n_fit, mode=route.mode, weighted=weighted, **options_record(weighting),
+        n_neighbors=route.n_neighbors, n_random=route.n_random, n_init=start.n_init,
         max_iter=max_iter, tol=tol,
     )  # fmt: skip
-    mode, X = _route(mode, n_fit, X)
+    mode, X = _route(route.mode, n_fit, X)
     plan = plan_consensus(
-        labels, n_clusters, partitions=partitions, init=init, random_state=random_state
+        labels, n_clusters, partitions=start.partitions, init=start.init, random_state=random_state
     )
     res = pla(
-        labels[:, plan.columns], plan.n_clusters, weighted=weighted, lam=lam, lam_grid=lam_grid,
-        cv_folds=cv_folds, cv_score=cv_score, mode=mode, X=X, n_neighbors=n_neighbors,
-        n_random=n_random, fit_size=fit_size, fit_fraction=fit_fraction, n_init=n_init,
-        max_iter=max_iter, tol=tol, random_state=random_state, progress=progress, init=plan.start,
+        labels[:, plan.columns], plan.n_clusters, weighted=weighted, weighting=weighting,
+        mode=mode, X=X, n_neighbors=route.n_neighbors,
+        n_random=route.n_random, fit_size=route.fit_size, fit_fraction=route.fit_fraction,
+        n_init=start.n_init, max_iter=max_iter, tol=tol, random_state=random_state,
+        progress=progress, init=plan.start,
     )  # fmt: skip
-    params = {
-        "n_clusters": n_clusters, "weighted": weighted, "lam": lam,
-        "lam_grid": [float(x) for x in lam_grid], "cv_folds": cv_folds, "cv_score": cv_score,
-        "mode": res.mode, "n_neighbors": n_neighbors, "n_random": n_random, "fit_size": fit_size,
-        "fit_fraction": fit_fraction, "n_init": n_init, "init": init, "partitions": partitions,
-        "max_iter": max_iter, "tol": tol, "random_state": random_state_record(random_state),
-    }  # fmt: skip
+    params = {"n_clusters": n_clusters, "weighted": weighted, **options_record(weighting)}
+    params["lam_grid"] = [float(x) for x in weighting.lam_grid]
+    params.update(max_iter=max_iter, tol=tol, **options_record(start, route))
+    params.update(mode=res.mode, random_state=random_state_record(random_state))
     keep = order_clusters(res.posteriors, min_mass=1e-8)
     membership, _, kept, _ = labelled_first(res.posteriors[:, keep])
     return PLAConsensus(membership, res, plan, keep[kept], params)

@@ -1,9 +1,11 @@
 """Parameter text shared by :func:`scconsensus.core.pla.pla` and ``tl.pla``."""
 
 PLA_PARAMS = {
-    "pla_weighting": """\
+    "pla_weighted": """\
 weighted
-    Weighted PLA: learn the partition weights ``α`` (entropy-regularised, eq. 21).
+    Weighted PLA: learn the partition weights ``α`` (entropy-regularised, eq. 21).""",
+    # the fields of core.pla.Weighting, in order
+    "pla_lambda": """\
 lam
     λ of the entropy regulariser (> 0), or ``"cv"`` to choose it from ``lam_grid``
     by ``cv_folds``-fold cross-validation over items. Only weighted PLA uses it: a
@@ -31,12 +33,13 @@ fit_size, fit_fraction
     ``n_clusters``, and give the rest posteriors by the out-of-sample extension
     (Sect. 3.3); ``r >= n`` fits all. ``fit_size="auto"``: at most
     ``settings.auto_fit_size`` items (the rule of :func:`scconsensus.tl.pcc`).""",
-    "pla_em": """\
-n_init
-    EM runs: the ``init`` start, then random ones; the best log-likelihood wins.
+    "pla_stop": """\
 max_iter, tol
     EM stops after ``max_iter`` steps or when the relative log-likelihood change
     is at most ``tol``.""",
+    "pla_n_init": """\
+n_init
+    EM runs: the ``init`` start, then random ones; the best log-likelihood wins.""",
     # --- tl.pla only ---
     "pla_n_clusters": """\
 n_clusters
@@ -76,16 +79,16 @@ n_clusters
     "pla_core": """\
 max_outer, outer_tol
     Weighted PLA alternations and their relative tolerance on ``F``.
-init
-    ``(n_items, n_clusters)`` starting posteriors ``p(v|i)`` (rows on the simplex),
-    e.g. :func:`scconsensus.core.plan_consensus`'s spectral start; it counts as the
-    first of the ``n_init`` EM runs, the others start at random.
 random_state
     Seed: a non-negative int, a :class:`numpy.random.Generator` or ``None``; it seeds
     the restarts, fitted subset, sampled pairs and CV folds.
 progress
     Show a progress bar over the λ cross-validation (``None``: when scanpy's
-    verbosity is ``'info'`` or higher).""",
+    verbosity is ``'info'`` or higher).
+init
+    ``(n_items, n_clusters)`` starting posteriors ``p(v|i)`` (rows on the simplex),
+    e.g. :func:`scconsensus.core.plan_consensus`'s spectral start; it counts as the
+    first of the ``n_init`` EM runs, the others start at random.""",
     "pla_route": """\
 mode
     ``"dense"`` (all pairs, O(r²K) per EM step), ``"sparse"`` (the pairs of
@@ -102,3 +105,11 @@ n_neighbors, n_random
 diagonal
     Include ``z_ii`` (``Z = Σ Y_l Y_lᵀ`` has it; the paper keeps it).""",
 }
+#: ``tl.pla`` takes ``n_init`` right after ``init`` and ``partitions`` (its start plan)
+PLA_PARAMS["pla_plan"] += "\n" + PLA_PARAMS["pla_n_init"]
+PLA_PARAMS["pla_weighting"] = PLA_PARAMS["pla_weighted"] + "\n" + PLA_PARAMS["pla_lambda"]
+PLA_PARAMS["pla_weighting_record"] = """\
+weighting
+    ``lam``, ``lam_grid``, ``cv_folds``, ``cv_score`` as a
+    :class:`~scconsensus.core.pla.Weighting` (``tl.pla`` documents each); ``None``: its
+    defaults (λ cross-validated on :data:`LAMBDA_GRID`). Used with ``weighted=True`` only."""

@@ -33,6 +33,7 @@ from ..._validation import (
     check_matrix,
     check_n_clusters,
     check_number,
+    check_options,
     check_restarts,
     renamed_args,
     seed_sequence,
@@ -45,6 +46,7 @@ from ._doc import PLA_PARAMS
 from ._em import _TINY, PLAFit, pla_em
 from ._extend import _extend
 from ._members import Members, as_members, symmetric_pattern
+from ._options import LAMBDA_GRID, Weighting
 from ._problem import Problem
 from ._weighted import (
     _full_rows,
@@ -55,10 +57,6 @@ from ._weighted import (
 )
 
 __all__ = ["LAMBDA_GRID", "PLAResult", "pla"]
-
-
-#: λ values tried by cross-validation (the grid of Lange & Buhmann 2005, Sect. 4).
-LAMBDA_GRID = (0.1, 0.5, 1.0, 10.0, 20.0, 50.0, 100.0, 500.0)
 
 
 @dataclass
@@ -243,10 +241,7 @@ def pla(
     n_clusters: int = 10,
     *,
     weighted: bool = False,
-    lam: float | str = "cv",
-    lam_grid=LAMBDA_GRID,
-    cv_folds: int = 3,
-    cv_score: str = "heldout",
+    weighting: Weighting | None = None,
     mode: str = "auto",
     X: np.ndarray | None = None,
     pairs: np.ndarray | None = None,
@@ -274,10 +269,12 @@ def pla(
     Parameters
     ----------
     {pla_ensemble}
-    {pla_weighting}
+    {pla_weighted}
+    {pla_weighting_record}
     {pla_route}
     {pla_fit_subset}
-    {pla_em}
+    {pla_n_init}
+    {pla_stop}
     {pla_core}
 
     Returns
@@ -301,7 +298,9 @@ def pla(
     s_em, s_fit, s_pairs, s_cv = seed_sequence(random_state).spawn(4)
     fit_index = fit_subset(n, fit_size, fit_fraction, K, np.random.default_rng(s_fit))
     fit_index = np.arange(n) if fit_index is None else fit_index
-    weighting = (weighted, lam, lam_grid, cv_folds, cv_score, max_outer)
+    w = check_options(weighting, Weighting, "weighting")
+    lam, cv_score = w.lam, w.cv_score
+    weighting = (weighted, lam, w.lam_grid, w.cv_folds, cv_score, max_outer)
     lam_grid, cv_folds = check_weighting(*weighting, fit_index.size)
     _warn_unused_lam(weighted, lam)
     fit_members = members.subset(fit_index)

@@ -1,0 +1,95 @@
+"""Option records shared by the consensus methods, and their ``params`` encoding.
+
+A method's ``core`` function takes the options of one stage as one frozen record (its
+fields and defaults written once, there); the ``tl`` wrapper takes the same options as
+flat keywords, scanpy's style, and builds the records from them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+from .._docs import doc_params
+
+__all__ = ["PCC_ROUTE", "FitRoute", "PartitionOptions", "StartPlan", "options_record"]
+
+
+def options_record(*options) -> dict:
+    """The fields of the option records ``options``, in order, as one flat dict."""
+    return {f.name: getattr(o, f.name) for o in options for f in fields(o)}
+
+
+@dataclass(frozen=True)
+class StartPlan:
+    """Where a model of an ensemble starts from and which partitions it fits (PCC, PLA).
+
+    Each method checks the values (:func:`~scconsensus.core.pcc_consensus`,
+    :func:`~scconsensus.core.pla_consensus` document what they do there).
+
+    Attributes
+    ----------
+    init
+        ``"spectral"`` (default): the spectral consensus of the ensemble at ``K``;
+        ``"random"``: random starts only; ``"ensemble"`` (PCC): the matched partition
+        closest to ``K``.
+    partitions
+        ``"matched"`` (default): the partitions whose number of clusters is near ``K``;
+        ``"all"``: every partition.
+    n_init
+        Starts (restarts): the ``init`` start, then random ones; the best fit wins.
+    """
+
+    init: str = "spectral"
+    partitions: str = "matched"
+    n_init: int = 1
+
+
+@dataclass(frozen=True)
+class FitRoute:
+    """How a model of an ensemble scales: all pairs or sampled ones, all items or a subset.
+
+    Attributes
+    ----------
+    mode
+        ``"dense"`` (all pairs), ``"sparse"`` (sampled pairs) or ``"auto"`` (dense up to
+        ``settings.dense_auto_max_items`` fitted items); PCC also has ``"lowrank"``.
+    n_neighbors, n_random
+        Pairs per item on the sparse route: within-cluster partners and random ones.
+    fit_size, fit_fraction
+        Fit on this many items (or ``ceil(fit_fraction n)``) drawn at random and extend
+        to the rest; ``None``: every item; ``"auto"``: at most
+        ``settings.auto_fit_size``. The default is each method's
+        (:data:`PCC_ROUTE`: ``"auto"``; PLA: ``None``).
+    """
+
+    mode: str = "auto"
+    n_neighbors: int = 10
+    n_random: int = 30
+    fit_size: int | str | None = None
+    fit_fraction: float | None = None
+
+
+#: :func:`~scconsensus.core.pcc_consensus`'s default route: it fits at most
+#: ``settings.auto_fit_size`` items and extends to the rest.
+PCC_ROUTE = FitRoute(fit_size="auto")
+
+
+@doc_params()
+@dataclass(frozen=True)
+class PartitionOptions:
+    """How each partition of an ensemble samples and clusters (``generate_ensemble``).
+
+    Checked by :func:`~scconsensus.core.generate_ensemble`.
+
+    Attributes
+    ----------
+    {ensemble_sampling}
+    """
+
+    subsample: float = 0.8
+    feature_subsample: float = 1.0
+    predict_unsampled: bool | str = False
+    linkage: str = "average"
+    distance: str = "euclidean"
+    resolution: float | tuple[float, float] | None = None
+    n_neighbors: int = 15
