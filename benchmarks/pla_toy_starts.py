@@ -39,12 +39,12 @@ def toy(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(X, truth, ensemble)`` of the toy, as ``accuracy.paper_rows`` builds it."""
     from pla_toy import bananas
 
-    from scconsensus.core.ensemble import generate_ensemble
+    from scconsensus.core.ensemble import PartitionOptions, generate_ensemble
 
     X, y = bananas(seed)
     ens = generate_ensemble(
-        X, 50, "hc_single", k=2, subsample=0.1, predict_unsampled=True, random_state=seed,
-        progress=False,
+        X, 50, "hc_single", k=2, random_state=seed, progress=False,
+        options=PartitionOptions(subsample=0.1, predict_unsampled=True),
     )  # fmt: skip
     return X, y, ens.labels
 
