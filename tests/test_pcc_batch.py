@@ -540,3 +540,15 @@ def test_snap_outside_kl_domain_skips_its_weights_pass(monkeypatch):
     assert fired1 >= 1  # the case exercises the check
     assert (f1, it1, y1) == (f0, it0, y0)
     assert calls1 == calls0 - fired1
+
+
+@pytest.mark.parametrize("K", [5, 128, 129, 300])
+def test_order_decreasing_is_stable_on_both_branches(K):
+    """Insertion up to 128 clusters, merge sort above: the same order, ties by index."""
+    from scconsensus.core.pcc._batch_steps import _order_decreasing
+
+    rng = np.random.default_rng(K)
+    for x in (rng.random(K), rng.integers(0, 5, K).astype(float)):
+        order = np.empty(K, dtype=np.int64)
+        _order_decreasing(x, order)
+        np.testing.assert_array_equal(order, np.lexsort((np.arange(K), -x)))
