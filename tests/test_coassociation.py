@@ -133,3 +133,16 @@ def test_compact_labels_keeps_order_and_unsampled():
     out = compact_labels(labels)
     assert out.tolist() == [[1, 0, 0], [-1, 0, 1], [0, 1, -1], [1, 1, 0]]
     assert compact_labels(out) is out  # already compact: no copy
+
+
+@pytest.mark.parametrize("shift", [0, 1, 10**9])
+def test_partition_sizes_count_the_ids_in_use(shift):
+    from scconsensus.core import partition_sizes
+
+    # 0-based (the fast path), 1-based and sparse ids (counted per column), a partition
+    # that sampled nothing, and one with a gap in its ids
+    labels = np.array([[0, 2, -1, 0], [1, 0, -1, 3], [1, 2, -1, 3], [-1, 0, -1, 0]])
+    shifted = np.where(labels >= 0, labels + shift, -1).astype(np.int32)
+    assert partition_sizes(shifted).tolist() == [2, 2, 0, 2]
+    numbered = np.where(labels >= 0, labels.clip(0, 1) + shift, -1).astype(np.int32)
+    assert partition_sizes(numbered).tolist() == [2, 2, 0, 2]

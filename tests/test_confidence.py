@@ -84,6 +84,19 @@ def test_ensemble_support_rows_and_confidence_range():
     assert np.isnan(ensemble_confidence(labels, np.r_[-1, truth[1:]])[0])
 
 
+@pytest.mark.parametrize("size", [3, 7])
+def test_confidence_refuses_labels_of_another_length(size):
+    # the compiled kernels index the per-item sums by the ensemble's rows: labels of
+    # another length must fail before them, not write past the arrays' ends
+    ens = np.array([[0, 0], [0, 0], [0, 1], [1, 1], [1, 1]], dtype=np.int32)
+    labels = np.zeros(size, dtype=np.int64)
+    for fn in (ensemble_confidence, ensemble_support):
+        with pytest.raises(ValueError, match=r"one consensus label per item of the ensemble \(5\)"):
+            fn(ens, labels)
+    with pytest.raises(ValueError, match="1-D"):
+        ensemble_confidence(ens, np.zeros((5, 1), dtype=np.int64))
+
+
 def _shares_by_partition(ensemble, labels):
     """``(support, recall)`` of :mod:`scconsensus.core._confidence` as its definition reads."""
     n, k = labels.size, labels.max() + 1

@@ -243,6 +243,9 @@ def test_recovers_groups_and_lowest_pac_at_true_k():
         ({"resampling": Resampling(method="leiden")}, "method"),
         ({"resampling": Resampling(p_item=0.0)}, "p_item"),
         ({"reps": 0}, "reps"),
+        # the record's fields given flat, as tl.consensus_k takes them: name the record
+        ({"p_item": 0.5}, r"resampling=Resampling\(p_item=0.5\)"),
+        ({"method": "kmeans", "n_neighbors": 5}, r"resampling=Resampling\(method='kmeans'\)"),
     ],
 )
 def test_bad_parameters_are_refused(kwargs, message):

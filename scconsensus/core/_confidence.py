@@ -60,7 +60,8 @@ def ensemble_support(ensemble: np.ndarray, labels: np.ndarray) -> np.ndarray:
     >>> ensemble_support(ens, np.array([0, 0, 0, 1, 1])).round(2).tolist()
     [[1.0, 0.0], [1.0, 0.0], [0.67, 0.33], [0.17, 0.83], [0.17, 0.83]]
     """
-    support, _ = _shares(check_labels(ensemble), np.asarray(labels, dtype=np.int64), own=False)
+    ensemble = check_labels(ensemble)
+    support, _ = _shares(ensemble, _consensus_labels(labels, ensemble.shape[0]), own=False)
     return support
 
 
@@ -95,10 +96,27 @@ def ensemble_confidence(ensemble: np.ndarray, labels: np.ndarray) -> np.ndarray:
     >>> ensemble_confidence(ens, np.array([0, 0, 0, 1, 1])).round(2).tolist()
     [0.92, 0.92, 0.67, 0.92, 0.92]
     """
-    labels = np.asarray(labels, dtype=np.int64)
-    support, recall = _shares(check_labels(ensemble), labels)
+    ensemble = check_labels(ensemble)
+    labels = _consensus_labels(labels, ensemble.shape[0])
+    support, recall = _shares(ensemble, labels)
     precision = support[:, 0]
     return np.where(labels >= 0, 0.5 * (precision + recall), np.nan)
+
+
+def _consensus_labels(labels: np.ndarray, n_items: int) -> np.ndarray:
+    """``labels`` as int64, one per item of the ensemble.
+
+    The kernels below index the per-item sums by the ensemble's rows: labels of another
+    length would read and write past the arrays' ends instead of failing.
+    """
+    labels = np.asarray(labels)
+    if labels.ndim != 1 or labels.shape[0] != n_items:
+        raise ValueError(
+            f"labels must hold one consensus label per item of the ensemble ({n_items}), "
+            f"got shape {labels.shape}. Pass the labels of the same items, in the same "
+            "order, as a 1-D array (e.g. adata.obs[key].cat.codes.to_numpy())."
+        )
+    return labels.astype(np.int64)
 
 
 def _shares(

@@ -25,7 +25,7 @@ from .._validation import (
     seed_sequence,
 )
 from .._warnings import warn
-from ._labels import compact_labels
+from ._labels import _numbered, columns, present_ids
 from ._lapack import eigh_evr
 from .coassociation import _one_hot
 
@@ -45,10 +45,19 @@ def partition_sizes(labels: np.ndarray) -> np.ndarray:
     numpy.ndarray
         ``(n_partitions,)`` int64 counts.
     """
-    labels = compact_labels(check_labels(labels))  # ids 0..k-1: k is the largest id + 1
+    labels = check_labels(labels)
     if labels.shape[0] == 0:
         return np.zeros(labels.shape[1], dtype=np.int64)
-    return labels.max(axis=0).astype(np.int64) + 1
+    if _numbered(labels):  # ids 0..k-1: k is the largest id + 1
+        return labels.max(axis=0).astype(np.int64) + 1
+    # other ids (1-based, another tool's): counted per column, without the renumbered
+    # copy of the whole ensemble that compact_labels would make (400 MB at 10^6 x 100)
+    sizes = np.empty(labels.shape[1], dtype=np.int64)
+    for j, col in enumerate(columns(labels)):
+        values = col[col >= 0]
+        present = present_ids(values)
+        sizes[j] = np.unique(values).size if present is None else np.count_nonzero(present)
+    return sizes
 
 
 def incidence_matrix(labels: np.ndarray) -> sp.csr_matrix:

@@ -124,8 +124,17 @@ def _check_ensemble_kwargs(kwargs: Mapping[str, Any], method: str) -> None:
     """Refuse ``**ensemble_kwargs`` that would be ignored, so typos cannot pass silently."""
     if not kwargs:
         return
+    # tl.consensus_k takes the record's fields flat; here they belong in the record
+    flat = [name for name in (field.name for field in fields(Resampling)) if name in kwargs]
+    if flat:
+        given = ", ".join(f"{name}={kwargs[name]!r}" for name in flat)
+        raise ValueError(
+            f"consensus_k takes {', '.join(flat)} in its resampling record: pass "
+            f"resampling=Resampling({given}) (from scconsensus.core.consensus_k), or the "
+            "flat keywords to scconsensus.tl.consensus_k."
+        )
     own = [name for name in inspect.signature(consensus_k).parameters if name != "X"]
-    own += [field.name for field in fields(Resampling)]  # tl.consensus_k takes them flat
+    own += [field.name for field in fields(Resampling)]  # a typo of one is told the name
     check_kwargs(kwargs, ENSEMBLE_EXTRAS, "consensus_k", suggest=own)
     if method.startswith("hc"):
         raise ValueError(

@@ -291,8 +291,10 @@ def _plan(labels, n_clusters, partitions, init, random_state, fit_size, fit_frac
     fit_idx = plan.fit_indices
     # row-major: the pair counts read an item's labels as one row (fancy indexing on
     # columns returns a column-major copy; at 10^6 items the extension's pair count took
-    # 5.5-10 s on it against 0.7 s on rows)
-    labels = np.ascontiguousarray(labels[:, plan.columns])
+    # 5.5-10 s on it against 0.7 s on rows). take() writes the rows directly: one copy,
+    # not a column-major one and its transpose (10^6 x 50: 0.5 s and 190 MiB, not 1.6 s
+    # and 381 MiB)
+    labels = labels.take(plan.columns, axis=1)
     # no evidence at all for them: uniform rows, as in PLA, but said rather than silent
     warn_in_no_partition((labels < 0).all(axis=1).sum(), "memberships")
     return plan, labels, labels if fit_idx is None else labels[fit_idx], fit_idx
