@@ -59,7 +59,9 @@ class FitRoute:
         Fit on this many items (or ``ceil(fit_fraction n)``) drawn at random and extend
         to the rest; ``None``: every item; ``"auto"``: at most
         ``settings.auto_fit_size``. The default is each method's
-        (:data:`PCC_ROUTE`: ``"auto"``; PLA: ``None``).
+        (:data:`PCC_ROUTE`: ``"auto"``; PLA: ``None``): a ``FitRoute`` built from
+        scratch fits every item, so to change one field of PCC's route keep the others
+        with ``dataclasses.replace(PCC_ROUTE, mode="sparse")``.
     """
 
     mode: str = "auto"

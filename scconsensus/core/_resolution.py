@@ -25,7 +25,9 @@ partitions happen to agree on: ``λ_2 = 0.99``, ``λ_3 = 0.89`` and a plateau up
 a fall of 0.67 at 20) and the finer split is chosen; the coarse one stays among
 the stable resolutions. A split reached after such a plateau is read at its
 largest drop (unequal groups leave a partial drop one ``K`` before the full
-one). A gradual descent (drops at several ``K`` with no plateau between) keeps
+one), and so is a first split preceded by at least ``PLATEAU`` candidates
+without a drop (e.g. 20 unequal groups with no coarse level: a partial drop at 19,
+the full one at 20). A gradual descent (drops at several ``K`` with no plateau between) keeps
 the first drop. The two constants are not tuned to one boundary: on the stored
 evidence of ``benchmarks/accuracy.py`` (``benchmarks/README.md``, "K found") any
 plateau of 5 to 10 and any ratio of 2 to 3 give the same K on the whole panel and

@@ -149,13 +149,15 @@ def pcc_consensus(
 
     Examples
     --------
+    >>> import dataclasses
     >>> import numpy as np
-    >>> from scconsensus.core import FitRoute, pcc_consensus
+    >>> from scconsensus.core import PCC_ROUTE, pcc_consensus
     >>> labels = np.repeat([[0, 0, 1], [1, 1, 0], [2, 2, 2]], 20, axis=0)
     >>> res = pcc_consensus(labels, 3)
     >>> res.route, res.membership.shape
     ('dense', (60, 3))
-    >>> pcc_consensus(labels, 3, route=FitRoute(mode="sparse")).route
+    >>> sparse = dataclasses.replace(PCC_ROUTE, mode="sparse")  # PCC's route, one field changed
+    >>> pcc_consensus(labels, 3, route=sparse).route
     'sparse'
     """
     start = check_options(start, StartPlan, "start")
