@@ -159,3 +159,28 @@ def test_tl_flat_keywords_default_to_the_core_records():
             for field in dataclasses.fields(record):
                 given = params[field.name].default
                 assert given == getattr(record, field.name), (function.__name__, field.name)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        ("pcc_consensus", r"pass route=FitRoute\(mode='sparse'\) and start=StartPlan\(n_init=2\)"),
+        ("pla_consensus", r"pass weighting=Weighting\(lam=0.1\)"),
+        ("generate_ensemble", r"pass options=PartitionOptions\(subsample=0.5\)"),
+        ("dpp_consensus", r"pass cut=DPPCut\(tau=0.5\)"),
+    ],
+)
+def test_core_names_the_record_of_a_flat_keyword(call, message):
+    """tl takes the records' fields flat; core, given them so, says which record they go in."""
+    import scconsensus.core as core
+
+    labels = np.repeat([[0, 0, 1], [1, 1, 0], [2, 2, 2]], 20, axis=0)
+    X = np.random.default_rng(0).random((30, 3))
+    calls = {
+        "pcc_consensus": lambda: core.pcc_consensus(labels, 3, mode="sparse", n_init=2),
+        "pla_consensus": lambda: core.pla_consensus(labels, 3, lam=0.1),
+        "generate_ensemble": lambda: core.generate_ensemble(X, 3, subsample=0.5),
+        "dpp_consensus": lambda: core.dpp_consensus(X, tau=0.5),
+    }
+    with pytest.raises(TypeError, match=message):
+        calls[call]()

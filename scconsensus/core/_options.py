@@ -7,11 +7,65 @@ flat keywords, scanpy's style, and builds the records from them.
 
 from __future__ import annotations
 
+import functools
+import inspect
+from collections.abc import Callable
 from dataclasses import dataclass, fields
+from typing import Any
 
 from .._docs import doc_params
 
-__all__ = ["PCC_ROUTE", "FitRoute", "PartitionOptions", "StartPlan", "options_record"]
+__all__ = [
+    "PCC_ROUTE",
+    "FitRoute",
+    "PartitionOptions",
+    "StartPlan",
+    "options_record",
+    "takes_records",
+]
+
+
+def takes_records(**records: type) -> Callable[[Callable], Callable]:
+    """Refuse a record's field given as a flat keyword, naming the record it belongs in.
+
+    ``records`` maps each record parameter of the decorated ``core`` function to its
+    class (e.g. ``route=FitRoute``). The ``tl`` functions take these fields flat; without
+    this, a ``core`` call in that form fails with Python's bare "unexpected keyword
+    argument". Fields that are also the function's own parameters pass through.
+    """
+
+    def decorate(fn: Callable) -> Callable:
+        own = inspect.signature(fn).parameters
+        home = {
+            f.name: (param, cls)
+            for param, cls in records.items()
+            for f in fields(cls)
+            if f.name not in own
+        }
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            flat = [name for name in kwargs if name in home]
+            if flat:
+                raise TypeError(_moved(fn.__name__, flat, kwargs, home))
+            return fn(*args, **kwargs)
+
+        return wrapper
+
+    return decorate
+
+
+def _moved(fn_name: str, flat: list[str], kwargs: dict, home: dict) -> str:
+    """The message of :func:`takes_records`: each record and the fields that go in it."""
+    by_record: dict[str, list[str]] = {}
+    for name in flat:
+        param, cls = home[name]
+        by_record.setdefault(f"{param}={cls.__name__}", []).append(f"{name}={kwargs[name]!r}")
+    where = " and ".join(f"{head}({', '.join(given)})" for head, given in by_record.items())
+    return (
+        f"{fn_name} takes {', '.join(flat)} in an option record, not as a keyword: pass "
+        f"{where} (the scconsensus.tl functions take them as flat keywords)."
+    )
 
 
 def options_record(*options) -> dict:

@@ -44,7 +44,7 @@ from ._leiden import (
     _partition_graph,
     _resolution_range,
 )
-from ._options import PartitionOptions
+from ._options import PartitionOptions, takes_records
 from ._spectral import partition_sizes
 
 __all__ = ["METHODS", "Ensemble", "PartitionOptions", "generate_ensemble"]
@@ -489,6 +489,7 @@ def _record(n_partitions, methods, k, options, graph_source, n_neighbors, random
     }
 
 
+@takes_records(options=PartitionOptions)
 @renamed_args(methods="method")
 @doc_params()
 def generate_ensemble(

@@ -47,7 +47,7 @@ from ..._validation import (
     seed_sequence,
 )
 from .._laps import Laps
-from .._options import options_record
+from .._options import options_record, takes_records
 from ..coassociation import coassociation
 from ..membership import normalize_rows
 from ._consensus import (
@@ -376,6 +376,7 @@ def _solve(
     )
 
 
+@takes_records(sampling=DPPSampling, cut=DPPCut, route=DPPRoute)
 @doc_params(**DPP_PARAMS)
 def dpp_consensus(
     X: np.ndarray,

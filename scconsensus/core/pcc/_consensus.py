@@ -34,7 +34,7 @@ from ..._validation import (
 )
 from .._ensemble_pairs import ensemble_pairs
 from .._laps import Laps
-from .._options import PCC_ROUTE, FitRoute, StartPlan, options_record
+from .._options import PCC_ROUTE, FitRoute, StartPlan, options_record, takes_records
 from .._pairs import check_pairs
 from .._plan import ConsensusPlan, plan_consensus
 from .._subset import fit_count, fit_subset
@@ -103,6 +103,7 @@ class PCCConsensus:
     params: dict = field(default_factory=dict)
 
 
+@takes_records(start=StartPlan, route=FitRoute)
 @doc_params(**PCC_PARAMS)
 def pcc_consensus(
     labels: np.ndarray,

@@ -17,7 +17,7 @@ import numpy as np
 from ..._docs import doc_params
 from ..._settings import settings
 from ..._validation import RandomState, check_choice, check_options, random_state_record
-from .._options import FitRoute, StartPlan, options_record
+from .._options import FitRoute, StartPlan, options_record, takes_records
 from .._plan import ConsensusPlan, plan_consensus
 from .._subset import fit_count
 from ..membership import labelled_first, order_clusters
@@ -55,6 +55,7 @@ class PLAConsensus:
     params: dict
 
 
+@takes_records(weighting=Weighting, start=StartPlan, route=FitRoute)
 @doc_params(**PLA_PARAMS)
 def pla_consensus(
     labels: np.ndarray,

@@ -39,6 +39,7 @@ from ..._validation import (
     seed_sequence,
 )
 from ..._warnings import warn
+from .._options import takes_records
 from .._subset import fit_subset
 from ..coassociation import sample_pairs
 from ..membership import warn_in_no_partition
@@ -234,6 +235,7 @@ def _best_start(problem, K, init, fit_index, n_init, seed, em_kw) -> PLAFit:
     return best
 
 
+@takes_records(weighting=Weighting)
 @renamed_args(n_restarts="n_init")
 @doc_params(**PLA_PARAMS)
 def pla(
