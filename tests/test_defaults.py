@@ -137,6 +137,34 @@ def test_incidence_spectrum_is_exact_whatever_the_multiplicity(n_groups, route, 
     np.testing.assert_allclose(w, w2, atol=1e-6)  # no dependence on the seed
 
 
+@pytest.mark.parametrize("n_groups", [2, 5, 13])
+def test_nested_spectra_are_each_sets_incidence_spectrum(n_groups, monkeypatch):
+    """select_k's one-pass Gram matrices (more items than clusters: the column side) give
+    every E_K's eigenvalues as incidence_spectrum does, and the same choice of K."""
+    from scconsensus.core import _resolution, _spectral, incidence_spectrum
+    from scconsensus.core._lapack import eigh_evr
+
+    labels, _ = clear_ensemble(n_groups, n_per=150, seed=2)
+    labels[labels == 1] = 7 * n_groups  # ids with gaps, as another tool's
+    sizes = partition_sizes(labels)
+    order = np.argsort(-sizes, kind="stable")
+    requests = [(c, n_groups + 3) for c in (1, 5, labels.shape[1] // 2, labels.shape[1])]
+    spectra = _spectral.nested_spectra(labels, order, requests)
+    for (count, k), w in zip(requests, spectra, strict=True):
+        want, _ = incidence_spectrum(labels[:, order[:count]], k)
+        np.testing.assert_allclose(w, want, atol=1e-12)
+    assert _spectral.nested_spectra(labels[:20], order, requests) is None  # item side
+    nested = select_k(labels, random_state=0)
+    monkeypatch.setattr(_resolution, "nested_spectra", lambda *args: None)
+    each = select_k(labels, random_state=0)
+    assert nested.n_clusters == each.n_clusters == n_groups
+    np.testing.assert_allclose(nested.table["eigenvalue"], each.table["eigenvalue"], atol=1e-12)
+    a = np.asfortranarray(np.cov(np.random.default_rng(0).normal(size=(9, 30))))
+    w, v = eigh_evr(a.copy(order="F"), (5, 8))
+    w2, v2 = eigh_evr(a, (5, 8), overwrite_a=True)
+    assert np.array_equal(w, w2) and np.array_equal(v, v2)
+
+
 @pytest.mark.parametrize("n_groups", [2, 3, 8, 20, 40])
 def test_select_k_finds_every_number_of_clear_groups(n_groups):
     labels, _ = clear_ensemble(n_groups)

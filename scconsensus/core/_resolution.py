@@ -57,7 +57,7 @@ from .._validation import (
     seed_sequence,
 )
 from .._warnings import warn
-from ._spectral import incidence_spectrum, partition_sizes
+from ._spectral import incidence_spectrum, nested_spectra, partition_sizes
 
 __all__ = ["KSelection", "matched_partitions", "select_k"]
 
@@ -133,11 +133,20 @@ def _evidence(labels: np.ndarray, sizes: np.ndarray, Ks: np.ndarray, seed):
     """
     eig = np.zeros(Ks.size)
     n_parts = np.array([int((sizes >= K).sum()) for K in Ks], dtype=np.int64)
-    for count in np.unique(n_parts[n_parts > 0]):
-        same = np.flatnonzero(n_parts == count)
-        cols = np.flatnonzero(sizes >= Ks[same[0]])
-        rng = np.random.default_rng(seed)
-        w, _ = incidence_spectrum(labels[:, cols], int(Ks[same[-1]]), random_state=rng)
+    counts = np.unique(n_parts[n_parts > 0])
+    groups = [np.flatnonzero(n_parts == count) for count in counts]
+    # partitions by decreasing size: each E_K is the first n_parts[K] of them
+    order = np.argsort(-sizes, kind="stable")
+    nested = nested_spectra(
+        labels, order, [(int(c), int(Ks[g[-1]])) for c, g in zip(counts, groups, strict=True)]
+    )
+    for i, same in enumerate(groups):
+        if nested is None:
+            cols = np.flatnonzero(sizes >= Ks[same[0]])
+            rng = np.random.default_rng(seed)
+            w, _ = incidence_spectrum(labels[:, cols], int(Ks[same[-1]]), random_state=rng)
+        else:
+            w = nested[i]
         eig[same] = w[Ks[same] - 1]
     return eig, n_parts
 

@@ -12,6 +12,7 @@ matrix is formed.
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 import scipy.sparse as sp
 
@@ -25,7 +26,7 @@ from .._validation import (
     seed_sequence,
 )
 from .._warnings import warn
-from ._labels import _numbered, columns, present_ids
+from ._labels import _numbered, columns, compact_labels, present_ids
 from ._lapack import eigh_evr
 from .coassociation import _one_hot
 
@@ -181,6 +182,75 @@ def _subspace_leading(A: sp.csr_matrix, k: int, rng: np.random.Generator):
         RuntimeWarning,
     )
     return w[:k], U[:, :k]
+
+
+def nested_spectra(
+    labels: np.ndarray, order: np.ndarray, requests: list[tuple[int, int]]
+) -> list[np.ndarray] | None:
+    """Leading eigenvalues of ``A Aᵀ`` over nested sets of partitions, from one pass each.
+
+    For each ``(count, k)`` of ``requests``: the ``k`` largest eigenvalues (decreasing,
+    zero-padded) of the normalised incidence of the partitions ``order[:count]``, as
+    :func:`incidence_spectrum` gives them. ``None`` when the item side of the
+    incidence is the smaller one (or too large for the exact route): the caller then
+    asks :func:`incidence_spectrum` for each set.
+
+    :func:`~scconsensus.core.select_k` needs some 30 such spectra; forming each Gram
+    matrix with sparse products took as long as its eigendecomposition at 5,000
+    items (2.4 of 7.8 s). Here one compiled pass over the items adds each item's
+    ``1 / d_i`` to the pairs of its clusters, straight into the Fortran-ordered
+    buffer LAPACK overwrites.
+    """
+    labels = check_labels(labels)
+    codes, ends, scale = _column_codes(labels, np.asarray(order))
+    if scale.size > min(labels.shape[0], EXACT_MAX_SIDE):
+        return None
+    out = []
+    for count, k in requests:
+        m = int(ends[count - 1]) if count > 0 else 0
+        w = np.zeros(k)
+        if m > 0:
+            G = np.zeros((m, m), order="F")
+            _column_gram(codes, count, scale, G)
+            top = min(k, m)
+            vals = eigh_evr(G, subset_by_index=(m - top, m - 1), overwrite_a=True)[0]
+            w[:top] = np.clip(vals[::-1], 0.0, 1.0)
+        out.append(w)
+    return out
+
+
+def _column_codes(labels: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Each item's column in the partitions ``order`` (clusters numbered partition after
+    partition, ``-1`` unsampled), where each partition's columns end, and ``1 /
+    sqrt(cluster size)`` of every column."""
+    sub = compact_labels(labels[:, order])
+    k = (sub.max(axis=0, initial=-1) + 1).astype(np.int64)
+    ends = np.cumsum(k)
+    codes = np.ascontiguousarray(np.where(sub >= 0, sub + (ends - k), -1), dtype=np.int64)
+    size = np.bincount(codes[codes >= 0], minlength=int(ends[-1]) if ends.size else 0)
+    return codes, ends, 1.0 / np.sqrt(np.maximum(size, 1))
+
+
+@numba.njit(cache=True)
+def _column_gram(codes, count, scale, G):  # pragma: no cover - compiled
+    """Lower triangle of ``Aᵀ A`` over the first ``count`` partitions, into ``G``."""
+    cols = np.empty(count, dtype=np.int64)
+    for i in range(codes.shape[0]):
+        d = 0
+        for p in range(count):
+            if codes[i, p] >= 0:
+                cols[d] = codes[i, p]
+                d += 1
+        if d == 0:
+            continue
+        w = 1.0 / d
+        for a in range(d):  # columns increase with the partition: a >= b is the lower side
+            for b in range(a + 1):
+                G[cols[a], cols[b]] += w
+    m = G.shape[0]
+    for b in range(m):
+        for a in range(b, m):
+            G[a, b] *= scale[a] * scale[b]
 
 
 @doc_params()
