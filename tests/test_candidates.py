@@ -53,12 +53,16 @@ def test_the_candidates_of_auto_can_be_passed_back(nested, tmp_path):
     a = nested.copy()
     scc.tl.pcc(a)
     candidates = a.uns["pcc"]["k_candidates"]
-    table = a.uns["pcc"]["k_selection"]
+    table, splits = a.uns["pcc"]["k_selection"], a.uns["pcc"]["k_splits"]
     strong = table[table["drop"] >= a.uns["pcc"]["k_selection_threshold"]]
-    assert sorted(candidates.tolist()) == sorted(strong["n_clusters"].tolist())
+    # one K per split, and the splits' spans hold every K whose drop reaches the threshold
+    assert candidates.tolist() == splits["n_clusters"].tolist()
+    spans = [K for r in splits.itertuples() for K in range(r.k_first, r.k_last + 1)]
+    assert sorted(spans) == strong["n_clusters"].tolist()
     assert len(candidates) >= 1
     a.write_h5ad(tmp_path / "a.h5ad")
     back = ad.read_h5ad(tmp_path / "a.h5ad")
+    pd.testing.assert_frame_equal(back.uns["pcc"]["k_splits"], splits)
     scc.tl.pcc(back, n_clusters=back.uns["pcc"]["k_candidates"])
     for K in candidates:
         assert back.obsm[f"pcc_k{K}_membership"].shape[1] <= K

@@ -7,10 +7,12 @@ from pathlib import Path
 
 import anndata as ad
 import numpy as np
+import pandas as pd
 import pytest
 
 import scconsensus as scc
 from scconsensus.core import (
+    KSelection,
     matched_partitions,
     partition_sizes,
     plan_consensus,
@@ -322,19 +324,66 @@ def test_pla_duplicate_components_are_not_uncertainty(n_clusters):
 
 
 def test_select_k_reports_every_stable_resolution():
-    """Each K whose drop reaches the threshold is listed, strongest first (issue 28)."""
+    """Each split (consecutive K whose drop reaches the threshold) is listed once, the
+    strongest first (issue 28)."""
     rng = np.random.default_rng(0)
     types = np.repeat(np.arange(6), 25)
     cols = [rng.permutation(3)[types // 2] for _ in range(12)]  # lineages of two types
     cols += [types * 3 + rng.integers(0, k, types.size) for k in (1, 2, 3) for _ in range(12)]
     sel = select_k(np.stack(cols, axis=1).astype(np.int32), random_state=0)
     drop = sel.table.set_index("n_clusters")["drop"]
+    splits = sel.splits
     assert sel.n_clusters == 6 and 6 in sel.candidates
-    assert len(sel.candidates) >= 2
-    assert list(drop[sel.candidates]) == sorted(drop[sel.candidates], reverse=True)
-    assert (drop[sel.candidates] >= sel.threshold).all()
+    assert sel.candidates == splits["n_clusters"].tolist() and len(splits) >= 2
+    assert list(splits["strength"]) == sorted(splits["strength"], reverse=True)
+    # the spans cover every K whose drop reaches the threshold, each once, and no other
+    spans = [K for r in splits.itertuples() for K in range(r.k_first, r.k_last + 1)]
+    assert sorted(spans) == drop.index[drop >= sel.threshold].tolist()
+    assert (
+        (splits["k_first"] <= splits["n_clusters"]) & (splits["n_clusters"] <= splits["k_last"])
+    ).all()
     other = [K for K in sel.candidates if K != sel.n_clusters]
     assert f"K={other[0]}" in sel.reason.split("other stable resolutions")[1]
+
+
+def _evidence_table(drop: list[float], chosen: int) -> pd.DataFrame:
+    """A :attr:`KSelection.table` from K = 2 on with the drops ``drop`` (the envelope
+    falls by each drop)."""
+    drop = np.asarray(drop, dtype=float)
+    Ks = np.arange(2, 2 + drop.size)
+    envelope = 1.0 - np.r_[0.0, np.cumsum(drop)[:-1]]
+    return pd.DataFrame(
+        {
+            "n_clusters": Ks,
+            "eigenvalue": envelope,
+            "envelope": envelope,
+            "drop": drop,
+            "n_partitions": np.full(drop.size, 50),
+            "chosen": Ks == chosen,
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    ("plateau", "chosen", "read_at"),
+    # chosen and read_at: offsets from the split's first K; None: the later split chosen
+    [(0, 0, 0), (0, None, 0), (PLATEAU, None, 1), (PLATEAU - 1, None, 0), (0, 1, 1)],
+)
+def test_a_split_over_several_k_is_one_candidate(plateau, chosen, read_at):
+    """A split that drops at K, K+1 and K+2 is one candidate (it was three, so fitting
+    every candidate fitted redundant K), read where select_k reads it: at its first K,
+    at its largest drop after a plateau, at the chosen K when it holds it (the largest
+    drop of an ensemble at one resolution)."""
+    drop = [0.0] * plateau + [0.06, 0.3, 0.1] + [0.0] * 6 + [0.05]
+    first, last = 2 + plateau, 1 + len(drop)
+    K = last if chosen is None else first + chosen
+    sel = KSelection(K, _evidence_table(drop, K), 0.05, "")
+    splits = sel.splits
+    assert splits["k_first"].tolist() == [first, last]
+    assert splits["k_last"].tolist() == [first + 2, last]
+    np.testing.assert_allclose(splits["strength"], [0.46, 0.05])
+    assert sel.candidates == [first + read_at, last]
+    assert K in sel.candidates
 
 
 def _unequal_groups(n_groups: int) -> np.ndarray:
@@ -411,6 +460,11 @@ def test_select_k_reads_a_split_over_two_k_as_one():
     drop = sel.table.set_index("n_clusters")["drop"]
     assert drop[11] >= sel.threshold  # the first drop alone chooses K=11
     assert sel.n_clusters == 12, sel.table
+    # one candidate, not 11 and 12: its span is in the record and the reason
+    split = sel.splits[sel.splits["n_clusters"] == 12].iloc[0]
+    assert (split.k_first, split.k_last) == (11, 12)
+    assert 11 not in sel.candidates
+    assert "its split drops over K=11-12" in sel.reason
 
 
 def test_pl_k_selection_marks_the_stable_resolutions(three_blobs):
@@ -422,3 +476,19 @@ def test_pl_k_selection_marks_the_stable_resolutions(three_blobs):
     scc.tl.pcc(adata, progress=False)
     ax = scc.pl.k_selection(adata, "pcc", show=False)
     assert "stable resolutions" in [t.get_text() for t in ax.get_legend().get_texts()]
+
+
+def test_pl_k_selection_marks_a_split_over_several_k_once():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    drop = [0.0] * 3 + [0.06, 0.3, 0.1] + [0.0] * 6 + [0.05]
+    adata = ad.AnnData(np.zeros((3, 1)))
+    table = _evidence_table(drop, 5)
+    adata.uns["pcc"] = {"k_selection": table, "k_selection_threshold": 0.05}
+    ax = scc.pl.k_selection(adata, "pcc", show=False)
+    (marks,) = [line for line in ax.get_lines() if line.get_label() == "stable resolutions"]
+    assert marks.get_xdata().tolist() == [5, 14]  # the chosen K of the split, the later one
+    assert [t.get_text() for t in ax.texts] == ["0.46", "0.05"]
+    (span,) = ax.patches  # the split's span, K = 5-7
+    assert span.get_x() == pytest.approx(4.5) and span.get_width() == pytest.approx(3.0)

@@ -28,11 +28,13 @@ largest drop (unequal groups leave a partial drop one ``K`` before the full
 one), and so is a first split preceded by at least ``PLATEAU`` candidates
 without a drop (e.g. 20 unequal groups with no coarse level: a partial drop at 19,
 the full one at 20). A gradual descent (drops at several ``K`` with no plateau between) keeps
-the first drop. The two constants are not tuned to one boundary: on the stored
-evidence of ``benchmarks/accuracy.py`` (``benchmarks/README.md``, "K found") any
-plateau of 5 to 10 and any ratio of 2 to 3 give the same K on the whole panel and
-20 on every planted run; the panel's longest plateau before a stronger split is
-4 (wine), the planted data's shortest 14.
+the first drop. Each split is one stable resolution (:attr:`KSelection.splits`), read
+at the ``K`` the rule reads it at (the chosen ``K`` for the split that holds it), so
+fitting every candidate fits no ``K`` of one split twice. The two constants are not
+tuned to one boundary: on the stored evidence of ``benchmarks/accuracy.py``
+(``benchmarks/README.md``, "K found") any plateau of 5 to 10 and any ratio of 2 to 3
+give the same K on the whole panel and 20 on every planted run; the panel's longest
+plateau before a stronger split is 4 (wine), the planted data's shortest 14.
 
 **Matching partitions to K.** PCC and PLA model every partition as a draw of
 the same ``K`` soft clusters, so partitions much coarser than ``K`` (merges)
@@ -74,8 +76,8 @@ class KSelection:
         One row per candidate ``K``: ``eigenvalue`` (``λ_K(E_K)``), ``envelope``
         (its running minimum), ``drop`` (``envelope[K]`` minus the larger
         eigenvalue of ``K + 1`` and ``K + 2``),
-        ``n_partitions`` (size of ``E_K``) and ``chosen``. A ``K`` whose drop reaches
-        ``threshold`` is a stable resolution (:attr:`candidates`).
+        ``n_partitions`` (size of ``E_K``) and ``chosen``. Consecutive ``K`` whose drop
+        reaches ``threshold`` are one split, a stable resolution (:attr:`splits`).
     threshold
         The drop a split had to reach.
     reason
@@ -89,14 +91,24 @@ class KSelection:
     reason: str
 
     @property
+    def splits(self) -> pd.DataFrame:
+        """Every stable resolution, one row per split, the strongest first.
+
+        A split is a run of consecutive ``K`` whose drop reaches the threshold (a group
+        that separates gradually drops at several ``K``). Columns: ``n_clusters``, the
+        ``K`` the rule reads the split at (the chosen ``K`` for its own split; module
+        docstring), ``k_first`` and ``k_last``, the span of ``K`` it drops over, and
+        ``strength``, the fall of the running minimum across it (its drop when it spans
+        one ``K``). Empty when no drop reached the threshold.
+        """
+        return _stable_splits(self.table, self.threshold)
+
+    @property
     def candidates(self) -> list[int]:
-        """Every stable resolution: each ``K`` whose drop reaches the threshold, the
-        strongest first (biology nests groups: lineages, types, states). The chosen
-        ``K`` is among them unless no drop reached the threshold."""
-        hit = self.table[self.table["drop"] >= self.threshold]
-        return [
-            int(K) for K in hit.sort_values("drop", ascending=False, kind="stable")["n_clusters"]
-        ]
+        """Every stable resolution as one ``K`` per split (:attr:`splits`), the strongest
+        first (biology nests groups: lineages, types, states). The chosen ``K`` is among
+        them unless no drop reached the threshold."""
+        return [int(K) for K in self.splits["n_clusters"]]
 
 
 #: Candidates without a drop between a split and a stronger one that make the first a
@@ -245,20 +257,76 @@ def _table(Ks, eig, envelope, drop, n_parts, K: int) -> pd.DataFrame:
 
 
 def _with_candidates(selection: KSelection) -> KSelection:
-    """``selection`` whose reason also names the other stable resolutions."""
-    others = [K for K in selection.candidates if K != selection.n_clusters]
-    if others:
-        table = selection.table
-        strength = dict(zip(table["n_clusters"], table["drop"], strict=True))
-        listed = ", ".join(f"K={K} ({strength[K]:.3f})" for K in others)
+    """``selection`` whose reason also names the span of the chosen split, when it drops
+    over several ``K``, and the other stable resolutions."""
+    splits = selection.splits
+    own = splits[splits["n_clusters"] == selection.n_clusters]
+    for row in own[own["k_first"] != own["k_last"]].itertuples():
+        selection.reason += f"; its split drops over {_span(row)}"
+    others = splits[splits["n_clusters"] != selection.n_clusters]
+    if len(others):
+        listed = ", ".join(
+            f"K={row.n_clusters} ({row.strength:.3f}"
+            + (f", over {_span(row)})" if row.k_first != row.k_last else ")")
+            for row in others.itertuples()
+        )
         selection.reason += f"; other stable resolutions, strongest first: {listed}"
     return selection
+
+
+def _span(row) -> str:
+    """``"K=19-21"``: the ``K`` a split drops over."""
+    return f"K={int(row.k_first)}-{int(row.k_last)}"
+
+
+def _stable_splits(table: pd.DataFrame, threshold: float) -> pd.DataFrame:
+    """The splits of :attr:`KSelection.table`, one row each, the strongest first
+    (:attr:`KSelection.splits` documents the columns).
+
+    A split is read where :func:`select_k` reads it (module docstring), and the split
+    holding the chosen ``K`` at that ``K``: one ``K`` per split, so that fitting every
+    stable resolution fits no ``K`` twice over (a split over ``K`` = 19-21 was three).
+    """
+    Ks = table["n_clusters"].to_numpy(dtype=np.int64)
+    drop = table["drop"].to_numpy(dtype=float)
+    envelope = table["envelope"].to_numpy(dtype=float)
+    chosen = table["chosen"].to_numpy(dtype=bool)
+    runs = _runs(drop >= threshold)
+    rows = []
+    for run, gap in zip(runs, _gaps(runs), strict=True):
+        start, stop = run
+        inside = np.flatnonzero(chosen[start:stop])
+        at = start + int(inside[0]) if inside.size else _read(drop, run, gap)
+        rows.append((Ks[at], Ks[start], Ks[stop - 1], _strength(envelope, drop, run)))
+    splits = pd.DataFrame(rows, columns=["n_clusters", "k_first", "k_last", "strength"])
+    splits = splits.astype({"n_clusters": np.int64, "k_first": np.int64, "k_last": np.int64})
+    splits["strength"] = splits["strength"].astype(float)
+    return splits.sort_values("strength", ascending=False, kind="stable").reset_index(drop=True)
 
 
 def _runs(hit: np.ndarray) -> list[tuple[int, int]]:
     """``(start, stop)`` of each run of consecutive ``True`` in ``hit``."""
     edges = np.flatnonzero(np.diff(np.concatenate([[0], hit.astype(np.int8), [0]])))
     return list(zip(edges[::2].tolist(), edges[1::2].tolist(), strict=True))
+
+
+def _gaps(runs: list[tuple[int, int]]) -> list[int]:
+    """Candidates without a drop before each run (since the previous run, or the first K)."""
+    return [start - (runs[i - 1][1] if i else 0) for i, (start, _) in enumerate(runs)]
+
+
+def _strength(envelope: np.ndarray, drop: np.ndarray, run: tuple[int, int]) -> float:
+    """How far the running minimum falls across the split ``run``."""
+    start, stop = run
+    return float(envelope[start] - (envelope[stop - 1] - drop[stop - 1]))
+
+
+def _read(drop: np.ndarray, run: tuple[int, int], plateau: int) -> int:
+    """Index the split ``run`` is read at: its first ``K``, or its largest drop after a
+    plateau of at least ``PLATEAU`` candidates without a drop (a split seen over several
+    ``K`` is one)."""
+    start, stop = run
+    return start + int(np.argmax(drop[start:stop])) if plateau >= PLATEAU else start
 
 
 def _first_level(
@@ -268,27 +336,20 @@ def _first_level(
     ``threshold``), and the weak coarse levels it skipped, for the reason (module
     docstring, "A weak coarse level")."""
     runs = _runs(drop >= threshold)
-
-    def strength(run):
-        start, stop = run
-        return envelope[start] - (envelope[stop - 1] - drop[stop - 1])
-
-    def read(run, plateau):
-        # after a plateau, a split seen over several K is one: its largest drop
-        start, stop = run
-        return start + int(np.argmax(drop[start:stop])) if plateau >= PLATEAU else start
-
-    run, at, note = runs[0], read(runs[0], runs[0][0]), ""
-    for nxt in runs[1:]:
-        if nxt[0] - run[1] < PLATEAU or strength(nxt) < STRONGER * strength(run):
+    gaps = _gaps(runs)
+    at, note = 0, ""
+    for nxt in range(1, len(runs)):
+        this = _strength(envelope, drop, runs[at])
+        ratio = _strength(envelope, drop, runs[nxt]) / this
+        if gaps[nxt] < PLATEAU or ratio < STRONGER:
             break
         note += (
-            f"; K={Ks[at]} ({strength(run):.3f}) is a weak coarse level: "
-            f"{nxt[0] - run[1]} candidates without a drop follow it, then a split "
-            f"{strength(nxt) / strength(run):.1f} times as strong"
+            f"; K={Ks[_read(drop, runs[at], gaps[at])]} ({this:.3f}) is a weak coarse level: "
+            f"{gaps[nxt]} candidates without a drop follow it, then a split "
+            f"{ratio:.1f} times as strong"
         )
-        run, at = nxt, read(nxt, nxt[0] - run[1])
-    return at, note
+        at = nxt
+    return _read(drop, runs[at], gaps[at]), note
 
 
 def _choose(

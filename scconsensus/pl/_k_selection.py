@@ -9,6 +9,7 @@ from anndata import AnnData
 from matplotlib.axes import Axes
 
 from .._docs import doc_params
+from ..core import KSelection
 from ._utils import check_adata, finish, get_axes
 
 
@@ -25,8 +26,10 @@ def k_selection(
     """The evidence behind the number of clusters chosen, per candidate ``K``.
 
     For ``tl.pcc``/``tl.pla``: the eigenvalue ``λ_K(E_K)`` per candidate ``K``, its
-    running minimum, the chosen ``K`` and every other stable resolution (a drop of at
-    least the threshold, annotated with its size). ``λ_K(E_K)`` is the ``K``-th eigenvalue of
+    running minimum, the chosen ``K`` and every other stable resolution: one marker per
+    split (consecutive ``K`` whose drop reaches the threshold) at the ``K`` it is read at,
+    annotated with its strength, its span shaded when it drops over several ``K``
+    (:attr:`scconsensus.core.KSelection.splits`). ``λ_K(E_K)`` is the ``K``-th eigenvalue of
     the normalised co-association of the partitions with at least ``K`` clusters: near
     1 while ``K`` groups are kept apart by finer partitions, falling once a further
     group would split one that they cut in ever different places
@@ -76,7 +79,7 @@ def k_selection(
     ax.step(K, table["envelope"], where="post", color="C0", label="running minimum")
     chosen = int(K[np.asarray(table["chosen"], dtype=bool)][0])
     ax.axvline(chosen, color="C3", ls="--", label=f"chosen K = {chosen}")
-    _mark_candidates(ax, table, record.get("k_selection_threshold"), chosen)
+    _mark_splits(ax, table, record.get("k_selection_threshold"), chosen)
     ax.set_xlabel("number of clusters K")
     ax.xaxis.get_major_locator().set_params(integer=True)  # K is a count: no 5.5 ticks
     ax.set_ylabel("normalised co-association kept")
@@ -86,22 +89,27 @@ def k_selection(
     return finish(ax.figure, show, save, f"k_selection_{key}", ax)
 
 
-def _mark_candidates(ax: Axes, table, threshold, chosen: int) -> None:
-    """Every stable resolution (drop at least ``threshold``) with the size of its drop."""
+def _mark_splits(ax: Axes, table, threshold, chosen: int) -> None:
+    """Every stable resolution, one per split, with its strength and its span of ``K``."""
     if threshold is None:
         return
-    drop = table["drop"].to_numpy(dtype=float)
-    K = table["n_clusters"].to_numpy()
-    hit = np.flatnonzero(drop >= float(threshold))
-    if hit.size == 0:
+    # recomputed from the table, as select_k reads it, so records written before the
+    # splits were stored plot the same way
+    splits = KSelection(chosen, table, float(threshold), "").splits
+    if splits.empty:
         return
-    ax.plot(K[hit], table["envelope"].to_numpy()[hit], "v", color="C1", label="stable resolutions")
-    for t in hit:
-        if int(K[t]) != chosen:
-            ax.axvline(int(K[t]), color="C1", ls=":", lw=1)
+    envelope = dict(zip(table["n_clusters"].astype(int), table["envelope"], strict=True))
+    at = splits["n_clusters"].to_numpy()
+    level = [envelope[int(K)] for K in at]
+    ax.plot(at, level, "v", color="C1", label="stable resolutions")
+    for row, y in zip(splits.itertuples(), level, strict=True):
+        if row.k_first != row.k_last:
+            ax.axvspan(row.k_first - 0.5, row.k_last + 0.5, color="C1", alpha=0.12, lw=0)
+        if row.n_clusters != chosen:
+            ax.axvline(row.n_clusters, color="C1", ls=":", lw=1)
         ax.annotate(
-            f"{drop[t]:.2f}",
-            (K[t], table["envelope"].to_numpy()[t]),
+            f"{row.strength:.2f}",
+            (row.n_clusters, y),
             textcoords="offset points",
             xytext=(0, 6),
             ha="center",

@@ -20,13 +20,16 @@ def log_plan(plan: ConsensusPlan) -> None:
 
 
 def selection_uns(plan: ConsensusPlan) -> dict:
-    """``.uns`` entries for the choice of K: ``n_clusters_chosen``, the evidence table and
-    ``k_candidates`` (every stable resolution, strongest first: a list to pass back as
-    ``n_clusters``)."""
+    """``.uns`` entries for the choice of K: ``n_clusters_chosen``, the evidence table,
+    ``k_candidates`` (every stable resolution, one K per split, strongest first: a list to
+    pass back as ``n_clusters``) and ``k_splits`` (each split's K, the span of K it drops
+    over and its strength: :attr:`~scconsensus.core.KSelection.splits`)."""
     out = {"n_clusters_chosen": plan.n_clusters}
     if plan.selection is not None:
         out["k_selection"] = plan.selection.table
         out["k_selection_reason"] = plan.selection.reason
         out["k_selection_threshold"] = plan.selection.threshold
-        out["k_candidates"] = np.asarray(plan.selection.candidates, dtype=np.int64)
+        splits = plan.selection.splits
+        out["k_candidates"] = splits["n_clusters"].to_numpy(dtype=np.int64)
+        out["k_splits"] = splits
     return out

@@ -114,7 +114,7 @@ n_clusters
     ``"auto"``: chosen from the ensemble by :func:`scconsensus.core.select_k`, with
     the evidence in ``.uns[key_added]["k_selection"]`` (:func:`scconsensus.pl.k_selection`).
     A list of K (e.g. ``.uns[key_added]["k_candidates"]``, every stable resolution of
-    ``"auto"``) fits each K in one call, stored under ``f"{key_added}_k{K}"`` with
+    ``"auto"``, one K per split) fits each K in one call, stored under ``f"{key_added}_k{K}"`` with
     the other arguments shared; the list is checked (each K in ``[2, n_obs)``, none twice)
     before anything is written.""",
     "pcc_tl": """\
@@ -132,8 +132,8 @@ n_init
 ``route`` (``"dense"``/``"sparse"``/``"lowrank"``), ``n_isolated``, ``cluster_mass``,
 ``cluster_relationships`` (the matrix ``m_ij`` of Sect. 7.4), ``fit_size`` (items
 fitted), ``fit_indices`` (when a subset was fitted), ``partitions_used``, the
-choice of ``K`` (``n_clusters_chosen``, ``k_selection``, ``k_candidates``...) and, on the sparse
-route, ``n_pairs`` and ``pair_source`` (``"knn"``/``"ensemble"``).
+choice of ``K`` (``n_clusters_chosen``, ``k_selection``, ``k_candidates``, ``k_splits``...)
+and, on the sparse route, ``n_pairs`` and ``pair_source`` (``"knn"``/``"ensemble"``).
 
 Items that no partition of the ensemble sampled (a small ``subsample`` with few
 partitions) carry no co-association evidence: they get a uniform membership row
