@@ -65,7 +65,10 @@ def _merge_order(x, order):
                 else:
                     buf[t] = order[b]
                     b += 1
-        order[:] = buf
+        # element by element: a slice assignment compiles numba's shape-mismatch error
+        # message (3.7 s of the first call's compilation, for a check that cannot fail)
+        for t in range(K):
+            order[t] = buf[t]
         width *= 2
 
 
