@@ -293,7 +293,9 @@ def _merge_small(comp, n_comp, cu, cv, cw, min_size):  # pragma: no cover - comp
     size = np.zeros(n_comp, dtype=np.int64)
     for i in range(comp.shape[0]):
         size[comp[i]] += 1
-    parent = np.arange(n_comp)
+    parent = np.empty(n_comp, dtype=np.int64)
+    for c in range(n_comp):  # np.arange: 0.3 s more to compile
+        parent[c] = c
     head, tail, nxt = _half_edges(cu, cv, n_comp)
     # min-heap of size * n_comp + id: smallest component first, ties by id; each pop
     # pushes at most once, so it never holds more than the n_comp keys it starts with
