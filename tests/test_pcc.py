@@ -316,8 +316,9 @@ _FAULTS = {
     "asymmetric_c": "symmetric",
     "asymmetric_n": "symmetric",
 }
-# int32, int64 and float64 take the one-pass numba check, the others NumPy's; the faults
-# each dtype can hold
+# int32, int64 and float64 take the one-pass numba check from NUMPY_CHECKS_BELOW items on
+# (the tests below run both checks on 150 items), the others NumPy's; the faults each
+# dtype can hold
 _DENSE_CASES = [
     (dtype, fault)
     for dtype in (np.int32, np.int64, np.float64, np.float32, np.int16, np.uint16)
@@ -350,8 +351,17 @@ def _counts_with_fault(dtype, fault, i=140, j=3):
     return C, N
 
 
+@pytest.fixture(params=["numba", "numpy"])
+def dense_check(request, monkeypatch):
+    """Which check of the counts pcc takes for the fast dtypes (the size decides it)."""
+    from scconsensus.core.pcc import _core
+
+    monkeypatch.setattr(_core, "NUMPY_CHECKS_BELOW", 0 if request.param == "numba" else 10**9)
+    return request.param
+
+
 @pytest.mark.parametrize("dtype, fault", _DENSE_CASES)
-def test_dense_checks_find_one_bad_entry_anywhere(dtype, fault):
+def test_dense_checks_find_one_bad_entry_anywhere(dtype, fault, dense_check):
     """One bad entry, below the diagonal in a tile far from the first, is found and named."""
     C, N = _counts_with_fault(dtype, fault)
     with pytest.raises(ValueError, match=_FAULTS[fault]):
@@ -359,7 +369,7 @@ def test_dense_checks_find_one_bad_entry_anywhere(dtype, fault):
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_dense_checks_report_faults_in_order(dtype):
+def test_dense_checks_report_faults_in_order(dtype, dense_check):
     """With several faults, the first in the order non-finite, negative, C > N, asymmetric."""
     order = ["nan", "negative", "c_above_n", "asymmetric_n"]
     C0, N0 = _counts_with_fault(dtype, None)
@@ -374,7 +384,7 @@ def test_dense_checks_report_faults_in_order(dtype):
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.float64, np.float32])
-def test_dense_checks_pass_valid_counts(dtype):
+def test_dense_checks_pass_valid_counts(dtype, dense_check):
     C, N = _counts_with_fault(dtype, None)
     assert pcc(C, N, 3, n_init=1, max_iter=5).n_iter <= 5
 

@@ -132,7 +132,7 @@ def test_pcc_route_is_logged(ens_adata):
 
 @pytest.mark.parametrize("cached", [False, True])
 def test_first_use_of_pcc_says_it_compiles(ens_adata, monkeypatch, cached):
-    """The first fit after an install compiles for 15-40 s: a word before that pause, then never."""
+    """The first fit after an install compiles for 12-40 s: a word before that pause, then never."""
     import io
 
     monkeypatch.setattr("scconsensus.tl._pcc.kernels_cached", lambda: cached)

@@ -156,7 +156,7 @@ def _log_start(divergence):
     """Say that PCC starts, and first that numba compiles it if this is its first use."""
     if not kernels_cached():
         logg.warning(
-            "first use of PCC: numba compiles its kernels now (about 15 s, once; they are cached "
+            "first use of PCC: numba compiles its kernels now (about 12 s, once; they are cached "
             "on disk for every later run)."
         )
     return logg.info(f"running PCC ({getattr(divergence, 'name', divergence)})")

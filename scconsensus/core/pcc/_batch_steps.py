@@ -8,7 +8,7 @@ import numba
 import numpy as np
 
 from ._greedy import _scan_item
-from ._parallel import ROWS, ordered_sum, serial_twin
+from ._parallel import ROWS, ordered_min, ordered_sum, serial_twin
 
 
 @numba.njit(cache=True, error_model="numpy", inline="always")
@@ -65,7 +65,10 @@ def _merge_order(x, order):
                 else:
                     buf[t] = order[b]
                     b += 1
-        order[:] = buf
+        # element by element: a slice assignment compiles numba's shape-mismatch error
+        # message (3.7 s of the first call's compilation, for a check that cannot fail)
+        for t in range(K):
+            order[t] = buf[t]
         width *= 2
 
 
@@ -183,7 +186,7 @@ def _cg_direction(Y, R, Dprev, beta, D):
     for blk in numba.prange(nb):
         for i in range(blk * ROWS, min(n, blk * ROWS + ROWS)):
             part[blk] = min(part[blk], _cg_row(Y, R, Dprev, beta, D, i))
-    return part.min()
+    return ordered_min(part)
 
 
 @serial_twin
@@ -210,7 +213,11 @@ def _step_dir(Y, D, s, X, snap, out):
                 tot += y
             for k in range(K):
                 out[i, k] /= tot
-    return count.sum()
+    # a loop, not count.sum(): numba's array sum costs 0.3 s more to compile
+    total = 0
+    for blk in range(nb):
+        total += count[blk]
+    return total
 
 
 @numba.njit(cache=True, error_model="numpy")
