@@ -12,6 +12,7 @@ costs O(n m + R n log n) time and O(n m) memory, and needs no representation.
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 from .._validation import RandomState, check_int, check_labels, check_rng
@@ -54,23 +55,35 @@ def cluster_partners(
     # a 16-bit key sorts by radix in O(n): 10^7 int64 keys took 2 s at 10^6 items
     key = part.astype(np.uint16) if n_partitions <= np.iinfo(np.uint16).max else part
     by_part = np.argsort(key, kind="stable")
-    bounds = np.searchsorted(part[by_part], np.arange(n_partitions + 1))
+    bounds = np.searchsorted(key[by_part], np.arange(n_partitions + 1))
     for p in range(n_partitions):
         sel = by_part[bounds[p] : bounds[p + 1]]
-        lab_pool = labels[pool, p]
-        own = labels[items[first[sel]], p]
-        ok = own >= 0
-        sel, own = sel[ok], own[ok]
-        if sel.size == 0:
-            continue
-        n_lab = int(max(lab_pool.max(), own.max())) + 1
-        order = np.argsort(lab_pool, kind="stable")  # unsampled (-1) first, then by cluster
-        size = np.bincount(lab_pool[lab_pool >= 0], minlength=n_lab)
-        start = np.int64(r - size.sum()) + np.concatenate([[0], np.cumsum(size)[:-1]])
-        has = size[own] > 0
-        sel, own = sel[has], own[has]
-        second[sel] = order[start[own] + (u[sel] * size[own]).astype(np.int64)]
+        if sel.size:
+            order, start, size = _pool_clusters(labels[pool, p])
+            _draw_in_cluster(labels, p, items, int(n_per_item), sel, u, order, start, size, second)
     return first, second
+
+
+def _pool_clusters(lab_pool: np.ndarray) -> tuple[np.ndarray, ...]:
+    """One partition's pool positions ordered by cluster (unsampled first), where each
+    cluster's run starts in that order, and the clusters' sizes."""
+    order = np.argsort(lab_pool, kind="stable")
+    size = np.bincount(lab_pool[lab_pool >= 0], minlength=1)
+    start = (lab_pool.size - size.sum()) + np.concatenate([[0], np.cumsum(size)[:-1]])
+    return order, start, size
+
+
+@numba.njit(cache=True)
+def _draw_in_cluster(labels, p, items, n_per_item, sel, u, order, start, size, second):
+    """For each draw ``t`` of ``sel`` (item ``t // n_per_item``): the pool member of the
+    item's cluster in partition ``p`` at the uniform ``u[t]``. ``second[t]`` is kept where
+    ``p`` did not sample the item or its cluster has no pool member. In NumPy, the gathers
+    of this step took 2.6 s at 10^6 items."""
+    for s in range(sel.size):  # pragma: no cover - compiled
+        t = sel[s]
+        own = labels[items[t // n_per_item], p]
+        if 0 <= own < size.size and size[own] > 0:
+            second[t] = order[start[own] + np.int64(u[t] * size[own])]
 
 
 def ensemble_pairs(
