@@ -122,6 +122,8 @@ EXACT_MAX_SIDE = 6_000
 RESIDUAL_TOL = 1e-7
 #: Subspace iterations the iterative route runs at most before it says it did not converge.
 MAX_SUBSPACE_ITER = 2_000
+#: Fewest items for which :func:`nested_spectra` forms its Gram matrices in compiled code.
+NESTED_MIN_ITEMS = 2_000
 
 
 def _leading(A: sp.csr_matrix, k: int, random_state: RandomState):
@@ -193,7 +195,9 @@ def nested_spectra(
     zero-padded) of the normalised incidence of the partitions ``order[:count]``, as
     :func:`incidence_spectrum` gives them. ``None`` when the item side of the
     incidence is the smaller one (or too large for the exact route): the caller then
-    asks :func:`incidence_spectrum` for each set.
+    asks :func:`incidence_spectrum` for each set. Also ``None`` below
+    :data:`NESTED_MIN_ITEMS` items, where the sparse products cost less than compiling
+    the pass (0.9 s, once).
 
     :func:`~scconsensus.core.select_k` needs some 30 such spectra; forming each Gram
     matrix with sparse products took as long as its eigendecomposition at 5,000
@@ -202,6 +206,8 @@ def nested_spectra(
     buffer LAPACK overwrites.
     """
     labels = check_labels(labels)
+    if labels.shape[0] < NESTED_MIN_ITEMS:
+        return None
     codes, ends, scale = _column_codes(labels, np.asarray(order))
     if scale.size > min(labels.shape[0], EXACT_MAX_SIDE):
         return None
