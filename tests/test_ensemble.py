@@ -270,7 +270,7 @@ def test_kmeans_assignment_in_blocks_is_the_nearest_centroid(blobs, monkeypatch,
 def test_relabel_numbers_clusters_in_id_order():
     from scconsensus.core._methods import relabel
 
-    for lab in ([5, 3, 3, 9], [-1, 2, 2, 0], [10**6, 3], [0], [2, 2]):
+    for lab in ([5, 3, 3, 9], [-1, 2, 2, 0], [10**6, 3], [10**12, 3], [0], [2, 2]):
         lab = np.asarray(lab)
         want = np.unique(lab, return_inverse=True)[1].astype(np.int32)
         np.testing.assert_array_equal(relabel(lab), want)
