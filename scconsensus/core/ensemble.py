@@ -318,9 +318,12 @@ def _partition(
     method = spec.method
     info: dict[str, Any] = {"method": method, "k": spec.k or 0, "linkage": "", "distance": ""}
     info["resolution"] = np.nan
-    # k-means reads X in blocks; the other methods need the subsample's rows at once
-    X_sub = None if method in ("kmeans", "kmeans_split") else _rows(X, items, feats)
-    if X_sub is None:
+    # k-means reads X in blocks and Leiden on a shared graph none of it; the other
+    # methods need the subsample's rows at once (a copy of 320 MB at 10^6 x 50)
+    kmeans = method in ("kmeans", "kmeans_split")
+    rows = not (kmeans or (method == "leiden" and graph is not None))
+    X_sub = _rows(X, items, feats) if rows else None
+    if kmeans:
         fit = _kmeans(X, items, feats, spec.k, seed)
     elif method.startswith("hc"):
         link = method[3:] or linkage
