@@ -240,8 +240,9 @@ random_state
     entropy). The same seed gives the same result. Every partition gets its own child
     stream, so the ensemble does not depend on ``n_jobs`` or ``client``.
 n_jobs
-    Parallel workers (joblib; run inside ``joblib.parallel_config(backend="dask")``
-    to use a Dask cluster). Ignored when ``client`` is given.
+    Threads running partitions at once (joblib's threading backend, whatever
+    ``joblib.parallel_config`` says: the threads share ``X``, so memory does not grow
+    with ``n_jobs``). Ignored when ``client`` is given, the way to a Dask cluster.
 client
     A :class:`dask.distributed.Client`: run one task per partition on its cluster
     (the data are scattered once to every worker); the same ensemble as the local

@@ -208,15 +208,17 @@ def test_spectra_run_on_one_blas_thread(monkeypatch):
 
     from scconsensus.core import _spectral
 
-    seen = []
-    real = _spectral._exact_leading
+    seen, routes = [], set()
+    real = _spectral.eigh_evr
 
-    def exact_leading(*args, **kwargs):
+    def eigh_evr(*args, **kwargs):
         seen.extend(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas")
+        routes.add("nested_spectra" if kwargs.get("overwrite_a") else "incidence_spectrum")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(_spectral, "_exact_leading", exact_leading)
-    labels, _ = structured_ensemble(6, n_per=80, seed=2)
+    monkeypatch.setattr(_spectral, "eigh_evr", eigh_evr)
+    # more items (600) than clusters (476): select_k forms the column side's Gram matrices
+    labels, _ = structured_ensemble(4, n_per=150, seed=2)
 
     def blas_threads():
         return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
@@ -224,8 +226,9 @@ def test_spectra_run_on_one_blas_thread(monkeypatch):
     with threadpool_limits(limits=2, user_api="blas"):
         before = blas_threads()
         select_k(labels, random_state=0)
-        spectral_consensus(labels, 6, random_state=0)
+        spectral_consensus(labels, 4, random_state=0)
         assert blas_threads() == before  # the caller's setting is restored
+    assert routes == {"nested_spectra", "incidence_spectrum"}
     assert seen and set(seen) == {1}
 
 

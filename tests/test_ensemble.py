@@ -270,7 +270,24 @@ def test_kmeans_assignment_in_blocks_is_the_nearest_centroid(blobs, monkeypatch,
 def test_relabel_numbers_clusters_in_id_order():
     from scconsensus.core._methods import relabel
 
-    for lab in ([5, 3, 3, 9], [-1, 2, 2, 0], [10**6, 3], [0], [2, 2]):
+    for lab in ([5, 3, 3, 9], [-1, 2, 2, 0], [10**6, 3], [10**12, 3], [0], [2, 2]):
         lab = np.asarray(lab)
         want = np.unique(lab, return_inverse=True)[1].astype(np.int32)
         np.testing.assert_array_equal(relabel(lab), want)
+
+
+def test_leiden_on_a_shared_graph_copies_no_rows_of_x(blobs, monkeypatch):
+    """Leiden partitions of one shared graph cluster its subgraphs: no copy of their
+    subsample's rows of X (320 MB a partition at 10^6 x 50); with a feature subsample each
+    builds the kNN graph of its own rows."""
+    from scconsensus.core import ensemble as ens_module
+
+    X, _ = blobs
+    copied = []
+    rows = ens_module._rows
+    monkeypatch.setattr(ens_module, "_rows", lambda *a, **kw: copied.append(1) or rows(*a, **kw))
+    generate_ensemble(X, 3, "leiden", k=3, options=PartitionOptions(subsample=0.8), progress=False)
+    assert not copied
+    options = PartitionOptions(subsample=0.8, feature_subsample=0.5)
+    generate_ensemble(X, 3, "leiden", k=3, options=options, progress=False)
+    assert len(copied) == 3

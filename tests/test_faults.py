@@ -355,6 +355,26 @@ def test_eigh_evr_is_scipy_evr_bit_for_bit():
         eigh_evr(a, subset_by_index=(3, 200))
 
 
+def test_eigh_evr_overwrites_only_a_writeable_fortran_float64_input():
+    """overwrite_a skips the copy only where LAPACK may write: any other input (C order,
+    float32, a list, a read-only array) is copied and left as it was, with the same bits."""
+    from scconsensus.core._lapack import eigh_evr
+
+    a = np.cov(np.random.default_rng(0).normal(size=(9, 30)))
+    ref_w, ref_v = eigh_evr(a, (5, 8))
+    readonly = np.asfortranarray(a)
+    readonly.setflags(write=False)
+    for x in (a, a.astype(np.float32), a.tolist(), readonly):
+        before = np.array(x, dtype=np.float64)
+        w, v = eigh_evr(x, (5, 8), overwrite_a=True)
+        assert np.array_equal(np.asarray(x, dtype=np.float64), before)
+        if np.asarray(x).dtype == np.float64:
+            assert w.tobytes() == ref_w.tobytes() and v.tobytes() == ref_v.tobytes()
+    scratch = np.asfortranarray(a)
+    w, v = eigh_evr(scratch, (5, 8), overwrite_a=True)
+    assert w.tobytes() == ref_w.tobytes() and not np.array_equal(scratch, a)  # no copy
+
+
 _DPP_CHILD = """
 import sys, threading, time
 import anndata as ad

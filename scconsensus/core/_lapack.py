@@ -62,6 +62,19 @@ def _run_dsyevr(a: np.ndarray, il: int, iu: int) -> tuple[np.ndarray, np.ndarray
     return w[: int(ints[4])], z[:, : int(ints[4])], int(ints[8])
 
 
+def _lapack_ready(a) -> bool:
+    """Whether ``dsyevr`` can overwrite ``a`` itself: through a raw pointer, nothing
+    checks that the array is float64, Fortran-ordered, aligned or writeable (a read-only
+    array, or a memory map opened read-only, would be written to or crash)."""
+    return (
+        isinstance(a, np.ndarray)
+        and a.dtype == np.float64
+        and a.flags.f_contiguous
+        and a.flags.aligned
+        and a.flags.writeable
+    )
+
+
 def eigh_evr(
     a: np.ndarray, subset_by_index: tuple[int, int] | None = None, *, overwrite_a: bool = False
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -70,12 +83,14 @@ def eigh_evr(
     Parameters
     ----------
     a
-        ``(n, n)`` symmetric float64 matrix; its lower triangle is read (not changed).
+        ``(n, n)`` symmetric float64 matrix; its lower triangle is read (not changed
+        unless ``overwrite_a``).
     subset_by_index
         ``(lo, hi)``: only the eigenpairs ``lo..hi`` (0-based, ascending), as SciPy's.
     overwrite_a
-        Let LAPACK overwrite ``a`` when it is already a Fortran-ordered float64 array
-        (no copy; a 2,600-side copy cost 40 ms, mostly page faults).
+        Let LAPACK overwrite ``a`` when it is already a writeable, aligned,
+        Fortran-ordered float64 array (no copy; a 2,600-side copy cost 40 ms, mostly
+        page faults); any other ``a`` is copied and left as it was.
 
     Returns
     -------
@@ -93,8 +108,7 @@ def eigh_evr(
     >>> bool(np.array_equal(w, ref[0]) and np.array_equal(v, ref[1]))
     True
     """
-    if not (overwrite_a and isinstance(a, np.ndarray) and a.dtype == np.float64
-            and a.flags.f_contiguous):  # fmt: skip
+    if not (overwrite_a and _lapack_ready(a)):
         a = np.array(a, dtype=np.float64, order="F")  # the copy LAPACK overwrites
     n = a.shape[0]
     if a.ndim != 2 or n != a.shape[1] or n == 0:

@@ -58,7 +58,9 @@ def spectral(X: np.ndarray, k: int, seed: int, n_neighbors: int) -> np.ndarray:
 def relabel(labels: np.ndarray) -> np.ndarray:
     """Labels renumbered 0..k-1 in the order of their ids (empty clusters removed)."""
     labels = np.asarray(labels)
-    if labels.size == 0 or labels.min() < 0:
+    # bincount's table is as long as the largest id: ids of up to one per item (every
+    # method's 0..k-1) go through it, others (negative, or 10**12) through np.unique
+    if labels.size == 0 or labels.min() < 0 or labels.max() >= labels.size:
         return np.unique(labels, return_inverse=True)[1].astype(np.int32)
     # np.unique sorts every label: 35 ms a partition at 800,000 sampled items
     present = np.bincount(labels) > 0

@@ -219,7 +219,10 @@ def nested_spectra(
             G = np.zeros((m, m), order="F")
             _column_gram(codes, count, scale, G)
             top = min(k, m)
-            vals = eigh_evr(G, subset_by_index=(m - top, m - 1), overwrite_a=True)[0]
+            # LAPACK's reductions round differently on another number of BLAS threads
+            # (other bits on 2 than on 1): one thread, as incidence_spectrum
+            with one_blas_thread():
+                vals = eigh_evr(G, subset_by_index=(m - top, m - 1), overwrite_a=True)[0]
             w[:top] = np.clip(vals[::-1], 0.0, 1.0)
         out.append(w)
     return out

@@ -225,7 +225,12 @@ def _plan(
     return specs
 
 
-def _rows(X: np.ndarray | sp.csr_matrix, rows: np.ndarray, feats, out=None) -> np.ndarray:
+def _rows(
+    X: np.ndarray | sp.csr_matrix,
+    rows: np.ndarray,
+    feats: np.ndarray | None,
+    out: np.ndarray | None = None,
+) -> np.ndarray:
     """The dense rows ``X[rows]`` (features ``feats``; all when ``None``), in ``out`` if given."""
     if feats is None and not sp.issparse(X):
         # mode="clip" (the rows are valid): numpy buffers ``out`` under the default "raise"
@@ -234,7 +239,9 @@ def _rows(X: np.ndarray | sp.csr_matrix, rows: np.ndarray, feats, out=None) -> n
     return block.toarray() if sp.issparse(block) else block
 
 
-def _kmeans(X: np.ndarray | sp.csr_matrix, items: np.ndarray, feats, k: int, seed: int):
+def _kmeans(
+    X: np.ndarray | sp.csr_matrix, items: np.ndarray, feats: np.ndarray | None, k: int, seed: int
+) -> np.ndarray:
     """k-means labels of the rows ``items`` of ``X``: fitted on at most ``KMEANS_FIT_ITEMS``."""
     from sklearn.cluster import KMeans
 
@@ -252,7 +259,9 @@ def _kmeans(X: np.ndarray | sp.csr_matrix, items: np.ndarray, feats, k: int, see
     return model.labels_ if fit_rows is items else _assign(model, X, items, feats)
 
 
-def _assign(model, X: np.ndarray | sp.csr_matrix, items: np.ndarray, feats) -> np.ndarray:
+def _assign(
+    model: Any, X: np.ndarray | sp.csr_matrix, items: np.ndarray, feats: np.ndarray | None
+) -> np.ndarray:
     """``model.predict`` of the rows ``items``, read in blocks of ``_ASSIGN_BLOCK`` rows.
 
     A copy of every sampled row at once cost more than the k-means itself at 10^6 items
@@ -309,9 +318,12 @@ def _partition(
     method = spec.method
     info: dict[str, Any] = {"method": method, "k": spec.k or 0, "linkage": "", "distance": ""}
     info["resolution"] = np.nan
-    # k-means reads X in blocks; the other methods need the subsample's rows at once
-    X_sub = None if method in ("kmeans", "kmeans_split") else _rows(X, items, feats)
-    if X_sub is None:
+    # k-means reads X in blocks and Leiden on a shared graph none of it; the other
+    # methods need the subsample's rows at once (a copy of 320 MB at 10^6 x 50)
+    kmeans = method in ("kmeans", "kmeans_split")
+    rows = not (kmeans or (method == "leiden" and graph is not None))
+    X_sub = _rows(X, items, feats) if rows else None
+    if kmeans:
         fit = _kmeans(X, items, feats, spec.k, seed)
     elif method.startswith("hc"):
         link = method[3:] or linkage

@@ -250,9 +250,9 @@ def _heap_push(heap, n, key):  # pragma: no cover - compiled
     """Push ``key`` onto the binary min-heap ``heap[:n]``; returns its new size ``n + 1``.
 
     A heap on an array rather than :mod:`heapq` on a list: numba took 1.5 s to compile
-    ``heapq`` and its reflected list at the first DPP call, these two half of it (inlined,
-    less).
-    The keys are distinct, so any min-heap pops them in the same order.
+    ``heapq`` and its reflected list at the first DPP call; these two take half of that
+    on their own, less once inlined. The keys are distinct, so any min-heap pops them in
+    the same order.
     """
     i = n
     while i > 0:
