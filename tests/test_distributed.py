@@ -82,12 +82,17 @@ def test_large_input_is_scattered_and_equal(client):
     assert (remote.labels >= 0).all()
 
 
-def test_joblib_dask_backend_equals_local(client):
+def test_joblib_dask_backend_leaves_the_ensemble_on_local_threads(client):
+    """The ensemble's threads ignore joblib's backend setting (``client=`` reaches a
+    cluster, as the docs say): nothing runs on the cluster, and the result is the same."""
+    from distributed import get_task_stream
+
     X, _ = _blobs(200, seed=2)
     kw = dict(n_partitions=6, method=["kmeans", "hc_average"], k=3, random_state=0)
     local = generate_ensemble(X, **kw, progress=False)
-    with joblib.parallel_config(backend="dask"):
+    with get_task_stream(client) as stream, joblib.parallel_config(backend="dask"):
         remote = generate_ensemble(X, n_jobs=-1, **kw, progress=False)
+    assert stream.data == []
     _same(local, remote)
 
 
