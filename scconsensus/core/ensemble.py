@@ -239,6 +239,11 @@ def _rows(
     return block.toarray() if sp.issparse(block) else block
 
 
+def _float64(X: np.ndarray | sp.csr_matrix) -> np.ndarray | sp.csr_matrix:
+    """``X`` in float64 (a copy only of float32 input)."""
+    return X.astype(np.float64, copy=False)
+
+
 def _kmeans(
     X: np.ndarray | sp.csr_matrix, items: np.ndarray, feats: np.ndarray | None, k: int, seed: int
 ) -> np.ndarray:
@@ -322,7 +327,9 @@ def _partition(
     # methods need the subsample's rows at once (a copy of 320 MB at 10^6 x 50)
     kmeans = method in ("kmeans", "kmeans_split")
     rows = not (kmeans or (method == "leiden" and graph is not None))
-    X_sub = _rows(X, items, feats) if rows else None
+    # float32 input stays float32 for k-means only: the other methods' results stay
+    # those of float64 distances
+    X_sub = _float64(_rows(X, items, feats)) if rows else None
     if kmeans:
         fit = _kmeans(X, items, feats, spec.k, seed)
     elif method.startswith("hc"):
@@ -350,6 +357,7 @@ def _partition(
         if sp.issparse(X_all):
             X_all = X_all.toarray()
         X_fit = _rows(X, items, feats) if X_sub is None else X_sub
+        X_all, X_fit = (X_all, X_fit) if kmeans else (_float64(X_all), _float64(X_fit))
         out[missing] = predict_unsampled_items(X_all, X_fit, fit, missing, how)
     info["n_clusters"] = int(fit.max()) + 1
     if method == "leiden":  # the resolution, not k, set it: record the k it found
@@ -514,7 +522,7 @@ def generate_ensemble(
     (60, 5)
     """
     o = check_options(options, PartitionOptions, "options")
-    X = check_matrix(X)
+    X = check_matrix(X, keep_float32=True)
     n, p = X.shape
     n_partitions = check_int(n_partitions, "n_partitions", 1)
     n_neighbors = check_int(o.n_neighbors, "n_neighbors", 1)
@@ -557,7 +565,7 @@ def _leiden_setup(X, methods, shared: bool, graph, k_resolution, n_sub, n_neighb
     k, resolution = k_resolution
     if "leiden" not in methods or (not shared and resolution is not None):
         return None, resolution
-    whole = graph if graph is not None else _knn_graph(X, n_neighbors, seed)
+    whole = graph if graph is not None else _knn_graph(_float64(X), n_neighbors, seed)
     g = _igraph(whole)
     if resolution is None:
         _, values = _k_choices(k, n_sub)

@@ -44,13 +44,21 @@ MAX_FEATURES_WITHOUT_REP = 5_000
 
 
 @doc_params()
-def get_rep(adata: AnnData, use_rep: str | None = None, *, layer: str | None = None):
+def get_rep(
+    adata: AnnData,
+    use_rep: str | None = None,
+    *,
+    layer: str | None = None,
+    keep_float32: bool = False,
+):
     """The matrix to cluster: ``.obsm[use_rep]``, a layer, ``X_pca`` when present, else ``X``.
 
     Parameters
     ----------
     {adata}
     {use_rep_layer}
+    keep_float32
+        Return float32 input as float32 (k-means and kNN searches), else float64.
 
     Returns
     -------
@@ -72,10 +80,14 @@ def get_rep(adata: AnnData, use_rep: str | None = None, *, layer: str | None = N
             raise ValueError(
                 f"layer={layer!r} is not in adata.layers (available: {list(adata.layers)})."
             )
-        return check_matrix(adata.layers[layer], f"adata.layers[{layer!r}]")
+        return check_matrix(
+            adata.layers[layer], f"adata.layers[{layer!r}]", keep_float32=keep_float32
+        )
     if use_rep is None:
         if "X_pca" in adata.obsm:
-            return check_matrix(adata.obsm["X_pca"], "adata.obsm['X_pca']")
+            return check_matrix(
+                adata.obsm["X_pca"], "adata.obsm['X_pca']", keep_float32=keep_float32
+            )
         if adata.n_vars > MAX_FEATURES_WITHOUT_REP:
             raise ValueError(
                 f"adata has {adata.n_vars} features and no 'X_pca'. Run sc.pp.pca(adata) "
@@ -85,12 +97,12 @@ def get_rep(adata: AnnData, use_rep: str | None = None, *, layer: str | None = N
     if use_rep == "X":
         if adata.X is None:
             raise ValueError("adata.X is empty; pass use_rep naming an .obsm entry.")
-        return check_matrix(adata.X, "adata.X")
+        return check_matrix(adata.X, "adata.X", keep_float32=keep_float32)
     check_use_rep(adata, use_rep)
     rep = adata.obsm[use_rep]
     if isinstance(rep, pd.DataFrame):
         rep = rep.to_numpy()
-    return check_matrix(rep, f"adata.obsm[{use_rep!r}]")
+    return check_matrix(rep, f"adata.obsm[{use_rep!r}]", keep_float32=keep_float32)
 
 
 def lazy_rep(adata: AnnData, use_rep: str | None):
@@ -102,7 +114,7 @@ def lazy_rep(adata: AnnData, use_rep: str | None):
     check_use_rep(adata, use_rep)
     if use_rep is None and "X_pca" not in adata.obsm:
         return None
-    return lambda: get_rep(adata, use_rep)
+    return lambda: get_rep(adata, use_rep, keep_float32=True)
 
 
 def check_use_rep(adata: AnnData, use_rep: str | None) -> None:

@@ -82,7 +82,7 @@ def ensemble(
     key_added, copy = check_key(key_added), check_copy(adata, copy)
     _check_target(adata, key_added)
     n_jobs = check_n_jobs(n_jobs)
-    X = get_rep(adata, use_rep, layer=layer)
+    X = get_rep(adata, use_rep, layer=layer, keep_float32=True)
     graph, graph_key = _leiden_graph(adata, method, neighbors_key, obsp, feature_subsample)
     start = logg.info(f"building an ensemble of {n_partitions} partitions")
     options = PartitionOptions(

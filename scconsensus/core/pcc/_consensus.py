@@ -318,7 +318,7 @@ def _co_association(fitted, mode, X, n_all, fit_idx, pairs, n_neighbors, n_rando
     if source == "ensemble":
         P = _ensemble_and_random_pairs(fitted, n_neighbors, n_random, random_state)
     else:
-        X = check_matrix(X() if callable(X) else X, "X")
+        X = check_matrix(X() if callable(X) else X, "X", keep_float32=True)
         if X.shape[0] != n_all:
             raise ValueError(f"X has {X.shape[0]} rows but the ensemble has {n_all} items.")
         X = X if fit_idx is None else X[fit_idx]
