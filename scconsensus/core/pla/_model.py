@@ -229,6 +229,9 @@ def merge_duplicates(
     K = W.shape[1]
     unit = W / np.maximum(np.linalg.norm(W, axis=0, keepdims=True), _TINY)
     cosine = unit.T @ unit
+    duplicate = np.triu(cosine >= min_similarity, 1)
+    if not duplicate.any():
+        return posteriors, likelihoods
     duplicate = (cosine >= min_similarity) & _together(posteriors, members, alpha, min_together)
     group = _complete_groups(duplicate, cosine)
     roots, group = np.unique(group, return_inverse=True)
@@ -262,25 +265,38 @@ def _group_coassociation(posteriors: np.ndarray, members: Members, alpha) -> np.
     """``(K, K)`` mean α-weighted co-association between the items labelled ``a`` and
     those labelled ``b`` (argmax), over the pairs a partition sampled, self pairs left
     out; NaN where there is no such pair."""
-    K = posteriors.shape[1]
     labels = posteriors.argmax(axis=1)
-    onehot = sp.csr_matrix(
-        (np.ones(labels.size), (labels, np.arange(labels.size))), shape=(K, labels.size)
-    )
-    H, w = members.H, members.column_weights(alpha)
+    K = posteriors.shape[1]
     in_part = sp.csr_matrix(
         (np.ones(members.part.size), (np.arange(members.part.size), members.part)),
         shape=(members.part.size, members.n_partitions),
     )
-    counts = (onehot @ H).toarray()  # K x columns: group members in each cluster of each partition
+    counts, self_shared, self_pairs = _group_sums(labels, K, members, alpha, in_part)
     mass = counts @ in_part  # K x L: group members each partition sampled
-    item_mass = H @ in_part
-    shared = (counts * w) @ counts.T
+    shared = (counts * members.column_weights(alpha)) @ counts.T
     pairs = (mass * alpha) @ mass.T
-    shared[np.diag_indices(K)] -= onehot @ (H.multiply(H) @ w)
-    pairs[np.diag_indices(K)] -= onehot @ (item_mass.multiply(item_mass) @ alpha)
+    shared[np.diag_indices(K)] -= self_shared
+    pairs[np.diag_indices(K)] -= self_pairs
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(pairs > 1e-12 * max(pairs.max(), 1.0), shared / pairs, np.nan)
+
+
+def _group_sums(labels, K: int, members: Members, alpha, in_part, chunk: int = 1 << 14):
+    """Per group of ``labels``: its memberships summed per column ``(K, Σ k_l)``, and its
+    items' self pairs ``Σ_i Σ_c α h_ic²`` and ``Σ_i Σ_l α_l (Σ_c∈l h_ic)²`` (``(K,)``
+    each), by blocks of rows so that no temporary is the size of the ensemble."""
+    w = members.column_weights(alpha)
+    counts = np.zeros((K, members.H.shape[1]))
+    self_shared, self_pairs = np.zeros(K), np.zeros(K)
+    for start in range(0, labels.size, chunk):
+        H = members.H[start : start + chunk]
+        lab = labels[start : start + chunk]
+        onehot = sp.csr_matrix((np.ones(lab.size), (lab, np.arange(lab.size))), shape=(K, lab.size))
+        counts += (onehot @ H).toarray()
+        self_shared += onehot @ (H.multiply(H) @ w)
+        item_mass = H @ in_part
+        self_pairs += onehot @ (item_mass.multiply(item_mass) @ alpha)
+    return counts, self_shared, self_pairs
 
 
 def _complete_groups(duplicate: np.ndarray, cosine: np.ndarray) -> np.ndarray:
