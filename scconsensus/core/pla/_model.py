@@ -52,9 +52,9 @@ from ._problem import Problem
 from ._weighted import (
     _full_rows,
     _unweighted,
-    _warn_unused_lam,
     _weighting,
     check_weighting,
+    warn_unused_lam,
 )
 
 __all__ = ["LAMBDA_GRID", "PLAResult", "pla"]
@@ -413,7 +413,7 @@ def pla(
     lam, cv_score = w.lam, w.cv_score
     weighting = (weighted, lam, w.lam_grid, w.cv_folds, cv_score, max_outer)
     lam_grid, cv_folds = check_weighting(*weighting, fit_index.size)
-    _warn_unused_lam(weighted, lam)
+    warn_unused_lam(weighted, lam)
     fit_members = members.subset(fit_index)
     route = (mode, X, pairs, n_neighbors, n_random, diagonal, s_pairs)
     problem, mode, n_stored = _problem(fit_members, fit_index, n, *route)
