@@ -18,6 +18,7 @@ from scconsensus.core.pla import (
     predict_ensemble_labels,
 )
 from scconsensus.core.pla._members import z_dense
+from scconsensus.core.pla._model import merge_duplicates
 from scconsensus.metrics import h_criterion
 
 
@@ -433,6 +434,69 @@ def test_toy_pla_beats_the_median_partition():
     # paper, Table 1 at L = 50: PLA 0.13, median partition 0.26
     assert np.mean(med_err) > 0.2
     assert np.mean(pla_err) < np.mean(med_err) - 0.04
+
+
+def test_soft_start_on_the_toy_keeps_both_clusters():
+    """Issue 24: from a soft start EM stops where both components of the toy's two
+    clusters carry much of every item (profile cosine 0.81); they were merged into one."""
+    from scconsensus.core._plan import smoothed_one_hot
+    from scconsensus.core._spectral import spectral_consensus
+    from scconsensus.core.ensemble import PartitionOptions, generate_ensemble
+
+    X, y = bananas(3)
+    ens = generate_ensemble(
+        X, 50, method=("hc_single",), k=2, random_state=3, progress=False,
+        options=PartitionOptions(subsample=0.1, predict_unsampled=True),
+    ).labels  # fmt: skip
+    start = smoothed_one_hot(spectral_consensus(ens, 2, random_state=3), 2, 0.5)
+    res = pla(ens, 2, init=start, n_init=1, random_state=3)
+    assert res.posteriors.shape[1] == 2
+    assert np.bincount(res.labels).min() > 20
+    assert 1 - h_criterion(y, res.labels) < 0.25  # one cluster scores 1/3
+
+
+# ----------------------------------------------------------------------------- duplicates
+
+
+def _profiles(posteriors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(p(j|v), p(v))`` of posteriors over items of equal mass (PLA's fixed point)."""
+    return posteriors / posteriors.sum(axis=0), posteriors.mean(axis=0)
+
+
+def test_merge_keeps_distinct_clusters_with_overlapping_profiles():
+    # a point of PLA's ridge P T: both components hold much of every item (cosine 0.88),
+    # but every partition separates the items labelled with one from the other's
+    labels = np.repeat([[0] * 10, [1] * 10], [60, 40], axis=0)
+    P = np.repeat([[0.7, 0.3], [0.45, 0.55]], [60, 40], axis=0)
+    W, prior = _profiles(P)
+    unit = W / np.linalg.norm(W, axis=0)
+    assert unit[:, 0] @ unit[:, 1] > 0.8
+    merged, _ = merge_duplicates(P, W, prior, as_members(labels), np.full(10, 0.1))
+    np.testing.assert_array_equal(merged, P)
+
+
+def test_merge_joins_components_sharing_the_items_of_one_group():
+    # asked for 3 clusters of a 2-group ensemble: two components split group B 0.5/0.5
+    labels = np.repeat([[0] * 10, [1] * 10], [60, 40], axis=0)
+    P = np.zeros((100, 3))
+    P[:60, 0] = 1.0
+    P[60:, 1:] = np.tile([[0.55, 0.45], [0.45, 0.55]], (20, 1))
+    W, prior = _profiles(P)
+    merged, merged_W = merge_duplicates(P, W, prior, as_members(labels), np.full(10, 0.1))
+    np.testing.assert_allclose(merged, np.repeat(np.eye(2), [60, 40], axis=0))
+    np.testing.assert_allclose(merged_W.sum(axis=0), 1.0)
+
+
+def test_duplicates_of_noisy_groups_are_merged():
+    # K = 6 on 3 planted groups, 5 % label noise: one item labelled with a duplicate
+    # component is atypical of its group; the duplicates still merge (no 0.5/0.5 cells)
+    rng = np.random.default_rng(0)
+    labels = np.tile(np.repeat([0, 1, 2], [80, 60, 40])[:, None], (1, 30))
+    flip = rng.random(labels.shape) < 0.05
+    labels[flip] = rng.integers(0, 3, flip.sum())
+    res = pla(labels, 6, random_state=0)
+    assert res.posteriors.shape[1] == 3
+    assert res.posteriors.max(axis=1).min() > 0.6
 
 
 def _large_ids(labels: np.ndarray) -> np.ndarray:

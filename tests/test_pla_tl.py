@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from functools import partial
+
 import anndata as ad
 import numpy as np
 import pandas as pd
@@ -190,3 +193,29 @@ def test_tl_pla_is_pla_consensus_on_the_ensemble(adata):
     record = {k: v for k, v in a.uns["pla"]["params"].items() if k in out.params}
     assert record.keys() == out.params.keys() and record["random_state"] == "custom"
     assert list(a.uns["pla"]["params"])[:3] == ["n_clusters", "weighted", "ensemble_key"]
+
+
+UNUSED_LAM = (
+    " has no effect with weighted=False: λ only regularises the partition weights of "
+    "weighted PLA. Pass weighted=True to use it, or "
+)
+
+
+def _warns_once(message: str, call) -> None:
+    """``call()`` gives the "has no effect" warning once, with exactly ``message``."""
+    with pytest.warns(UserWarning, match=f"^{re.escape(message)}$") as record:
+        call()
+    assert sum("has no effect" in str(w.message) for w in record) == 1
+
+
+def test_unused_lam_warning_names_the_keyword_of_each_entry_point(adata):
+    """Issue 24: tl.pla takes lam= flat, the core takes it inside weighting=Weighting(...);
+    the warning names the form the user typed, once, and how to drop it."""
+    labels = adata.obsm["scc_ensemble"]
+    record = scc.core.pla.Weighting(lam=5)
+    in_record = "lam=5 in weighting=Weighting(...)" + UNUSED_LAM + "leave lam (or weighting) out."
+    a = adata.copy()
+    _warns_once("lam=5" + UNUSED_LAM + "leave lam out.", partial(scc.tl.pla, a, 3, lam=5))
+    assert a.uns["pla"]["params"]["lam"] == 5  # recorded as given
+    _warns_once(in_record, partial(scc.core.pla, labels, 3, weighting=record, random_state=0))
+    _warns_once(in_record, partial(scc.core.pla_consensus, labels, 3, weighting=record))

@@ -20,6 +20,7 @@ from ..core.pla import (
     pla_consensus,
     pla_extend,
     predict_ensemble_labels,
+    warn_unused_lam,
 )
 from ._anndata import check_copy, get_ensemble, get_rep, lazy_rep, store_consensus
 from ._candidates import fits_each_k
@@ -103,14 +104,22 @@ def pla(
                      fit_fraction=fit_fraction)  # fmt: skip
     out = pla_consensus(
         labels, n_clusters, weighted,
-        weighting=Weighting(lam=lam, lam_grid=lam_grid, cv_folds=cv_folds, cv_score=cv_score),
+        weighting=_weighting(weighted, lam, lam_grid, cv_folds, cv_score),
         max_iter=max_iter, tol=tol, start=start_plan, route=route, X=X,
         random_state=random_state, progress=progress,
     )  # fmt: skip
     adata = adata.copy() if copy else adata
-    params = {**out.params, "ensemble_key": ensemble_key, "use_rep": use_rep}
+    params = {**out.params, "lam": lam, "ensemble_key": ensemble_key, "use_rep": use_rep}
     _store(adata, key_added, out, {name: params[name] for name in PARAMS}, start, labels)
     return adata if copy else None
+
+
+def _weighting(weighted, lam, lam_grid, cv_folds, cv_score) -> Weighting:
+    """The λ record of :func:`pla`'s flat keywords; a λ that unweighted PLA would not use
+    is warned about here, as ``lam=`` (the core would name its record's field)."""
+    warn_unused_lam(weighted, lam, flat=True)
+    lam = lam if weighted else "cv"
+    return Weighting(lam=lam, lam_grid=lam_grid, cv_folds=cv_folds, cv_score=cv_score)
 
 
 #: The arguments of :func:`pla` recorded in ``.uns[key_added]["params"]``, in this order.

@@ -19,7 +19,7 @@ from ._extend import pla_extend, predict_ensemble_labels
 from ._members import Members, as_members
 from ._model import PLAResult, pla
 from ._options import LAMBDA_GRID, Weighting
-from ._weighted import entropic_weights
+from ._weighted import entropic_weights, warn_unused_lam
 
 callable_module(__name__, pla)
 
@@ -38,4 +38,5 @@ __all__ = [
     "pla_em",
     "pla_extend",
     "predict_ensemble_labels",
+    "warn_unused_lam",
 ]

@@ -43,8 +43,9 @@ n_init
     # --- tl.pla only ---
     "pla_n_clusters": """\
 n_clusters
-    Number of consensus clusters ``K`` (clusters no item is assigned to are
-    dropped), or ``"auto"``: chosen from the ensemble by
+    Number of consensus clusters ``K`` (at most: components that duplicate one
+    another, sharing cells the ensemble does not separate, are merged, and clusters
+    no item is assigned to are dropped), or ``"auto"``: chosen from the ensemble by
     :func:`scconsensus.core.select_k`, the evidence in ``.uns[key_added]["k_selection"]``.
     A list of K (e.g. ``.uns[key_added]["k_candidates"]``, every stable resolution of
     ``"auto"``, one K per split) fits each K in one call, stored under ``f"{key_added}_k{K}"`` with

@@ -242,13 +242,41 @@ def check_weighting(
     return lam_grid, cv_folds
 
 
-def _warn_unused_lam(weighted, lam) -> None:
-    if not weighted and not (isinstance(lam, str) and lam == "cv"):
-        warn(
-            f"lam={lam!r} has no effect with weighted=False: λ only regularises the partition "
-            "weights of weighted PLA. Pass weighted=True to use it, or leave lam out.",
-            UserWarning,
-        )
+def warn_unused_lam(weighted: bool, lam: float | str, *, flat: bool = False) -> None:
+    """Warn that λ was set for unweighted PLA, naming it as the user gave it.
+
+    Parameters
+    ----------
+    weighted
+        Whether PLA is weighted (then λ is used and nothing is said).
+    lam
+        λ as given; ``"cv"`` (the default) is not a choice and is never warned about.
+    flat
+        ``True``: the user passed ``lam=`` (``tl.pla``); ``False``: ``lam`` inside the
+        ``weighting`` record of :func:`~scconsensus.core.pla.pla` and
+        :func:`~scconsensus.core.pla_consensus`.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as w:
+    ...     warnings.simplefilter("always")
+    ...     warn_unused_lam(False, 5, flat=True)
+    >>> w[0].message.args[0].split(":")[0]
+    'lam=5 has no effect with weighted=False'
+    """
+    if weighted or (isinstance(lam, str) and lam == "cv"):
+        return
+    given, fix = (
+        (f"lam={lam!r}", "leave lam out")
+        if flat
+        else (f"lam={lam!r} in weighting=Weighting(...)", "leave lam (or weighting) out")
+    )
+    warn(
+        f"{given} has no effect with weighted=False: λ only regularises the partition "
+        f"weights of weighted PLA. Pass weighted=True to use it, or {fix}.",
+        UserWarning,
+    )
 
 
 def _check_lam_grid(lam_grid) -> tuple[float, ...]:
