@@ -186,7 +186,8 @@ method
     "ensemble type 1"); ``"hc"`` (``linkage`` and ``distance`` below) or
     ``"hc_<linkage>"``; ``"pam"`` (k-medoids, FasterPAM); ``"spectral"`` (kNN
     affinity); ``"leiden"`` (the subgraph of the subsample's items, resolution drawn
-    from ``resolution``).
+    from ``resolution``). k-means clusters float32 data (scanpy's ``X_pca``) in
+    float32, as scikit-learn does; the other methods compute in float64.
 k
     Clusters per partition: an int; a ``(lo, hi)`` tuple, drawn uniformly (inclusive)
     per partition; a list (or any other sequence of ints: ``range``, 1-D array),
