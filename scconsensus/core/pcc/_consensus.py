@@ -261,7 +261,10 @@ def _extend(labels, fit_idx, res, divergence, n_neighbors, n_random, random_stat
 
     Each extended item is solved to the fit's relative KKT tolerance: at 10^5 cells,
     :func:`pcc_extend`'s own default (1e-6) costs 1.5x the CPU of the fit's (1e-4) for
-    memberships within 1e-5 on average and the same labels.
+    memberships within 1e-5 on average and the same labels. Its random partners are a
+    tenth of the fit's (3 of 30): within-cluster partners carry the evidence, and at
+    10^6 cells 10 random partners cost 24.4 s against 17.7 s for 3, with the same ARI
+    (0.9751, 0.9754), 99.87 % of labels alike and memberships 0.003 apart on average.
     """
     return pcc_extend(
         labels,
@@ -269,7 +272,7 @@ def _extend(labels, fit_idx, res, divergence, n_neighbors, n_random, random_stat
         res.membership,
         res.divergence if isinstance(divergence, str) else divergence,
         n_per_item=max(1, n_neighbors),
-        n_random=max(1, n_random // 3),
+        n_random=max(1, n_random // 10),
         tol=tol,
         random_state=random_state,
     )
