@@ -137,6 +137,7 @@ def plan_consensus(
     init: str = "spectral",
     random_state: RandomState = 0,
     subset: Callable[[int], np.ndarray | None] | None = None,
+    smoothing: float = 0.1,
 ) -> ConsensusPlan:
     """Choose ``K``, the partitions to fit and the start for PCC or PLA.
 
@@ -157,6 +158,8 @@ def plan_consensus(
         Given ``K``, the items the model will be fitted on (``None``: all), e.g. a
         random subset of a million cells: the start is computed on them only, so that
         planning costs what the fit does (:mod:`scconsensus.core._subset`).
+    smoothing
+        Share of the spectral start spread uniformly (:func:`smoothed_one_hot`).
 
     Returns
     -------
@@ -189,7 +192,8 @@ def plan_consensus(
     fitted = labels if fit_idx is None else labels[fit_idx]
     start = None
     if init == "spectral":
-        start = smoothed_one_hot(spectral_consensus(fitted, K, random_state=random_state), K)
+        hard = spectral_consensus(fitted, K, random_state=random_state)
+        start = smoothed_one_hot(hard, K, smoothing)
     elif init == "ensemble":
         # the leaf module, not core.pcc, whose pcc_consensus imports this module
         from .pcc._init import ensemble_init

@@ -27,6 +27,14 @@ from ._options import Weighting
 
 __all__ = ["PLAConsensus", "pla_consensus"]
 
+#: Share of PLA's spectral start spread uniformly (PCC's is 0.1). PLA's likelihood
+#: depends on its factors only through ``P Wᵀ``, so EM ends on a ridge of equal
+#: likelihood at a point set by its start (Lange & Buhmann 2005 start from random
+#: posteriors). From the nearly hard start of 0.1 the banana toy's disagreement is
+#: 0.217 over seeds 0-2; from 0.9, 0.137 (paper: 0.13-0.16), and the 8-dataset
+#: panel's means are unchanged (ARI, K, AUROC; ECE 0.128 -> 0.127 at the true K).
+START_SMOOTHING = 0.9
+
 
 @dataclass
 class PLAConsensus:
@@ -119,8 +127,9 @@ def pla_consensus(
     )  # fmt: skip
     mode, X = _route(route.mode, n_fit, X)
     plan = plan_consensus(
-        labels, n_clusters, partitions=start.partitions, init=start.init, random_state=random_state
-    )
+        labels, n_clusters, partitions=start.partitions, init=start.init,
+        random_state=random_state, smoothing=START_SMOOTHING,
+    )  # fmt: skip
     res = pla(
         labels[:, plan.columns], plan.n_clusters, weighted=weighted, weighting=weighting,
         mode=mode, X=X, n_neighbors=route.n_neighbors,
