@@ -210,3 +210,18 @@ def test_knn_pairs_read_float32_x_pca_as_it_is(blobs_adata, monkeypatch):
     assert seen == [np.dtype(np.float32)]
     assert adata.obsm["X_pca"].dtype == np.float32
     assert adjusted_rand_index(adata.obs["truth"], adata.obs["pcc"]) > 0.9
+
+
+def test_knn_pairs_of_a_sparse_x(blobs_adata):
+    """``use_rep="X"`` on a sparse ``adata.X`` (float32, as read from h5ad): the kNN pairs
+    are searched on the sparse rows; np.asarray of the CSR matrix was a 0-d object array
+    and the search failed with an IndexError."""
+    import scipy.sparse as sp
+
+    adata = blobs_adata.copy()
+    adata.X = sp.csr_matrix(adata.X.astype(np.float32))
+    scc.tl.ensemble(adata, n_partitions=8, k=3, use_rep="X", random_state=0, progress=False)
+    scc.tl.pcc(adata, n_clusters=3, mode="sparse", pairs="knn", use_rep="X", random_state=0)
+    assert adata.uns["pcc"]["pair_source"] == "knn"
+    assert adjusted_rand_index(adata.obs["truth"], adata.obs["pcc"]) > 0.9
+    assert sp.issparse(adata.X) and adata.X.dtype == np.float32

@@ -204,7 +204,8 @@ def sample_pairs(
     n_items
         Number of items.
     X
-        ``(n_items, p)`` representation for kNN pairs; omitted → random pairs only.
+        ``(n_items, p)`` representation for kNN pairs, dense or sparse; omitted → random
+        pairs only.
     n_neighbors
         Nearest neighbours per item (exact for up to 50,000 items, pynndescent above).
     n_random
@@ -228,7 +229,8 @@ def sample_pairs(
     rng = check_rng(random_state)
     parts = []
     if X is not None:
-        X = np.asarray(X)
+        # both kNN searches take CSR rows; np.asarray would wrap them in a 0-d object array
+        X = X if sp.issparse(X) else np.asarray(X)
         if X.shape[0] != n_items:
             raise ValueError(f"X has {X.shape[0]} rows but n_items={n_items}.")
         k = min(int(n_neighbors), n_items - 1)
@@ -247,8 +249,9 @@ def sample_pairs(
     return np.column_stack([rows, cols])
 
 
-def knn_indices(X: np.ndarray, k: int, *, random_state: int = 0) -> np.ndarray:
-    """``(n, k)`` indices of each item's ``k`` nearest neighbours (itself excluded)."""
+def knn_indices(X: np.ndarray | sp.csr_matrix, k: int, *, random_state: int = 0) -> np.ndarray:
+    """``(n, k)`` indices of each item's ``k`` nearest neighbours (itself excluded) in ``X``,
+    dense or CSR."""
     n = X.shape[0]
     if n <= 50_000:
         from sklearn.neighbors import NearestNeighbors
