@@ -103,7 +103,8 @@ partitions
 fit_size, fit_fraction
     Fit PCC on this many (or ``ceil(fit_fraction n)``) items drawn at random,
     more than ``K``, then give every other item the membership that best
-    explains its co-association with sampled fitted partners
+    explains its co-association with sampled fitted partners: ``n_neighbors``
+    within-cluster ones and a tenth of ``n_random`` random ones, at least one of each
     (:func:`scconsensus.core.pcc.pcc_extend`). ``None``: fit all items.
     ``"auto"`` (default): fit at most ``settings.auto_fit_size`` (20,000) items
     and extend to the rest, so the cost grows smoothly with n and a million
