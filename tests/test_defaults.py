@@ -87,6 +87,18 @@ def test_spectral_start_is_deterministic_per_seed(seed):
     np.testing.assert_allclose(plan1.start.sum(axis=1), 1.0)
 
 
+@pytest.mark.parametrize("smoothing", [0.0, 1.0, -0.5, 1.5, "0.9", np.nan])
+def test_plan_consensus_refuses_a_smoothing_outside_the_simplex(smoothing):
+    """0 puts the start on the simplex's vertices (PCC's KL gradient is infinite there),
+    1 on uniform rows (a stationary point of PCC and PLA) and anything outside [0, 1]
+    gives negative memberships, which the solvers refused with an error about ``init``."""
+    labels, _ = structured_ensemble(3)
+    with pytest.raises(ValueError, match="smoothing"):
+        plan_consensus(labels, 3, smoothing=smoothing)
+    plan = plan_consensus(labels, 3, smoothing=0.9)
+    np.testing.assert_allclose(plan.start.min(), 0.3)
+
+
 def test_spectral_consensus_large_route_matches_structure():
     # more than 300 items and clusters: the exact Gram of the smaller side
     labels, truth = structured_ensemble(6, n_per=80, seed=2)

@@ -16,7 +16,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._docs import doc_params
-from .._validation import RandomState, check_choice, check_labels, check_n_clusters
+from .._validation import (
+    RandomState,
+    check_choice,
+    check_labels,
+    check_n_clusters,
+    check_number,
+)
 from ._laps import Laps
 from ._resolution import KSelection, matched_partitions, select_k
 from ._spectral import partition_sizes, spectral_consensus
@@ -159,7 +165,8 @@ def plan_consensus(
         random subset of a million cells: the start is computed on them only, so that
         planning costs what the fit does (:mod:`scconsensus.core._subset`).
     smoothing
-        Share of the spectral start spread uniformly (:func:`smoothed_one_hot`).
+        Share of the spectral start spread uniformly (:func:`smoothed_one_hot`), in
+        ``(0, 1)``.
 
     Returns
     -------
@@ -178,6 +185,7 @@ def plan_consensus(
     labels = check_labels(labels)
     check_choice(partitions, PARTITIONS, "partitions")
     check_choice(init, INITS, "init")
+    _check_smoothing(smoothing)
     lap = Laps(time.process_time)
     selection = None
     if isinstance(n_clusters, str) and n_clusters == "auto":
@@ -201,6 +209,16 @@ def plan_consensus(
         start = ensemble_init(fitted[:, columns], K)
     lap("start")
     return ConsensusPlan(K, columns, start, selection, note, fit_idx, lap.timings)
+
+
+def _check_smoothing(smoothing: float) -> None:
+    """Refuse a start off the simplex's interior: 0 leaves its vertices (an infinite KL
+    gradient), 1 uniform rows (a stationary point), others negative memberships."""
+    if not 0.0 < check_number(smoothing, "smoothing") < 1.0:
+        raise ValueError(
+            f"smoothing must lie strictly between 0 and 1 (the share of the spectral start "
+            f"spread uniformly; PCC uses 0.1, PLA 0.9), got {smoothing!r}."
+        )
 
 
 def _columns(labels: np.ndarray, K: int, partitions: str) -> tuple[np.ndarray, str]:
