@@ -78,7 +78,9 @@ ensemble
     a list of ``L`` soft memberships ``(n, k_l)`` (rows on the simplex, zero rows
     for unsampled items).
 n_clusters
-    ``K``, the number of consensus clusters.""",
+    ``K``, the number of consensus clusters, a maximum: components that duplicate
+    one another (the same items, which the ensemble does not separate) are merged
+    (:class:`PLAResult`).""",
     "pla_core": """\
 max_outer, outer_tol
     Weighted PLA alternations and their relative tolerance on ``F``.
