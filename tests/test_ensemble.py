@@ -335,3 +335,30 @@ def test_check_matrix_keeps_float32_only_when_asked():
     assert check_matrix(sp.csr_matrix(X), keep_float32=True).dtype == np.float32
     assert check_matrix(X.astype(np.int32), keep_float32=True).dtype == np.float64
     assert check_matrix([[1.0, 2.0], [3.0, 4.0]], keep_float32=True).dtype == np.float64
+
+
+def test_unsampled_items_are_predicted_from_their_own_rows():
+    """``predict_unsampled`` copies the unsampled rows only: each partition made a dense
+    float64 copy of all of X (a sparse X densified whole, plus its float64 copy for float32
+    input), a peak of 5.7x the dense float32 X here against 3.3x; the labels are those
+    of float64 input."""
+    import tracemalloc
+
+    import scipy.sparse as sp
+
+    n, p = 4000, 2000
+    X = sp.random(n, p, density=0.02, format="csr", random_state=0, dtype=np.float32)
+    X.data += np.repeat(np.arange(4), n // 4)[np.repeat(np.arange(n), np.diff(X.indptr))]
+    options = PartitionOptions(subsample=0.8, predict_unsampled=True)
+    kw = {"k": 4, "options": options, "random_state": 0, "progress": False}
+    tracemalloc.start()
+    try:
+        ens = generate_ensemble(X, 2, "leiden", **kw)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * n * p * 4
+    assert (ens.labels >= 0).all()
+    np.testing.assert_array_equal(
+        ens.labels, generate_ensemble(X.astype(float), 2, "leiden", **kw).labels
+    )

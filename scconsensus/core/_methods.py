@@ -68,16 +68,17 @@ def relabel(labels: np.ndarray) -> np.ndarray:
 
 
 def predict_unsampled(
-    X_all: np.ndarray, X_fit: np.ndarray, fit_labels: np.ndarray, missing: np.ndarray, how: str
+    X_rest: np.ndarray, X_fit: np.ndarray, fit_labels: np.ndarray, how: str
 ) -> np.ndarray:
-    """Labels of unsampled items: nearest centroid of the fitted clusters, or nearest item."""
+    """Labels of the unsampled rows ``X_rest``: nearest centroid of the fitted clusters
+    (``how="centroid"``), or of the nearest fitted item (``X_fit``, ``fit_labels``)."""
     if how == "centroid":
         k = int(fit_labels.max()) + 1
         centroids = np.vstack([X_fit[fit_labels == c].mean(axis=0) for c in range(k)])
         from sklearn.metrics import pairwise_distances_argmin
 
-        return pairwise_distances_argmin(X_all[missing], centroids)
+        return pairwise_distances_argmin(X_rest, centroids)
     from sklearn.neighbors import KNeighborsClassifier
 
     model = KNeighborsClassifier(n_neighbors=1).fit(X_fit, fit_labels)
-    return model.predict(X_all[missing])
+    return model.predict(X_rest)

@@ -353,12 +353,13 @@ def _partition(
         how = how or _PREDICTOR.get(method, "neighbor")
         missing = np.ones(n, dtype=bool)
         missing[items] = False
-        X_all = X if feats is None else X[:, feats]
-        if sp.issparse(X_all):
-            X_all = X_all.toarray()
+        rest = np.flatnonzero(missing)
+        # the unsampled rows only: a dense (float64) copy of all of X per partition was
+        # n x p floats (sparse X densified whole) for the fifth of them it predicts
+        X_rest = _rows(X, rest, feats)
         X_fit = _rows(X, items, feats) if X_sub is None else X_sub
-        X_all, X_fit = (X_all, X_fit) if kmeans else (_float64(X_all), _float64(X_fit))
-        out[missing] = predict_unsampled_items(X_all, X_fit, fit, missing, how)
+        X_rest, X_fit = (X_rest, X_fit) if kmeans else (_float64(X_rest), _float64(X_fit))
+        out[rest] = predict_unsampled_items(X_rest, X_fit, fit, how)
     info["n_clusters"] = int(fit.max()) + 1
     if method == "leiden":  # the resolution, not k, set it: record the k it found
         info["k"] = info["n_clusters"]
