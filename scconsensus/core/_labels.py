@@ -37,7 +37,7 @@ def relabel_by_size(labels: np.ndarray) -> np.ndarray:
     return rank[codes.ravel()].astype(np.int32)
 
 
-def compact_labels(labels: np.ndarray) -> np.ndarray:
+def compact_labels(labels: np.ndarray, *, numbered: bool | None = None) -> np.ndarray:
     """Each partition's labels renumbered ``0..k-1`` in increasing order, ``-1`` kept.
 
     Tables indexed by label value (one-hot columns, cluster sums) then grow with the
@@ -48,6 +48,12 @@ def compact_labels(labels: np.ndarray) -> np.ndarray:
     ----------
     labels
         ``(n_items, n_partitions)`` checked int32 labels, ``-1`` for unsampled items.
+    numbered
+        Whether every partition already uses all of ``0..k-1``, when the caller knows it
+        from :func:`_numbered` on the same labels or on an ensemble they are columns of
+        (not rows of: a subset of the items may miss a cluster). ``True`` returns
+        ``labels`` at once, ``False`` goes straight to the renumbering; ``None`` checks
+        here (a pass over the labels, 0.2 s at 10^6 items and 100 partitions).
 
     Returns
     -------
@@ -60,7 +66,7 @@ def compact_labels(labels: np.ndarray) -> np.ndarray:
     >>> compact_labels(np.array([[70, 0], [-1, 2], [5, 2]], dtype=np.int32)).tolist()
     [[1, 0], [-1, 1], [0, 1]]
     """
-    if _numbered(labels):
+    if _numbered(labels) if numbered is None else numbered:
         return labels
     out = labels
     for r, col in enumerate(columns(labels)):

@@ -18,8 +18,8 @@ import numpy as np
 from .._docs import doc_params
 from .._validation import RandomState, check_choice, check_labels, check_n_clusters
 from ._laps import Laps
-from ._resolution import KSelection, matched_partitions, select_k
-from ._spectral import partition_sizes, spectral_consensus
+from ._resolution import KSelection, choose_k, matched_partitions
+from ._spectral import _partition_sizes, spectral_consensus
 
 __all__ = ["ConsensusPlan", "plan_consensus", "smoothed_one_hot"]
 
@@ -178,16 +178,30 @@ def plan_consensus(
     labels = check_labels(labels)
     check_choice(partitions, PARTITIONS, "partitions")
     check_choice(init, INITS, "init")
+    return plan_checked(labels, n_clusters, partitions, init, random_state, subset)
+
+
+def plan_checked(
+    labels: np.ndarray,
+    n_clusters: int | str,
+    partitions: str,
+    init: str,
+    random_state: RandomState,
+    subset: Callable[[int], np.ndarray | None] | None,
+    numbered: bool | None = None,
+) -> ConsensusPlan:
+    """:func:`plan_consensus` of checked labels, ``partitions`` and ``init``; ``numbered``
+    as :func:`~scconsensus.core._labels.compact_labels` takes it (``None``: checked here)."""
     lap = Laps(time.process_time)
     selection = None
     if isinstance(n_clusters, str) and n_clusters == "auto":
-        selection = select_k(labels, random_state=random_state)
+        selection = choose_k(labels, random_state=random_state, numbered=numbered)
         K = selection.n_clusters
     else:
         K = check_n_clusters(n_clusters, labels.shape[0])
     lap("choose K")
     fit_idx = None if subset is None else subset(K)
-    columns, note = _columns(labels, K, partitions)
+    columns, note = _columns(labels, K, partitions, numbered)
     lap("partitions")
     fitted = labels if fit_idx is None else labels[fit_idx]
     start = None
@@ -203,9 +217,9 @@ def plan_consensus(
     return ConsensusPlan(K, columns, start, selection, note, fit_idx, lap.timings)
 
 
-def _columns(labels: np.ndarray, K: int, partitions: str) -> tuple[np.ndarray, str]:
+def _columns(labels: np.ndarray, K: int, partitions: str, numbered) -> tuple[np.ndarray, str]:
     """The partitions to fit (every item sampled at all in one of them) and a note."""
-    sizes = partition_sizes(labels)
+    sizes = _partition_sizes(labels, numbered)
     if partitions == "all":
         return np.arange(sizes.size), ""
     columns = _cover_items(labels, sizes, K, matched_partitions(sizes, K))
