@@ -46,6 +46,7 @@ number of clusters lies near ``K``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -99,8 +100,16 @@ class KSelection:
         ``K`` the rule reads the split at (the chosen ``K`` for its own split; module
         docstring), ``k_first`` and ``k_last``, the span of ``K`` it drops over, and
         ``strength``, the fall of the running minimum across it (its drop when it spans
-        one ``K``). Empty when no drop reached the threshold.
+        one ``K``). Empty when no drop reached the threshold. Read from ``table`` and
+        ``threshold`` once, at the first access (as ``reason`` was at construction);
+        each access returns a copy, which the caller may change.
         """
+        return self._splits.copy()
+
+    @cached_property
+    def _splits(self) -> pd.DataFrame:
+        # the reason, the candidates and tl's record each read the splits: one
+        # reading of the table (a few ms of pandas each) serves them all
         return _stable_splits(self.table, self.threshold)
 
     @property
@@ -108,7 +117,7 @@ class KSelection:
         """Every stable resolution as one ``K`` per split (:attr:`splits`), the strongest
         first (biology nests groups: lineages, types, states). The chosen ``K`` is among
         them unless no drop reached the threshold."""
-        return [int(K) for K in self.splits["n_clusters"]]
+        return [int(K) for K in self._splits["n_clusters"]]
 
 
 #: Candidates without a drop between a split and a stronger one that make the first a
