@@ -88,23 +88,25 @@ def _numbered(labels: np.ndarray) -> bool:
     """Whether every partition already uses all of ``0..k-1``, read row block by row block.
 
     The common case (every ensemble this package builds), checked without transposing
-    the labels: about 1 s instead of 1.6 s at 10^6 items and 100 partitions. ``False``
+    the labels (which took 1.6 s at 10^6 items and 100 partitions). ``False``
     also where the check's table of ids would be large (sparse ids): the caller then
     compacts column by column.
     """
     if labels.size == 0:
         return True
     top = labels.max(axis=0).astype(np.int64)
-    width = int(top.max()) + 1
-    if width * labels.shape[1] > 2**26:
+    if (int(top.max()) + 1) * labels.shape[1] > 2**26:
         return False
-    offset = np.arange(labels.shape[1], dtype=np.int64) * max(width, 1)
-    seen = np.zeros(offset.size * max(width, 1), dtype=bool)
+    # one slot more per partition, its first, takes the -1 entries: a mask of the
+    # sampled entries and their gather cost as much again (0.82 s against 0.47 s at
+    # 10^6 items and 100 partitions)
+    width = int(top.max()) + 2
+    offset = np.arange(labels.shape[1], dtype=np.intp) * width + 1
+    seen = np.zeros(offset.size * width, dtype=bool)
     step = max(1, 2**22 // labels.shape[1])
     for lo in range(0, labels.shape[0], step):
-        block = labels[lo : lo + step]
-        seen[(block + offset)[block >= 0]] = True
-    seen = seen.reshape(offset.size, -1)
+        seen[labels[lo : lo + step] + offset] = True
+    seen = seen.reshape(offset.size, width)[:, 1:]
     return all(seen[r, : top[r] + 1].all() for r in range(top.size))
 
 
