@@ -178,7 +178,7 @@ def plan_consensus(
     labels = check_labels(labels)
     check_choice(partitions, PARTITIONS, "partitions")
     check_choice(init, INITS, "init")
-    return plan_checked(labels, n_clusters, partitions, init, random_state, subset)
+    return plan_checked(labels, n_clusters, partitions, init, random_state, subset, smoothing)
 
 
 def plan_checked(
@@ -188,6 +188,7 @@ def plan_checked(
     init: str,
     random_state: RandomState,
     subset: Callable[[int], np.ndarray | None] | None,
+    smoothing: float = 0.1,
     numbered: bool | None = None,
 ) -> ConsensusPlan:
     """:func:`plan_consensus` of checked labels, ``partitions`` and ``init``; ``numbered``

@@ -292,7 +292,9 @@ def _plan(labels, n_clusters, partitions, init, random_state, fit_size, fit_frac
     # the numbering checked once for the whole call (0.2 s at 10^6 items, 100 partitions):
     # the plan's partition sizes and the extension's renumbering would each check again
     numbered = _numbered(labels)
-    plan = plan_checked(labels, n_clusters, partitions, init, random_state, subset, numbered)
+    plan = plan_checked(
+        labels, n_clusters, partitions, init, random_state, subset, numbered=numbered
+    )
     fit_idx = plan.fit_indices
     # row-major: the pair counts read an item's labels as one row (fancy indexing on
     # columns returns a column-major copy; at 10^6 items the extension's pair count took
