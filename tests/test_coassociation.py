@@ -133,6 +133,10 @@ def test_compact_labels_keeps_order_and_unsampled():
     out = compact_labels(labels)
     assert out.tolist() == [[1, 0, 0], [-1, 0, 1], [0, 1, -1], [1, 1, 0]]
     assert compact_labels(out) is out  # already compact: no copy
+    # a caller that knows the numbering skips the check, or goes straight to renumbering
+    assert compact_labels(out, numbered=True) is out
+    assert np.array_equal(compact_labels(labels, numbered=False), out)
+    assert compact_labels(out, numbered=False).tolist() == out.tolist()
 
 
 @pytest.mark.parametrize("shift", [0, 1, 10**9])

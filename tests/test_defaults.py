@@ -403,6 +403,20 @@ def test_a_split_over_several_k_is_one_candidate(plateau, chosen, read_at):
     assert K in sel.candidates
 
 
+def test_splits_are_read_once_and_given_as_copies(monkeypatch):
+    import scconsensus.core._resolution as resolution
+
+    reads = []
+    original = resolution._stable_splits
+    monkeypatch.setattr(resolution, "_stable_splits", lambda *a: reads.append(1) or original(*a))
+    drop = [0.0, 0.06, 0.3, 0.1] + [0.0] * 6 + [0.05]
+    sel = KSelection(3, _evidence_table(drop, 3), 0.05, "")
+    first = sel.splits
+    first["n_clusters"] = 99  # the caller's copy: the selection keeps its own
+    assert sel.candidates == [3, 12] and sel.splits["n_clusters"].tolist() == [3, 12]
+    assert len(reads) == 1
+
+
 def _unequal_groups(n_groups: int) -> np.ndarray:
     """Group ids, 12 to 80 items per group."""
     return np.repeat(np.arange(n_groups), np.linspace(12, 80, n_groups).astype(int))

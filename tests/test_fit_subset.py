@@ -10,7 +10,9 @@ import pytest
 from _helpers import planted
 
 import scconsensus as scc
+from scconsensus._validation import check_labels
 from scconsensus.core import FitRoute, pcc_consensus
+from scconsensus.core._labels import _numbered
 from scconsensus.core._subset import fit_count, fit_subset
 from scconsensus.core.pla import pla
 
@@ -105,7 +107,59 @@ def test_pcc_plan_keeps_the_matched_partitions_row_major():
     truth = np.repeat(np.arange(3), 40)
     cols = [truth * k + rng.integers(0, k, truth.size) for k in (1, 1, 2, 2, 5, 5, 9)]
     labels = np.stack(cols, axis=1).astype(np.int32)
-    plan, kept, fitted, _ = _plan(labels, 3, "matched", "spectral", 0, None, None)
+    plan, kept, fitted, _, numbered = _plan(labels, 3, "matched", "spectral", 0, None, None)
     assert plan.columns.size < labels.shape[1]  # a real selection of columns
+    assert numbered  # every partition uses its ids 0..k-1
     assert kept.flags.c_contiguous and fitted.flags.c_contiguous
     np.testing.assert_array_equal(kept, labels[:, plan.columns])
+
+
+def _counted(monkeypatch, function, n_items: int) -> list[int]:
+    """Calls of ``function`` on ``n_items``-row label arrays, wherever a package module
+    imported it (``check_labels``, ``_numbered``)."""
+    import sys
+
+    calls = []
+
+    def counting(labels, *args, **kwargs):
+        if np.shape(labels)[0] == n_items:
+            calls.append(1)
+        return function(labels, *args, **kwargs)
+
+    for module in list(sys.modules.values()):
+        name = function.__name__
+        if module.__name__.startswith("scconsensus") and getattr(module, name, None) is function:
+            monkeypatch.setattr(module, name, counting)
+    return calls
+
+
+def test_pcc_consensus_checks_the_whole_ensemble_once(monkeypatch):
+    # the plan, its partition sizes and the extension each checked the labels and their
+    # numbering again: 0.2 s per pass over 10^6 items and 100 partitions
+    rng = np.random.default_rng(0)
+    truth = np.repeat(np.arange(3), 200)
+    cols = [truth * k + rng.integers(0, k, truth.size) for k in (1, 1, 2, 2, 5, 9)]
+    labels = np.stack(cols, axis=1).astype(np.int32)
+    checks = _counted(monkeypatch, check_labels, labels.shape[0])
+    numbering = _counted(monkeypatch, _numbered, labels.shape[0])
+    res = pcc_consensus(labels, 3, route=FitRoute(fit_size=200), random_state=0)
+    assert res.fit_indices is not None  # the extension ran on all 600 items
+    assert (len(checks), len(numbering)) == (1, 1)
+
+
+@pytest.mark.parametrize("shift", [1, 10**6])
+def test_pcc_consensus_same_result_for_other_ids(shift):
+    # ids 1..k or sparse ones are renumbered where tables are indexed by them: the plan,
+    # the fit and the extension see the same ensemble as with 0..k-1
+    rng = np.random.default_rng(1)
+    truth = np.repeat(np.arange(3), 200)
+    cols = [truth * k + rng.integers(0, k, truth.size) for k in (1, 2, 2, 3, 5)]
+    labels = np.stack(cols, axis=1).astype(np.int32)
+    labels[rng.random(labels.shape) < 0.1] = -1
+    other = np.where(labels >= 0, labels * shift + shift, -1)
+    route = FitRoute(fit_size=200)
+    a = pcc_consensus(labels, 3, route=route, random_state=0)
+    b = pcc_consensus(other, 3, route=route, random_state=0)
+    assert a.fit_indices is not None
+    np.testing.assert_array_equal(a.membership, b.membership)
+    assert a.fit.objective == b.fit.objective

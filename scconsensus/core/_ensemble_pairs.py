@@ -32,6 +32,7 @@ def cluster_partners(
     pool: np.ndarray,
     n_per_item: int,
     rng: np.random.Generator,
+    numbered: bool | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """``n_per_item`` partners from ``pool`` for every item of ``items``, drawn within clusters.
 
@@ -39,8 +40,10 @@ def cluster_partners(
     uniformly random member of ``pool`` in the item's cluster there; where that fails
     (never sampled, or no pool member in the cluster) the partner is uniform over
     ``pool``. Returns ``(first, second)``: positions in ``items`` and in ``pool``.
+    ``numbered`` as :func:`~scconsensus.core._labels.compact_labels` takes it.
     """
-    labels = compact_labels(labels)  # cluster sizes are counted per label id
+    # cluster sizes are counted per label id
+    labels = compact_labels(labels, numbered=numbered)
     n_partitions = labels.shape[1]
     r = pool.size
     first = np.repeat(np.arange(items.size, dtype=np.int64), n_per_item)

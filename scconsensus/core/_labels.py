@@ -37,7 +37,7 @@ def relabel_by_size(labels: np.ndarray) -> np.ndarray:
     return rank[codes.ravel()].astype(np.int32)
 
 
-def compact_labels(labels: np.ndarray) -> np.ndarray:
+def compact_labels(labels: np.ndarray, *, numbered: bool | None = None) -> np.ndarray:
     """Each partition's labels renumbered ``0..k-1`` in increasing order, ``-1`` kept.
 
     Tables indexed by label value (one-hot columns, cluster sums) then grow with the
@@ -48,6 +48,12 @@ def compact_labels(labels: np.ndarray) -> np.ndarray:
     ----------
     labels
         ``(n_items, n_partitions)`` checked int32 labels, ``-1`` for unsampled items.
+    numbered
+        Whether every partition already uses all of ``0..k-1``, when the caller knows it
+        from :func:`_numbered` on the same labels or on an ensemble they are columns of
+        (not rows of: a subset of the items may miss a cluster). ``True`` returns
+        ``labels`` at once, ``False`` goes straight to the renumbering; ``None`` checks
+        here (a pass over the labels, 0.2 s at 10^6 items and 100 partitions).
 
     Returns
     -------
@@ -60,7 +66,7 @@ def compact_labels(labels: np.ndarray) -> np.ndarray:
     >>> compact_labels(np.array([[70, 0], [-1, 2], [5, 2]], dtype=np.int32)).tolist()
     [[1, 0], [-1, 1], [0, 1]]
     """
-    if _numbered(labels):
+    if _numbered(labels) if numbered is None else numbered:
         return labels
     out = labels
     for r, col in enumerate(columns(labels)):
@@ -82,23 +88,25 @@ def _numbered(labels: np.ndarray) -> bool:
     """Whether every partition already uses all of ``0..k-1``, read row block by row block.
 
     The common case (every ensemble this package builds), checked without transposing
-    the labels: about 1 s instead of 1.6 s at 10^6 items and 100 partitions. ``False``
+    the labels (which took 1.6 s at 10^6 items and 100 partitions). ``False``
     also where the check's table of ids would be large (sparse ids): the caller then
     compacts column by column.
     """
     if labels.size == 0:
         return True
     top = labels.max(axis=0).astype(np.int64)
-    width = int(top.max()) + 1
-    if width * labels.shape[1] > 2**26:
+    if (int(top.max()) + 1) * labels.shape[1] > 2**26:
         return False
-    offset = np.arange(labels.shape[1], dtype=np.int64) * max(width, 1)
-    seen = np.zeros(offset.size * max(width, 1), dtype=bool)
+    # one slot more per partition, its first, takes the -1 entries: a mask of the
+    # sampled entries and their gather cost as much again (0.82 s against 0.47 s at
+    # 10^6 items and 100 partitions)
+    width = int(top.max()) + 2
+    offset = np.arange(labels.shape[1], dtype=np.intp) * width + 1
+    seen = np.zeros(offset.size * width, dtype=bool)
     step = max(1, 2**22 // labels.shape[1])
     for lo in range(0, labels.shape[0], step):
-        block = labels[lo : lo + step]
-        seen[(block + offset)[block >= 0]] = True
-    seen = seen.reshape(offset.size, -1)
+        seen[labels[lo : lo + step] + offset] = True
+    seen = seen.reshape(offset.size, width)[:, 1:]
     return all(seen[r, : top[r] + 1].all() for r in range(top.size))
 
 

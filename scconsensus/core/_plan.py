@@ -24,8 +24,8 @@ from .._validation import (
     check_number,
 )
 from ._laps import Laps
-from ._resolution import KSelection, matched_partitions, select_k
-from ._spectral import partition_sizes, spectral_consensus
+from ._resolution import KSelection, choose_k, matched_partitions
+from ._spectral import _partition_sizes, spectral_consensus
 
 __all__ = ["ConsensusPlan", "plan_consensus", "smoothed_one_hot"]
 
@@ -186,16 +186,31 @@ def plan_consensus(
     check_choice(partitions, PARTITIONS, "partitions")
     check_choice(init, INITS, "init")
     _check_smoothing(smoothing)
+    return plan_checked(labels, n_clusters, partitions, init, random_state, subset, smoothing)
+
+
+def plan_checked(
+    labels: np.ndarray,
+    n_clusters: int | str,
+    partitions: str,
+    init: str,
+    random_state: RandomState,
+    subset: Callable[[int], np.ndarray | None] | None,
+    smoothing: float = 0.1,
+    numbered: bool | None = None,
+) -> ConsensusPlan:
+    """:func:`plan_consensus` of checked labels, ``partitions`` and ``init``; ``numbered``
+    as :func:`~scconsensus.core._labels.compact_labels` takes it (``None``: checked here)."""
     lap = Laps(time.process_time)
     selection = None
     if isinstance(n_clusters, str) and n_clusters == "auto":
-        selection = select_k(labels, random_state=random_state)
+        selection = choose_k(labels, random_state=random_state, numbered=numbered)
         K = selection.n_clusters
     else:
         K = check_n_clusters(n_clusters, labels.shape[0])
     lap("choose K")
     fit_idx = None if subset is None else subset(K)
-    columns, note = _columns(labels, K, partitions)
+    columns, note = _columns(labels, K, partitions, numbered)
     lap("partitions")
     fitted = labels if fit_idx is None else labels[fit_idx]
     start = None
@@ -221,9 +236,9 @@ def _check_smoothing(smoothing: float) -> None:
         )
 
 
-def _columns(labels: np.ndarray, K: int, partitions: str) -> tuple[np.ndarray, str]:
+def _columns(labels: np.ndarray, K: int, partitions: str, numbered) -> tuple[np.ndarray, str]:
     """The partitions to fit (every item sampled at all in one of them) and a note."""
-    sizes = partition_sizes(labels)
+    sizes = _partition_sizes(labels, numbered)
     if partitions == "all":
         return np.arange(sizes.size), ""
     columns = _cover_items(labels, sizes, K, matched_partitions(sizes, K))

@@ -46,6 +46,7 @@ number of clusters lies near ``K``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -59,7 +60,7 @@ from .._validation import (
     seed_sequence,
 )
 from .._warnings import warn
-from ._spectral import incidence_spectrum, nested_spectra, partition_sizes
+from ._spectral import _partition_sizes, incidence_spectrum, nested_spectra
 
 __all__ = ["KSelection", "matched_partitions", "select_k"]
 
@@ -99,8 +100,16 @@ class KSelection:
         ``K`` the rule reads the split at (the chosen ``K`` for its own split; module
         docstring), ``k_first`` and ``k_last``, the span of ``K`` it drops over, and
         ``strength``, the fall of the running minimum across it (its drop when it spans
-        one ``K``). Empty when no drop reached the threshold.
+        one ``K``). Empty when no drop reached the threshold. Read from ``table`` and
+        ``threshold`` once, at the first access (as ``reason`` was at construction);
+        each access returns a copy, which the caller may change.
         """
+        return self._splits.copy()
+
+    @cached_property
+    def _splits(self) -> pd.DataFrame:
+        # the reason, the candidates and tl's record each read the splits: one
+        # reading of the table (a few ms of pandas each) serves them all
         return _stable_splits(self.table, self.threshold)
 
     @property
@@ -108,12 +117,15 @@ class KSelection:
         """Every stable resolution as one ``K`` per split (:attr:`splits`), the strongest
         first (biology nests groups: lineages, types, states). The chosen ``K`` is among
         them unless no drop reached the threshold."""
-        return [int(K) for K in self.splits["n_clusters"]]
+        return [int(K) for K in self._splits["n_clusters"]]
 
 
 #: Candidates without a drop between a split and a stronger one that make the first a
 #: weak coarse level (module docstring), and how much stronger the second must be.
 PLATEAU, STRONGER = 8, 3.0
+
+#: :func:`select_k`'s defaults: the drop a split must reach, the items it reads.
+THRESHOLD, MAX_ITEMS = 0.05, 5_000
 
 #: Partitions finer than a candidate K needed to judge it, and below which an ensemble
 #: without a clear split gets a warning instead of a silent fallback.
@@ -168,8 +180,8 @@ def select_k(
     labels: np.ndarray,
     *,
     max_k: int | None = None,
-    threshold: float = 0.05,
-    max_items: int = 5_000,
+    threshold: float = THRESHOLD,
+    max_items: int = MAX_ITEMS,
     random_state: RandomState = 0,
 ) -> KSelection:
     """Choose the number of stable groups of an ensemble (see the module docstring).
@@ -214,12 +226,29 @@ def select_k(
     if max_k is not None:
         max_k = check_int(max_k, "max_k", 2)
     max_items = check_int(max_items, "max_items", 2)
+    return choose_k(
+        labels, max_k=max_k, threshold=threshold, max_items=max_items, random_state=random_state
+    )
+
+
+def choose_k(
+    labels: np.ndarray,
+    *,
+    max_k: int | None = None,
+    threshold: float = THRESHOLD,
+    max_items: int = MAX_ITEMS,
+    random_state: RandomState = 0,
+    numbered: bool | None = None,
+) -> KSelection:
+    """:func:`select_k` on checked labels and arguments; ``numbered`` as
+    :func:`~scconsensus.core._labels.compact_labels` takes it (``None``: checked here),
+    used when all items are read."""
     n = labels.shape[0]
     seeds = seed_sequence(random_state).spawn(2)
     if n > max_items:
         keep = np.sort(np.random.default_rng(seeds[0]).choice(n, max_items, replace=False))
-        labels = labels[keep]
-    sizes = partition_sizes(labels)
+        labels, numbered = labels[keep], None  # a subset of items may miss a cluster
+    sizes = _partition_sizes(labels, numbered)
     if sizes.max() < 2:
         raise ValueError(
             "Every partition of the ensemble has a single cluster: there is no structure "

@@ -46,10 +46,15 @@ def partition_sizes(labels: np.ndarray) -> np.ndarray:
     numpy.ndarray
         ``(n_partitions,)`` int64 counts.
     """
-    labels = check_labels(labels)
+    return _partition_sizes(check_labels(labels))
+
+
+def _partition_sizes(labels: np.ndarray, numbered: bool | None = None) -> np.ndarray:
+    """:func:`partition_sizes` of checked labels; ``numbered`` as
+    :func:`~scconsensus.core._labels.compact_labels` takes it (``None``: checked here)."""
     if labels.shape[0] == 0:
         return np.zeros(labels.shape[1], dtype=np.int64)
-    if _numbered(labels):  # ids 0..k-1: k is the largest id + 1
+    if _numbered(labels) if numbered is None else numbered:  # ids 0..k-1: k is the top + 1
         return labels.max(axis=0).astype(np.int64) + 1
     # other ids (1-based, another tool's): counted per column, without the renumbered
     # copy of the whole ensemble that compact_labels would make (400 MB at 10^6 x 100)

@@ -149,16 +149,18 @@ def extension_candidates(
     n_per_item: int = 20,
     n_random: int = 10,
     random_state: RandomState = 0,
+    numbered: bool | None = None,
 ) -> np.ndarray:
     """``(n_items, n_per_item + n_random)`` candidate partners, positions in ``fitted``.
 
     Row ``x`` holds ``n_per_item`` partners from the cluster of ``items[x]`` in a random
     partition that sampled it (restricted to fitted members of that cluster), then
-    ``n_random`` uniform ones; a partner may appear twice.
+    ``n_random`` uniform ones; a partner may appear twice. ``numbered`` as
+    :func:`~scconsensus.core._labels.compact_labels` takes it (``None``: checked here).
     """
     rng = check_rng(random_state)
     n_out = items.size
-    _, second = cluster_partners(labels, items, fitted, int(n_per_item), rng)
+    _, second = cluster_partners(labels, items, fitted, int(n_per_item), rng, numbered)
     cand = [second.reshape(n_out, int(n_per_item))]
     if n_random > 0:
         cand.append(rng.integers(fitted.size, size=(n_out, int(n_random))))
@@ -208,6 +210,10 @@ def _partner_rows(cand, labels, items, fit_labels, cols, cval, nval):  # pragma:
     return indptr
 
 
+#: Line-search moves per extended item at most (:func:`pcc_extend`'s default).
+MAX_STEPS = 200
+
+
 def pcc_extend(
     labels: np.ndarray,
     fitted: np.ndarray,
@@ -217,7 +223,7 @@ def pcc_extend(
     n_per_item: int = 20,
     n_random: int = 10,
     tol: float = 1e-6,
-    max_steps: int = 200,
+    max_steps: int = MAX_STEPS,
     random_state: RandomState = 0,
 ) -> np.ndarray:
     """Memberships of all items from a PCC fit on the subset ``fitted``.
@@ -261,13 +267,24 @@ def pcc_extend(
     >>> pcc_extend(labels, fitted, Y).argmax(1)[:12:3]
     array([0, 0, 0, 0])
     """
+    partners = (n_per_item, n_random, random_state)
     labels = check_labels(labels)
+    return extend_checked(labels, fitted, membership, divergence, partners, tol, max_steps)
+
+
+def extend_checked(
+    labels, fitted, membership, divergence, partners, tol, max_steps, numbered=None
+) -> np.ndarray:
+    """:func:`pcc_extend` of checked ``labels`` (its other arguments are checked here;
+    ``partners``: ``(n_per_item, n_random, random_state)``); ``numbered`` as
+    :func:`~scconsensus.core._labels.compact_labels` takes it (``None``: checked here)."""
     bregman = check_divergence(divergence)
     fitted, Y = _check_fit(fitted, membership, labels.shape[0])
-    n_per_item = check_int(n_per_item, "n_per_item", 0)
-    n_random = check_int(n_random, "n_random", 0)
+    n_per_item = check_int(partners[0], "n_per_item", 0)
+    n_random = check_int(partners[1], "n_random", 0)
     if n_per_item + n_random < 1:
         raise ValueError("Give n_per_item > 0 or n_random > 0 partners per item.")
+    kw = {"n_per_item": n_per_item, "n_random": n_random, "random_state": partners[2]}
     out = np.ones(labels.shape[0], dtype=bool)
     out[fitted] = False
     items = np.flatnonzero(out)
@@ -275,8 +292,7 @@ def pcc_extend(
     result[fitted] = Y
     if items.size == 0:
         return result
-    kw = {"n_per_item": n_per_item, "n_random": n_random, "random_state": random_state}
-    indptr, cols, cval, nval = _partner_table(labels, fitted, items, **kw)
+    indptr, cols, cval, nval = _partner_table(labels, fitted, items, numbered=numbered, **kw)
     Yout = np.empty((items.size, Y.shape[1]))
     kernel = bregman.kernel(_extend_items)
     args = (bregman.kind, bregman.param, float(tol), int(max_steps))
