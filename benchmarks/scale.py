@@ -126,7 +126,7 @@ def run_scconsensus(
         times, "ensemble_pairs", pcc_module._ensemble_and_random_pairs
     )
     pcc_module.pcc = _Timer(times, "solver", pcc_module.pcc)
-    pcc_module.pcc_extend = _Timer(times, "extend", pcc_module.pcc_extend)
+    pcc_module.extend_checked = _Timer(times, "extend", pcc_module.extend_checked)
     extra = dict(extra or {})
 
     stages = _capture_stage_log()
