@@ -60,3 +60,12 @@ def test_js_criterion_bounds(rng):
     assert 0 < js_criterion(hard_a, hard_b) <= 1
     with pytest.raises(ValueError, match="sum to 1"):
         js_criterion(np.ones((3, 2)), Z[:3])
+
+
+def test_membership_entropy_in_nats_with_zero_for_empty_clusters():
+    from scconsensus.core.membership import entropy
+
+    m = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.0], [1 / 3, 1 / 3, 1 / 3], [0.9, 0.1, 0.0]])
+    want = [0.0, np.log(2), np.log(3), -(0.9 * np.log(0.9) + 0.1 * np.log(0.1))]
+    np.testing.assert_allclose(entropy(m), want, rtol=1e-15, atol=0)
+    assert entropy(m)[0] == 0.0  # 0 log 0 is 0, not NaN

@@ -184,6 +184,24 @@ def test_extend_each_item_problem_is_solved():
     np.testing.assert_allclose(Yl2[40], [0.75, 0.25], atol=1e-4)
 
 
+@pytest.mark.parametrize("share", [0.99, 0.97, 0.96])
+@pytest.mark.parametrize("divergence", ["kl", "l2"])
+def test_extend_puts_back_a_small_share_its_start_drops(share, divergence):
+    """The start leaves out shares below ``START_FLOOR`` of the largest (here cluster 1's
+    0.01-0.04, which makes the KL objective infinite at the start); the moves restore
+    them, so the item still ends at its optimum."""
+    from scconsensus.core.pcc._extend import START_FLOOR
+
+    R = 100
+    labels = np.zeros((41, R), dtype=np.int32)
+    labels[20:40] = 1
+    labels[40] = np.where(np.arange(R) < round(share * R), 0, 1)
+    assert (1 - share) / share < START_FLOOR
+    Yfit = np.eye(2)[np.repeat([0, 1], 20)]
+    Y = pcc_extend(labels, np.arange(40), Yfit, divergence, n_per_item=40, n_random=40, tol=1e-10)
+    np.testing.assert_allclose(Y[40], [share, 1 - share], atol=1e-6)
+
+
 def test_extension_partner_table_is_each_items_distinct_co_sampled_candidates():
     """The one-pass table equals its definition: per item, the distinct candidates in
     increasing order, each with the partitions clustering / sampling both, never-co-sampled

@@ -34,13 +34,21 @@ def _add_row(ysp, j, w, out):
         out[yidx[a]] += w * yval[a]
 
 
+#: Start mass below this share of the largest is dropped (:func:`_start`).
+START_FLOOR = 0.05
+
+
 @numba.njit(cache=True, error_model="numpy")
 def _start(cval, partner, ysp, lo_t, hi_t, y):
-    """Partners' memberships weighted by how often they co-clustered with the item.
+    """Partners' memberships weighted by how often they co-clustered with the item,
+    without the clusters below ``START_FLOOR`` of the largest.
 
     Not smoothed towards the centre: every partner with ``c > 0`` has ``y . y_j > 0``
     already, and mass spread over all K clusters costs a move per cluster to take back
-    (at 10^5 cells 21 moves per item against 8, for the same objective to 1e-8).
+    (at 10^5 cells 21 moves per item against 8, for the same objective to 1e-8). For
+    the same reason the partners' small shares are dropped: at 10^6 cells they took
+    9.8 moves per item, 3.6 without them, for the same total objective to 7 digits
+    (the moves put mass back wherever the gradient asks for it).
     """
     K = y.shape[0]
     wsum = 0.0
@@ -51,8 +59,21 @@ def _start(cval, partner, ysp, lo_t, hi_t, y):
         if w > 0.0:
             wsum += w
             _add_row(ysp, partner[t], w, y)
+    if not wsum > 0.0:
+        for k in range(K):
+            y[k] = 1.0 / K
+        return
+    top = 0.0  # a loop: numba's np.max compiles for a second
     for k in range(K):
-        y[k] = y[k] / wsum if wsum > 0.0 else 1.0 / K
+        top = max(top, y[k])
+    floor = START_FLOOR * top
+    kept = 0.0
+    for k in range(K):
+        if y[k] < floor:
+            y[k] = 0.0
+        kept += y[k]
+    for k in range(K):
+        y[k] /= kept
 
 
 @numba.njit(cache=True, error_model="numpy")
