@@ -17,10 +17,12 @@ lifetime of Fred & Jain (2005), modularity of the co-association graph and
 PCC's clusters emptied from a large K.
 
 **A weak coarse level.** Consecutive ``K`` that all drop are one *split*, whose
-strength is the fall of the running minimum over them. When a split is followed
-by a *plateau* of at least ``PLATEAU`` (8) candidates without a drop and then by
-a split at least ``STRONGER`` (3) times as strong, the coarse split is a weak
-level above the groups (e.g. two halves of 20 groups of unequal size that coarse
+strength is the fall of the running minimum over them; so are two such runs with a
+single ``K`` between them (unequal groups can drop partly at 18, not at 19, and fully
+at 20: read as two splits, the weak one at 18 hid the coarse level before it). When a
+split is followed by a *plateau* of at least ``PLATEAU`` (8) candidates without a drop
+and then by a split at least ``STRONGER`` (3) times as strong, the coarse split is a
+weak level above the groups (e.g. two halves of 20 groups of unequal size that coarse
 partitions happen to agree on: ``λ_2 = 0.99``, ``λ_3 = 0.89`` and a plateau up to
 a fall of 0.67 at 20) and the finer split is chosen; the coarse one stays among
 the stable resolutions. A split reached after such a plateau is read at its
@@ -78,7 +80,8 @@ class KSelection:
         (its running minimum), ``drop`` (``envelope[K]`` minus the larger
         eigenvalue of ``K + 1`` and ``K + 2``),
         ``n_partitions`` (size of ``E_K``) and ``chosen``. Consecutive ``K`` whose drop
-        reaches ``threshold`` are one split, a stable resolution (:attr:`splits`).
+        reaches ``threshold`` (with at most one ``K`` between them that does not) are one
+        split, a stable resolution (:attr:`splits`).
     threshold
         The drop a split had to reach.
     reason
@@ -96,7 +99,8 @@ class KSelection:
         """Every stable resolution, one row per split, the strongest first.
 
         A split is a run of consecutive ``K`` whose drop reaches the threshold (a group
-        that separates gradually drops at several ``K``). Columns: ``n_clusters``, the
+        that separates gradually drops at several ``K``), one ``K`` without a drop
+        allowed inside it. Columns: ``n_clusters``, the
         ``K`` the rule reads the split at (the chosen ``K`` for its own split; module
         docstring), ``k_first`` and ``k_last``, the span of ``K`` it drops over, and
         ``strength``, the fall of the running minimum across it (its drop when it spans
@@ -334,9 +338,16 @@ def _stable_splits(table: pd.DataFrame, threshold: float) -> pd.DataFrame:
 
 
 def _runs(hit: np.ndarray) -> list[tuple[int, int]]:
-    """``(start, stop)`` of each run of consecutive ``True`` in ``hit``."""
+    """``(start, stop)`` of each split: a run of consecutive ``True`` in ``hit``, two runs
+    one ``False`` apart being one (module docstring, "A weak coarse level")."""
     edges = np.flatnonzero(np.diff(np.concatenate([[0], hit.astype(np.int8), [0]])))
-    return list(zip(edges[::2].tolist(), edges[1::2].tolist(), strict=True))
+    runs: list[tuple[int, int]] = []
+    for start, stop in zip(edges[::2].tolist(), edges[1::2].tolist(), strict=True):
+        if runs and start - runs[-1][1] <= 1:
+            runs[-1] = (runs[-1][0], stop)
+        else:
+            runs.append((start, stop))
+    return runs
 
 
 def _gaps(runs: list[tuple[int, int]]) -> list[int]:
