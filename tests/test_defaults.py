@@ -525,26 +525,26 @@ def test_pl_k_selection_marks_a_split_over_several_k_once():
     assert span.get_x() == pytest.approx(4.5) and span.get_width() == pytest.approx(3.0)
 
 
-@pytest.mark.parametrize("gap", [1, 2])
-def test_a_split_with_one_k_without_a_drop_inside_is_one_split(gap):
-    """The evidence of 20 unequal groups at 100,000 cells (issue 28, a subsample seed of
-    ``select_k``): a weak coarse drop at K=3, a plateau, a partial drop at 18, none at 19,
-    the full one at 20. Read as two splits, the partial one (not 3x the coarse one) ended
-    the skip and K=3 was chosen; one K apart they are one split, read at 20. Two K apart
-    they stay two."""
+@pytest.mark.parametrize(("gap", "full"), [(1, 0.66), (2, 0.66), (1, 0.06)])
+def test_a_partial_drop_one_k_before_a_stronger_one_is_one_split(gap, full):
+    """The evidence of 20 unequal groups at 100,000 cells (issue 28, some subsample seeds
+    of ``select_k``): a weak coarse drop at K=3, a plateau, a partial drop at 18, none at
+    19, the full one at 20. Read as two splits, the partial one (not 3x the coarse one)
+    ended the skip and K=3 was chosen; one K apart, the second at least as strong, they
+    are one split, read at 20. Two K apart, or a weaker second run, stay two splits."""
     from scconsensus.core._resolution import _choose, _runs
 
     drop = np.zeros(30)
     drop[1] = 0.055  # K=3
     drop[16] = 0.063  # K=18
-    drop[16 + gap + 1] = 0.66  # K=20 (or 21)
+    drop[16 + gap + 1] = full  # K=20 (or 21)
     envelope = 1.0 - np.r_[0.0, np.cumsum(drop)[:-1]]
     Ks = np.arange(2, 2 + drop.size)
     K, reason = _choose(Ks, drop, envelope, 0.05, 100)
-    runs = _runs(drop >= 0.05)
-    if gap == 1:
+    runs = _runs(drop, envelope, 0.05)
+    if gap == 1 and full > 0.063:
         assert runs == [(1, 2), (16, 19)]
         assert K == 20 and "K=3 (0.055) is a weak coarse level" in reason
     else:
-        assert runs == [(1, 2), (16, 17), (19, 20)]
+        assert runs == [(1, 2), (16, 17), (16 + gap + 1, 16 + gap + 2)]
         assert K == 3

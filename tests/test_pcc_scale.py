@@ -5,8 +5,10 @@ from __future__ import annotations
 import anndata as ad
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 import scconsensus as scc
+from scconsensus.core import Bregman
 from scconsensus.core.coassociation import coassociation
 from scconsensus.core.pcc import ensemble_init, pcc, pcc_extend
 from scconsensus.metrics import adjusted_rand_index
@@ -184,21 +186,69 @@ def test_extend_each_item_problem_is_solved():
     np.testing.assert_allclose(Yl2[40], [0.75, 0.25], atol=1e-4)
 
 
-@pytest.mark.parametrize("share", [0.99, 0.97, 0.96])
-@pytest.mark.parametrize("divergence", ["kl", "l2"])
-def test_extend_puts_back_a_small_share_its_start_drops(share, divergence):
-    """The start leaves out shares below ``START_FLOOR`` of the largest (here cluster 1's
-    0.01-0.04, which makes the KL objective infinite at the start); the moves restore
-    them, so the item still ends at its optimum."""
-    from scconsensus.core.pcc._extend import START_FLOOR
+def _extension_case(share, soft):
+    """Ensemble, fitted memberships and partner table of one item extended from 40 fitted
+    items in two clusters; it joins cluster 0 in ``share`` of 100 partitions."""
+    from scconsensus.core.pcc._extend import _partner_table
 
     R = 100
     labels = np.zeros((41, R), dtype=np.int32)
     labels[20:40] = 1
     labels[40] = np.where(np.arange(R) < round(share * R), 0, 1)
-    assert (1 - share) / share < START_FLOOR
     Yfit = np.eye(2)[np.repeat([0, 1], 20)]
-    Y = pcc_extend(labels, np.arange(40), Yfit, divergence, n_per_item=40, n_random=40, tol=1e-10)
+    if soft:  # cluster 1's items keep 0.02 in cluster 0
+        Yfit[20:] = [0.02, 0.98]
+    table = _partner_table(labels, np.arange(40), np.array([40]), n_per_item=40, n_random=40)
+    return labels, Yfit, table
+
+
+def _start_of(Yfit, table) -> np.ndarray:
+    from scconsensus.core.pcc._extend import _start
+
+    indptr, cols, cval, _ = table
+    ysp = sp.csr_matrix(Yfit)
+    ysp = (ysp.indptr.astype(np.int64), ysp.indices.astype(np.int64), ysp.data)
+    y = np.empty(2)
+    _start(cval, cols, ysp, 0, int(indptr[1]), y)
+    return y
+
+
+@pytest.mark.parametrize("divergence", ["kl", "l2", "power"])
+def test_extend_restores_the_small_share_its_start_drops(divergence):
+    """The start leaves out shares below ``START_FLOOR`` of the largest: here cluster 1
+    (0.03 of the item's partitions); the moves put it back, and the item ends at the
+    optimum of its own problem (found here by SciPy on the segment)."""
+    from scipy.optimize import minimize_scalar
+
+    from scconsensus.core.pcc._divergences import _elementwise, check_divergence
+
+    labels, Yfit, table = _extension_case(0.97, soft=True)
+    assert _start_of(Yfit, table)[1] == 0.0  # dropped, yet every pair keeps y . y_j > 0
+    div = Bregman.power(1.5) if divergence == "power" else divergence
+    Y = pcc_extend(labels, np.arange(40), Yfit, div, n_per_item=40, n_random=40, tol=1e-12)
+    _, cols, cval, nval = table
+    b = check_divergence(div)
+
+    def objective(y1):
+        q = Yfit[cols] @ np.array([1.0 - y1, y1])
+        return float(nval @ _elementwise(b.kind, b.param, cval / nval, q, False))
+
+    best = minimize_scalar(objective, bounds=(0.0, 1.0), method="bounded", options={"xatol": 1e-12})
+    assert 0.01 < best.x < 0.03
+    np.testing.assert_allclose(Y[40], [1.0 - best.x, best.x], atol=1e-6)
+
+
+@pytest.mark.parametrize("share", [0.99, 0.97])
+@pytest.mark.parametrize("divergence", ["kl", "l2", "power"])
+def test_extend_start_keeps_every_co_clustered_partner(share, divergence):
+    """Where the dropped cluster is all that some partner with ``c > 0`` holds (one-hot
+    fitted rows), the start keeps that partner's share: at ``y . y_j = 0`` KL is infinite
+    and the power divergence's slope too, and the first move could not be sized."""
+    labels, Yfit, table = _extension_case(share, soft=False)
+    y = _start_of(Yfit, table)
+    assert y[1] > 0.0 and y[1] / y[0] < (1 - share) / share + 1e-12
+    div = Bregman.power(1.5) if divergence == "power" else divergence
+    Y = pcc_extend(labels, np.arange(40), Yfit, div, n_per_item=40, n_random=40, tol=1e-10)
     np.testing.assert_allclose(Y[40], [share, 1 - share], atol=1e-6)
 
 

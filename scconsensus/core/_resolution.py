@@ -18,8 +18,9 @@ PCC's clusters emptied from a large K.
 
 **A weak coarse level.** Consecutive ``K`` that all drop are one *split*, whose
 strength is the fall of the running minimum over them; so are two such runs with a
-single ``K`` between them (unequal groups can drop partly at 18, not at 19, and fully
-at 20: read as two splits, the weak one at 18 hid the coarse level before it). When a
+single ``K`` between them when the second is at least as strong (unequal groups can
+drop partly at 18, not at 19, and fully at 20: read as two splits, the weak one at 18
+hid the coarse level before it). When a
 split is followed by a *plateau* of at least ``PLATEAU`` (8) candidates without a drop
 and then by a split at least ``STRONGER`` (3) times as strong, the coarse split is a
 weak level above the groups (e.g. two halves of 20 groups of unequal size that coarse
@@ -33,10 +34,11 @@ the full one at 20). A gradual descent (drops at several ``K`` with no plateau b
 the first drop. Each split is one stable resolution (:attr:`KSelection.splits`), read
 at the ``K`` the rule reads it at (the chosen ``K`` for the split that holds it), so
 fitting every candidate fits no ``K`` of one split twice. The two constants are not
-tuned to one boundary: on the stored evidence of ``benchmarks/accuracy.py``
-(``benchmarks/README.md``, "K found") any plateau of 5 to 10 and any ratio of 2 to 3
-give the same K on the whole panel and 20 on every planted run; the panel's longest
-plateau before a stronger split is 4 (wine), the planted data's shortest 14.
+tuned to one boundary: on the stored evidence of the panel's 21 ensembles and of 165
+planted ones (20 groups, equal, unequal and nested, 2,000 to 100,000 cells, several
+ensemble and subsample seeds; ``benchmarks/README.md``, "K found") any plateau of 5 to
+11 and any ratio of 1.5 to 3 give the same K on the whole panel and 20 on every planted
+ensemble; the panel's longest plateau before a stronger split is 4 (wine).
 
 **Matching partitions to K.** PCC and PLA model every partition as a draw of
 the same ``K`` soft clusters, so partitions much coarser than ``K`` (merges)
@@ -80,8 +82,8 @@ class KSelection:
         (its running minimum), ``drop`` (``envelope[K]`` minus the larger
         eigenvalue of ``K + 1`` and ``K + 2``),
         ``n_partitions`` (size of ``E_K``) and ``chosen``. Consecutive ``K`` whose drop
-        reaches ``threshold`` (with at most one ``K`` between them that does not) are one
-        split, a stable resolution (:attr:`splits`).
+        reaches ``threshold`` are one split, a stable resolution (:attr:`splits`), and so
+        is a run one ``K`` after another when it is at least as strong.
     threshold
         The drop a split had to reach.
     reason
@@ -99,8 +101,8 @@ class KSelection:
         """Every stable resolution, one row per split, the strongest first.
 
         A split is a run of consecutive ``K`` whose drop reaches the threshold (a group
-        that separates gradually drops at several ``K``), one ``K`` without a drop
-        allowed inside it. Columns: ``n_clusters``, the
+        that separates gradually drops at several ``K``); a run one ``K`` after it that
+        is at least as strong is part of it. Columns: ``n_clusters``, the
         ``K`` the rule reads the split at (the chosen ``K`` for its own split; module
         docstring), ``k_first`` and ``k_last``, the span of ``K`` it drops over, and
         ``strength``, the fall of the running minimum across it (its drop when it spans
@@ -324,7 +326,7 @@ def _stable_splits(table: pd.DataFrame, threshold: float) -> pd.DataFrame:
     drop = table["drop"].to_numpy(dtype=float)
     envelope = table["envelope"].to_numpy(dtype=float)
     chosen = table["chosen"].to_numpy(dtype=bool)
-    runs = _runs(drop >= threshold)
+    runs = _runs(drop, envelope, threshold)
     rows = []
     for run, gap in zip(runs, _gaps(runs), strict=True):
         start, stop = run
@@ -337,16 +339,20 @@ def _stable_splits(table: pd.DataFrame, threshold: float) -> pd.DataFrame:
     return splits.sort_values("strength", ascending=False, kind="stable").reset_index(drop=True)
 
 
-def _runs(hit: np.ndarray) -> list[tuple[int, int]]:
-    """``(start, stop)`` of each split: a run of consecutive ``True`` in ``hit``, two runs
-    one ``False`` apart being one (module docstring, "A weak coarse level")."""
-    edges = np.flatnonzero(np.diff(np.concatenate([[0], hit.astype(np.int8), [0]])))
+def _runs(drop: np.ndarray, envelope: np.ndarray, threshold: float) -> list[tuple[int, int]]:
+    """``(start, stop)`` of each split: a run of consecutive candidates whose ``drop``
+    reaches ``threshold``, and a run one candidate after another that is at least as
+    strong is part of it (a partial drop before the full one; module docstring)."""
+    hit = (drop >= threshold).astype(np.int8)
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], hit, [0]])))
     runs: list[tuple[int, int]] = []
-    for start, stop in zip(edges[::2].tolist(), edges[1::2].tolist(), strict=True):
-        if runs and start - runs[-1][1] <= 1:
-            runs[-1] = (runs[-1][0], stop)
-        else:
-            runs.append((start, stop))
+    for run in zip(edges[::2].tolist(), edges[1::2].tolist(), strict=True):
+        last = runs[-1] if runs else None
+        if last and run[0] - last[1] == 1:
+            if _strength(envelope, drop, run) >= _strength(envelope, drop, last):
+                runs[-1] = (last[0], run[1])
+                continue
+        runs.append(run)
     return runs
 
 
@@ -375,7 +381,7 @@ def _first_level(
     """Index of the chosen split among the candidates ``Ks`` (at least one drop reaches
     ``threshold``), and the weak coarse levels it skipped, for the reason (module
     docstring, "A weak coarse level")."""
-    runs = _runs(drop >= threshold)
+    runs = _runs(drop, envelope, threshold)
     gaps = _gaps(runs)
     at, note = 0, ""
     for nxt in range(1, len(runs)):

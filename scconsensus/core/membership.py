@@ -66,9 +66,11 @@ def confidence(membership: np.ndarray, labels: np.ndarray | None = None) -> np.n
 
 
 def entropy(membership: np.ndarray) -> np.ndarray:
-    """Shannon entropy (nats) of each item's membership; 0 for a hard assignment."""
+    """Shannon entropy (nats) of each item's membership; 0 for a hard assignment.
+    Entries below 0 (rounding) count as 0."""
+    p = np.clip(np.asarray(membership, dtype=np.float64), 0.0, None)
     # one pass: 0.27 s at 10^6 x 20 against 1.6 s for a masked p * log(p), same bits
-    return scipy.special.entr(np.asarray(membership, dtype=np.float64)).sum(axis=1)
+    return scipy.special.entr(p).sum(axis=1)
 
 
 def labelled_first(

@@ -27,7 +27,8 @@ def k_selection(
 
     For ``tl.pcc``/``tl.pla``: the eigenvalue ``λ_K(E_K)`` per candidate ``K``, its
     running minimum, the chosen ``K`` and every other stable resolution: one marker per
-    split (consecutive ``K`` whose drop reaches the threshold) at the ``K`` it is read at,
+    split (consecutive ``K`` whose drop reaches the threshold, a partial drop one ``K``
+    before a stronger one included) at the ``K`` it is read at,
     annotated with its strength, its span shaded when it drops over several ``K``
     (:attr:`scconsensus.core.KSelection.splits`). ``λ_K(E_K)`` is the ``K``-th eigenvalue of
     the normalised co-association of the partitions with at least ``K`` clusters: near

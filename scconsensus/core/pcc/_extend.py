@@ -39,16 +39,28 @@ START_FLOOR = 0.05
 
 
 @numba.njit(cache=True, error_model="numpy")
+def _dot(ysp, j, y):
+    """``y . Yfit[j]`` over the nonzero entries of row ``j``."""
+    yptr, yidx, yval = ysp
+    s = 0.0
+    for a in range(yptr[j], yptr[j + 1]):
+        s += y[yidx[a]] * yval[a]
+    return s
+
+
+@numba.njit(cache=True, error_model="numpy")
 def _start(cval, partner, ysp, lo_t, hi_t, y):
     """Partners' memberships weighted by how often they co-clustered with the item,
     without the clusters below ``START_FLOOR`` of the largest.
 
-    Not smoothed towards the centre: every partner with ``c > 0`` has ``y . y_j > 0``
-    already, and mass spread over all K clusters costs a move per cluster to take back
-    (at 10^5 cells 21 moves per item against 8, for the same objective to 1e-8). For
-    the same reason the partners' small shares are dropped: at 10^6 cells they took
-    9.8 moves per item, 3.6 without them, for the same total objective to 7 digits
-    (the moves put mass back wherever the gradient asks for it).
+    Not smoothed towards the centre: mass spread over all K clusters costs a move per
+    cluster to take back (at 10^5 cells 21 moves per item against 8, for the same
+    objective to 1e-8). For the same reason the partners' small shares are dropped: at
+    10^6 cells they took 9.8 moves per item, 3.6 without them, for the same total
+    objective to 7 digits (the moves put mass back where the gradient asks for it).
+    A partner with ``c > 0`` whose clusters were all dropped gets its share back, so
+    that every such pair keeps ``y . y_j > 0``: at ``0`` the pair's divergence (KL) or
+    its derivative (power) is infinite, and the line search cannot size the first move.
     """
     K = y.shape[0]
     wsum = 0.0
@@ -66,11 +78,14 @@ def _start(cval, partner, ysp, lo_t, hi_t, y):
     top = 0.0  # a loop: numba's np.max compiles for a second
     for k in range(K):
         top = max(top, y[k])
-    floor = START_FLOOR * top
+    for k in range(K):
+        if y[k] < START_FLOOR * top:
+            y[k] = 0.0
+    for t in range(lo_t, hi_t):
+        if cval[t] > 0.0 and not _dot(ysp, partner[t], y) > 0.0:
+            _add_row(ysp, partner[t], cval[t], y)
     kept = 0.0
     for k in range(K):
-        if y[k] < floor:
-            y[k] = 0.0
         kept += y[k]
     for k in range(K):
         y[k] /= kept
@@ -113,12 +128,8 @@ def _extend_one(cval, nval, partner, Yfit, ysp, lo_t, hi_t, y, kind, par, tol, m
     q, dall, p, w, qa, dlt = buf[0], buf[1], buf[2], buf[3], buf[4], buf[5]
     g = buf[6, : y.shape[0]]
     weight = 0.0
-    yptr, yidx, yval = ysp
     for t in range(lo_t, hi_t):
-        s = 0.0
-        for a in range(yptr[partner[t]], yptr[partner[t] + 1]):
-            s += y[yidx[a]] * yval[a]
-        q[t - lo_t] = s
+        q[t - lo_t] = _dot(ysp, partner[t], y)
         weight += nval[t]
     for step in range(max_steps):
         _gradient(cval, nval, partner, ysp, q, lo_t, hi_t, kind, par, g)
