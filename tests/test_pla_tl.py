@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import warnings
 from functools import partial
 
 import anndata as ad
@@ -11,6 +12,7 @@ import pandas as pd
 import pytest
 
 import scconsensus as scc
+from scconsensus.core.pla import LAMBDA_GRID
 from scconsensus.metrics import adjusted_rand_index, h_criterion
 
 
@@ -205,7 +207,7 @@ def _warns_once(message: str, call) -> None:
     """``call()`` gives the "has no effect" warning once, with exactly ``message``."""
     with pytest.warns(UserWarning, match=f"^{re.escape(message)}$") as record:
         call()
-    assert sum("has no effect" in str(w.message) for w in record) == 1
+    assert sum("no effect with weighted=False" in str(w.message) for w in record) == 1
 
 
 def test_unused_lam_warning_names_the_keyword_of_each_entry_point(adata):
@@ -219,6 +221,28 @@ def test_unused_lam_warning_names_the_keyword_of_each_entry_point(adata):
     assert a.uns["pla"]["params"]["lam"] == 5  # recorded as given
     _warns_once(in_record, partial(scc.core.pla, labels, 3, weighting=record, random_state=0))
     _warns_once(in_record, partial(scc.core.pla_consensus, labels, 3, weighting=record))
+
+
+def test_unused_cross_validation_options_are_named_too(adata):
+    """lam_grid, cv_folds and cv_score only choose λ: with weighted=False tl.pla said
+    nothing of them. Each one given is named, with lam, in one warning; defaults are not."""
+    why = "λ only regularises the partition weights of weighted PLA; lam_grid, cv_folds "
+    why += "and cv_score only choose λ. Pass weighted=True to use "
+    _warns_once(
+        "cv_folds=5 has no effect with weighted=False: " + why + "it, or leave cv_folds out.",
+        partial(scc.tl.pla, adata.copy(), 3, cv_folds=5),
+    )
+    _warns_once(
+        "lam=5, lam_grid=[1.0, 2.0], cv_score='penalized' have no effect with weighted=False: "
+        + why + "them, or leave them out.",
+        partial(scc.tl.pla, adata.copy(), 3, lam=5, lam_grid=[1.0, 2.0], cv_score="penalized"),
+    )  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        scc.tl.pla(adata.copy(), 3, lam_grid=list(LAMBDA_GRID), cv_folds=3, progress=False)
+    with pytest.raises(ValueError, match="cv_folds"):  # still checked, after the warning
+        with pytest.warns(UserWarning, match="cv_folds=1 has no effect"):
+            scc.tl.pla(adata.copy(), 3, cv_folds=1)
 
 
 def test_knn_pairs_read_float32_x_as_it_is(adata, monkeypatch):

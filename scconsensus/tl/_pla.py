@@ -115,9 +115,12 @@ def pla(
 
 
 def _weighting(weighted, lam, lam_grid, cv_folds, cv_score) -> Weighting:
-    """The λ record of :func:`pla`'s flat keywords; a λ that unweighted PLA would not use
-    is warned about here, as ``lam=`` (the core would name its record's field)."""
-    warn_unused_lam(weighted, lam, flat=True)
+    """The λ record of :func:`pla`'s flat keywords; λ options that unweighted PLA would
+    not use are warned about here, under their keywords (the core would name its record's
+    fields), and checked by the core all the same."""
+    warn_unused_lam(
+        weighted, lam, flat=True, lam_grid=lam_grid, cv_folds=cv_folds, cv_score=cv_score
+    )
     lam = lam if weighted else "cv"
     return Weighting(lam=lam, lam_grid=lam_grid, cv_folds=cv_folds, cv_score=cv_score)
 

@@ -8,8 +8,9 @@ weighted
     "pla_lambda": """\
 lam
     λ of the entropy regulariser (> 0), or ``"cv"`` to choose it from ``lam_grid``
-    by ``cv_folds``-fold cross-validation over items. Only weighted PLA uses it: a
-    number with ``weighted=False`` has no effect and gives a ``UserWarning``.
+    by ``cv_folds``-fold cross-validation over items. Only weighted PLA uses it and
+    the three options below: set with ``weighted=False``, they have no effect and
+    give a ``UserWarning`` (``tl.pla``: each option given; the core: ``lam``).
 lam_grid
     λ values tried by cross-validation: a non-empty sequence of positive numbers.
 cv_folds

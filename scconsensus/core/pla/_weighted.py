@@ -21,6 +21,7 @@ from ..._validation import (
 from ..._warnings import warn
 from ._em import _TINY, PLAFit, pla_em, row_sums
 from ._extend import _extend
+from ._options import LAMBDA_GRID, Weighting
 from ._problem import Problem, pattern_logq
 
 _CV_COLUMNS = {
@@ -28,6 +29,9 @@ _CV_COLUMNS = {
     "penalized": "penalized",
     "weighted": "weighted_nll",
 }
+
+#: The λ options' defaults, which :func:`warn_unused_lam` does not name.
+_DEFAULT = Weighting()
 
 
 def _entropy(alpha: np.ndarray) -> float:
@@ -242,19 +246,30 @@ def check_weighting(
     return lam_grid, cv_folds
 
 
-def warn_unused_lam(weighted: bool, lam: float | str, *, flat: bool = False) -> None:
-    """Warn that λ was set for unweighted PLA, naming it as the user gave it.
+def warn_unused_lam(
+    weighted: bool,
+    lam: float | str,
+    *,
+    flat: bool = False,
+    lam_grid=LAMBDA_GRID,
+    cv_folds: int = _DEFAULT.cv_folds,
+    cv_score: str = _DEFAULT.cv_score,
+) -> None:
+    """Warn that λ, or how it is cross-validated, was set for unweighted PLA, naming the
+    options as the user gave them.
 
     Parameters
     ----------
     weighted
-        Whether PLA is weighted (then λ is used and nothing is said).
+        Whether PLA is weighted (then the options are used and nothing is said).
     lam
         λ as given; ``"cv"`` (the default) is not a choice and is never warned about.
     flat
-        ``True``: the user passed ``lam=`` (``tl.pla``); ``False``: ``lam`` inside the
-        ``weighting`` record of :func:`~scconsensus.core.pla.pla` and
-        :func:`~scconsensus.core.pla_consensus`.
+        ``True``: the user passed ``lam=`` and the others as keywords (``tl.pla``);
+        ``False``: inside the ``weighting`` record of :func:`~scconsensus.core.pla.pla`
+        and :func:`~scconsensus.core.pla_consensus`.
+    lam_grid, cv_folds, cv_score
+        As given; each is named when it is not its default.
 
     Examples
     --------
@@ -262,21 +277,46 @@ def warn_unused_lam(weighted: bool, lam: float | str, *, flat: bool = False) -> 
     >>> with warnings.catch_warnings(record=True) as w:
     ...     warnings.simplefilter("always")
     ...     warn_unused_lam(False, 5, flat=True)
-    >>> w[0].message.args[0].split(":")[0]
-    'lam=5 has no effect with weighted=False'
+    ...     warn_unused_lam(False, "cv", flat=True, cv_folds=5)
+    >>> [m.message.args[0].split(":")[0] for m in w]
+    ['lam=5 has no effect with weighted=False', 'cv_folds=5 has no effect with weighted=False']
     """
-    if weighted or (isinstance(lam, str) and lam == "cv"):
+    given = _set_options(lam, lam_grid, cv_folds, cv_score)
+    if weighted or not given:
         return
-    given, fix = (
-        (f"lam={lam!r}", "leave lam out")
-        if flat
-        else (f"lam={lam!r} in weighting=Weighting(...)", "leave lam (or weighting) out")
-    )
+    names = ", ".join(f"{name}={value!r}" for name, value in given.items())
+    one = len(given) == 1
+    where = names if flat else f"{names} in weighting=Weighting(...)"
+    leave = (next(iter(given)) if one else "them") + ("" if flat else " (or weighting)")
+    why = "λ only regularises the partition weights of weighted PLA"
+    if list(given) != ["lam"]:
+        why += "; lam_grid, cv_folds and cv_score only choose λ"
     warn(
-        f"{given} has no effect with weighted=False: λ only regularises the partition "
-        f"weights of weighted PLA. Pass weighted=True to use it, or {fix}.",
+        f"{where} {'has' if one else 'have'} no effect with weighted=False: {why}. Pass "
+        f"weighted=True to use {'it' if one else 'them'}, or leave {leave} out.",
         UserWarning,
     )
+
+
+def _set_options(lam, lam_grid, cv_folds, cv_score) -> dict[str, object]:
+    """``{name: value}`` of the λ options that differ from their defaults, in order."""
+    given = {} if isinstance(lam, str) and lam == "cv" else {"lam": lam}
+    for name, value, default in (
+        ("lam_grid", lam_grid, LAMBDA_GRID),
+        ("cv_folds", cv_folds, _DEFAULT.cv_folds),
+        ("cv_score", cv_score, _DEFAULT.cv_score),
+    ):
+        if _differs(value, default):
+            given[name] = value
+    return given
+
+
+def _differs(value, default) -> bool:
+    """Whether an option as given is not its default (any input, even an invalid one)."""
+    try:
+        return not np.array_equal(np.ravel(value), np.ravel(default))
+    except (TypeError, ValueError):
+        return True
 
 
 def _check_lam_grid(lam_grid) -> tuple[float, ...]:
