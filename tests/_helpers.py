@@ -92,3 +92,15 @@ def fails_cleanly(fn, adata, match, *args, raises=ValueError, **kwargs):
     with pytest.raises(raises, match=match):
         fn(adata, *args, **kwargs)
     assert_unchanged(before, adata)
+
+
+def knn_dtypes(monkeypatch) -> list:
+    """The dtype of every matrix the kNN pairs are searched in, as the run goes."""
+    from scconsensus.core import coassociation
+
+    seen = []
+    knn = coassociation.knn_indices
+    monkeypatch.setattr(
+        coassociation, "knn_indices", lambda X, *a, **kw: seen.append(X.dtype) or knn(X, *a, **kw)
+    )
+    return seen

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import scanpy as sc
+from _helpers import knn_dtypes
 
 import scconsensus as scc
 from scconsensus.core.pcc import cluster_relationships
@@ -196,16 +197,10 @@ def test_pcc_cli(ens_adata, tmp_path):
 def test_knn_pairs_read_float32_x_pca_as_it_is(blobs_adata, monkeypatch):
     """The sparse route's kNN pairs search scanpy's float32 ``X_pca`` without a float64
     copy (400 MB at 10^6 x 50); the user's ``X_pca`` is left as it was."""
-    from scconsensus.core import coassociation
-
     adata = blobs_adata.copy()
     adata.obsm["X_pca"] = adata.X.astype(np.float32)
     scc.tl.ensemble(adata, n_partitions=8, k=3, random_state=0, progress=False)
-    seen = []
-    knn = coassociation.knn_indices
-    monkeypatch.setattr(
-        coassociation, "knn_indices", lambda X, *a, **kw: seen.append(X.dtype) or knn(X, *a, **kw)
-    )
+    seen = knn_dtypes(monkeypatch)
     scc.tl.pcc(adata, n_clusters=3, mode="sparse", pairs="knn", random_state=0, progress=False)
     assert seen == [np.dtype(np.float32)]
     assert adata.obsm["X_pca"].dtype == np.float32

@@ -10,6 +10,7 @@ import anndata as ad
 import numpy as np
 import pandas as pd
 import pytest
+from _helpers import knn_dtypes
 
 import scconsensus as scc
 from scconsensus.core.pla import LAMBDA_GRID
@@ -249,15 +250,9 @@ def test_knn_pairs_read_float32_x_as_it_is(adata, monkeypatch):
     """PLA's sparse route searches the kNN pairs of float32 input in float32, as PCC's
     does (same pairs for the same data; no float64 copy of all of X, 400 MB at
     10^6 x 50); the user's matrix is left as it was."""
-    from scconsensus.core import coassociation
-
     a = adata.copy()
     before = a.X.copy()
-    seen = []
-    knn = coassociation.knn_indices
-    monkeypatch.setattr(
-        coassociation, "knn_indices", lambda X, *a, **kw: seen.append(X.dtype) or knn(X, *a, **kw)
-    )
+    seen = knn_dtypes(monkeypatch)
     scc.tl.pla(a, n_clusters=3, mode="sparse", use_rep="X", random_state=0, progress=False)
     assert seen == [np.dtype(np.float32)]
     assert a.X.dtype == np.float32 and np.array_equal(a.X, before)

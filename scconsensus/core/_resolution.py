@@ -16,21 +16,20 @@ reaches the threshold, the largest drop wins. Measured on the accuracy panel
 lifetime of Fred & Jain (2005), modularity of the co-association graph and
 PCC's clusters emptied from a large K.
 
-**A weak coarse level.** Consecutive ``K`` that all drop are one *split*, whose
-strength is the fall of the running minimum over them; so are two such runs with a
-single ``K`` between them when the second is at least as strong (unequal groups can
-drop partly at 18, not at 19, and fully at 20: read as two splits, the weak one at 18
-hid the coarse level before it). When a
-split is followed by a *plateau* of at least ``PLATEAU`` (8) candidates without a drop
-and then by a split at least ``STRONGER`` (3) times as strong, the coarse split is a
-weak level above the groups (e.g. two halves of 20 groups of unequal size that coarse
-partitions happen to agree on: ``λ_2 = 0.99``, ``λ_3 = 0.89`` and a plateau up to
-a fall of 0.67 at 20) and the finer split is chosen; the coarse one stays among
-the stable resolutions. A split reached after such a plateau is read at its
-largest drop (unequal groups leave a partial drop one ``K`` before the full
-one), and so is a first split preceded by at least ``PLATEAU`` candidates
-without a drop (e.g. 20 unequal groups with no coarse level: a partial drop at 19,
-the full one at 20). A gradual descent (drops at several ``K`` with no plateau between) keeps
+**A weak coarse level.** Consecutive ``K`` that all drop are one *split*, whose strength
+is the fall of the running minimum over them; so are two such runs with a single ``K``
+between them when the second is at least as strong (unequal groups can drop partly at
+18, not at 19, and fully at 20: read as two splits, the weak one at 18 hid the coarse
+level before it). When a split is followed by a *plateau* of at least ``PLATEAU`` (8)
+candidates without a drop and then by a split at least ``STRONGER`` (3) times as strong,
+the coarse split is a weak level above the groups (e.g. two halves of 20 groups of
+unequal size that coarse partitions happen to agree on: ``λ_2 = 0.99``, ``λ_3 = 0.89``
+and a plateau up to a fall of 0.67 at 20) and the finer split is chosen; the coarse one
+stays among the stable resolutions. A split reached after such a plateau is read at its
+largest drop (unequal groups leave a partial drop one ``K`` before the full one), and so
+is a first split preceded by at least ``PLATEAU`` candidates without a drop (e.g. 20
+unequal groups with no coarse level: a partial drop at 19, the full one at 20). A
+gradual descent (drops at several ``K`` with no plateau between) keeps
 the first drop. Each split is one stable resolution (:attr:`KSelection.splits`), read
 at the ``K`` the rule reads it at (the chosen ``K`` for the split that holds it), so
 fitting every candidate fits no ``K`` of one split twice. The two constants are not
