@@ -151,6 +151,30 @@ def test_incidence_spectrum_is_exact_whatever_the_multiplicity(n_groups, route, 
     np.testing.assert_allclose(w, w2, atol=1e-6)  # no dependence on the seed
 
 
+@pytest.mark.parametrize("n_groups", [2, 5, 13, 40])
+def test_subspace_eigenvalues_are_lapacks_whatever_the_multiplicity(n_groups, monkeypatch):
+    """select_k's large Gram matrices go to block subspace iteration first: clear groups
+    (eigenvalue 1, ``n_groups`` times) must come out as dense eigvalsh gives them."""
+    from scconsensus.core import _spectral
+    from scconsensus.core._spectral import _normalised, incidence_matrix
+
+    monkeypatch.setattr(_spectral, "SUBSPACE_BUDGET", 100.0)  # the budget is for speed
+    labels = np.hstack([clear_ensemble(n_groups, n_per=50, seed=s)[0] for s in (0, 1)])
+    sizes = partition_sizes(labels)
+    labels = labels[:, (sizes >= n_groups) & (sizes <= n_groups + 6)]  # E_G, split groups
+    A = _normalised(incidence_matrix(labels)).toarray()
+    gram = np.asfortranarray(np.tril(A.T @ A))  # the lower triangle, as nested_spectra's
+    k = n_groups + 2
+    w = _spectral._subspace_eigvals(gram, k)
+    assert w is not None  # large enough for the iteration, which converged
+    want = np.linalg.eigvalsh(A.T @ A)[::-1][:k]
+    np.testing.assert_allclose(w, want, atol=1e-9)
+    np.testing.assert_allclose(w[:n_groups], 1.0, atol=1e-9)
+    assert np.array_equal(w, _spectral._subspace_eigvals(gram, k))  # fixed start block
+    monkeypatch.setattr(_spectral, "SUBSPACE_BUDGET", 0.01)
+    assert _spectral._subspace_eigvals(gram, k) is None  # out of steps: LAPACK's turn
+
+
 @pytest.mark.parametrize("n_groups", [2, 5, 13])
 def test_nested_spectra_are_each_sets_incidence_spectrum(n_groups, monkeypatch):
     """select_k's one-pass Gram matrices (more items than clusters: the column side) give
@@ -178,6 +202,26 @@ def test_nested_spectra_are_each_sets_incidence_spectrum(n_groups, monkeypatch):
     w, v = eigh_evr(a.copy(order="F"), (5, 8))
     w2, v2 = eigh_evr(a, (5, 8), overwrite_a=True)
     assert np.array_equal(w, w2) and np.array_equal(v, v2)
+
+
+def test_nested_spectra_iterate_until_lapack_is_cheaper(monkeypatch):
+    """The largest sets are iterated, and once an iteration runs out of steps the rest go
+    to LAPACK; either way select_k's evidence is the exact one."""
+    from scconsensus.core import _resolution, _spectral
+
+    calls, real = [], _spectral._subspace_eigvals
+    monkeypatch.setattr(_spectral, "NESTED_MIN_ITEMS", 0)
+    monkeypatch.setattr(
+        _spectral, "_subspace_eigvals", lambda *a: calls.append(real(*a)) or calls[-1]
+    )
+    labels, _ = structured_ensemble(4, n_per=150, seed=2)  # 600 items, 476 clusters
+    nested = select_k(labels, random_state=0)
+    done = [w is not None for w in calls]
+    assert done[0] and not done[-1] and done.count(False) == 1  # no try after a failure
+    monkeypatch.setattr(_resolution, "nested_spectra", lambda *args: None)
+    each = select_k(labels, random_state=0)
+    assert nested.n_clusters == each.n_clusters == 4
+    np.testing.assert_allclose(nested.table["eigenvalue"], each.table["eigenvalue"], atol=1e-9)
 
 
 @pytest.mark.parametrize("n_groups", [2, 3, 8, 20, 40])
@@ -228,7 +272,14 @@ def test_spectra_run_on_one_blas_thread(monkeypatch):
         routes.add("nested_spectra" if kwargs.get("overwrite_a") else "incidence_spectrum")
         return real(*args, **kwargs)
 
+    def subspace(*args):
+        seen.extend(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas")
+        routes.add("subspace")
+        return real_subspace(*args)
+
+    real_subspace = _spectral._subspace_eigvals
     monkeypatch.setattr(_spectral, "eigh_evr", eigh_evr)
+    monkeypatch.setattr(_spectral, "_subspace_eigvals", subspace)
     monkeypatch.setattr(_spectral, "NESTED_MIN_ITEMS", 0)
     # more items (600) than clusters (476): select_k forms the column side's Gram matrices
     labels, _ = structured_ensemble(4, n_per=150, seed=2)
@@ -241,7 +292,7 @@ def test_spectra_run_on_one_blas_thread(monkeypatch):
         select_k(labels, random_state=0)
         spectral_consensus(labels, 4, random_state=0)
         assert blas_threads() == before  # the caller's setting is restored
-    assert routes == {"nested_spectra", "incidence_spectrum"}
+    assert routes == {"subspace", "nested_spectra", "incidence_spectrum"}
     assert seen and set(seen) == {1}
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 import scipy.sparse as sp
+from scipy.linalg.blas import dsymm
 
 from .._docs import doc_params
 from .._threads import one_blas_thread
@@ -208,7 +209,10 @@ def nested_spectra(
     matrix with sparse products took as long as its eigendecomposition at 5,000
     items (2.4 of 7.8 s). Here one compiled pass over the items adds each item's
     ``1 / d_i`` to the pairs of its clusters, straight into the Fortran-ordered
-    buffer LAPACK overwrites.
+    buffer LAPACK overwrites. The eigendecompositions then took 4.4 of select_k's 5.4 s
+    at 10⁵ items; the largest sets, which ask for the fewest eigenvalues, now go to
+    block subspace iteration first (:func:`_subspace_eigvals`: 2.2 s in all, values
+    within 1e-7, measured 1e-14, of LAPACK's).
     """
     labels = check_labels(labels)
     if labels.shape[0] < NESTED_MIN_ITEMS:
@@ -216,21 +220,63 @@ def nested_spectra(
     codes, ends, scale = _column_codes(labels, np.asarray(order))
     if scale.size > min(labels.shape[0], EXACT_MAX_SIDE):
         return None
-    out = []
-    for count, k in requests:
+    out = [np.zeros(k) for _, k in requests]
+    iterate = True
+    # the largest sets first: they have the largest Gram matrices and ask for the fewest
+    # eigenvalues, where subspace iteration beats LAPACK's reduction 2-5x
+    for i in sorted(range(len(requests)), key=lambda i: -requests[i][0]):
+        count, k = requests[i]
         m = int(ends[count - 1]) if count > 0 else 0
-        w = np.zeros(k)
-        if m > 0:
-            G = np.zeros((m, m), order="F")
-            _column_gram(codes, count, scale, G)
-            top = min(k, m)
-            # LAPACK's reductions round differently on another number of BLAS threads
-            # (other bits on 2 than on 1): one thread, as incidence_spectrum
-            with one_blas_thread():
-                vals = eigh_evr(G, subset_by_index=(m - top, m - 1), overwrite_a=True)[0]
-            w[:top] = np.clip(vals[::-1], 0.0, 1.0)
-        out.append(w)
+        if m == 0:
+            continue
+        G = np.zeros((m, m), order="F")
+        _column_gram(codes, count, scale, G)
+        top = min(k, m)
+        # BLAS and LAPACK round differently on another number of threads (other bits on
+        # 2 than on 1): one thread, as incidence_spectrum
+        with one_blas_thread():
+            vals = _subspace_eigvals(G, top) if iterate else None
+            # sets further down hold fewer partitions, so less clear-cut evidence and
+            # more eigenvalues asked: once iteration is slower than LAPACK, so it stays
+            iterate = vals is not None
+            if vals is None:
+                vals = eigh_evr(G, subset_by_index=(m - top, m - 1), overwrite_a=True)[0][::-1]
+        out[i][:top] = np.clip(vals, 0.0, 1.0)
     return out
+
+
+#: Fewest start vectors of :func:`_subspace_eigvals`: a wider block converges in fewer
+#: steps when many eigenvalues crowd near 1 (clear groups), for the same cost per step.
+SUBSPACE_MIN_BLOCK = 32
+#: Steps :func:`_subspace_eigvals` takes at most, per ``m / block``: about half the time
+#: of LAPACK's tridiagonal reduction of the same matrix, so a failed try costs at most
+#: that.
+SUBSPACE_BUDGET = 0.5
+
+
+def _subspace_eigvals(G: np.ndarray, k: int) -> np.ndarray | None:
+    """The ``k`` largest eigenvalues of ``G`` (its lower triangle), decreasing; ``None``
+    when block subspace iteration does not reach them within :data:`SUBSPACE_BUDGET`.
+
+    Each returned value is a Ritz value whose residual is below :data:`RESIDUAL_TOL`,
+    so it lies within that of an eigenvalue of ``G`` (and within its square over the
+    gap, in practice ~1e-14). The block of ``max(2k + 10, 32)`` vectors holds any cluster
+    of eigenvalues near the top, and its fixed-seed start makes the result the same in
+    every process.
+    """
+    m = G.shape[0]
+    b = max(2 * k + 10, SUBSPACE_MIN_BLOCK)
+    if 4 * b > m:  # LAPACK costs little here
+        return None
+    Q = np.linalg.qr(np.random.default_rng(0).standard_normal((m, b)))[0]
+    for _ in range(int(SUBSPACE_BUDGET * m / b)):
+        Z = dsymm(1.0, G, Q, lower=1)
+        theta, W = np.linalg.eigh(Q.T @ Z)
+        theta, U = theta[::-1][:k], W[:, ::-1][:, :k]
+        if np.linalg.norm(Z @ U - (Q @ U) * theta, axis=0).max() <= RESIDUAL_TOL:
+            return theta
+        Q = np.linalg.qr(Z)[0]
+    return None
 
 
 def _column_codes(labels: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, ...]:
