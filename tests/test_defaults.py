@@ -165,14 +165,18 @@ def test_subspace_eigenvalues_are_lapacks_whatever_the_multiplicity(n_groups, mo
     A = _normalised(incidence_matrix(labels)).toarray()
     gram = np.asfortranarray(np.tril(A.T @ A))  # the lower triangle, as nested_spectra's
     k = n_groups + 2
-    w = _spectral._subspace_eigvals(gram, k)
-    assert w is not None  # large enough for the iteration, which converged
+    found = _spectral._subspace_top(gram, k)
+    assert found is not None  # large enough for the iteration, which converged
+    w, V = found
     want = np.linalg.eigvalsh(A.T @ A)[::-1][:k]
     np.testing.assert_allclose(w, want, atol=1e-9)
     np.testing.assert_allclose(w[:n_groups], 1.0, atol=1e-9)
-    assert np.array_equal(w, _spectral._subspace_eigvals(gram, k))  # fixed start block
+    np.testing.assert_allclose(A.T @ (A @ V), V * w, atol=1e-6)
+    np.testing.assert_allclose(V.T @ V, np.eye(k), atol=1e-9)
+    again = _spectral._subspace_top(gram, k)  # a fixed start block: the same bits
+    assert np.array_equal(w, again[0]) and np.array_equal(V, again[1])
     monkeypatch.setattr(_spectral, "SUBSPACE_BUDGET", 0.01)
-    assert _spectral._subspace_eigvals(gram, k) is None  # out of steps: LAPACK's turn
+    assert _spectral._subspace_top(gram, k) is None  # out of steps: LAPACK's turn
 
 
 @pytest.mark.parametrize("n_groups", [2, 5, 13])
@@ -209,11 +213,9 @@ def test_nested_spectra_iterate_until_lapack_is_cheaper(monkeypatch):
     to LAPACK; either way select_k's evidence is the exact one."""
     from scconsensus.core import _resolution, _spectral
 
-    calls, real = [], _spectral._subspace_eigvals
+    calls, real = [], _spectral._subspace_top
     monkeypatch.setattr(_spectral, "NESTED_MIN_ITEMS", 0)
-    monkeypatch.setattr(
-        _spectral, "_subspace_eigvals", lambda *a: calls.append(real(*a)) or calls[-1]
-    )
+    monkeypatch.setattr(_spectral, "_subspace_top", lambda *a: calls.append(real(*a)) or calls[-1])
     labels, _ = structured_ensemble(4, n_per=150, seed=2)  # 600 items, 476 clusters
     nested = select_k(labels, random_state=0)
     done = [w is not None for w in calls]
@@ -269,7 +271,7 @@ def test_spectra_run_on_one_blas_thread(monkeypatch):
 
     def eigh_evr(*args, **kwargs):
         seen.extend(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas")
-        routes.add("nested_spectra" if kwargs.get("overwrite_a") else "incidence_spectrum")
+        routes.add("compiled Gram" if kwargs.get("overwrite_a") else "sparse Gram")
         return real(*args, **kwargs)
 
     def subspace(*args):
@@ -277,9 +279,9 @@ def test_spectra_run_on_one_blas_thread(monkeypatch):
         routes.add("subspace")
         return real_subspace(*args)
 
-    real_subspace = _spectral._subspace_eigvals
+    real_subspace = _spectral._subspace_top
     monkeypatch.setattr(_spectral, "eigh_evr", eigh_evr)
-    monkeypatch.setattr(_spectral, "_subspace_eigvals", subspace)
+    monkeypatch.setattr(_spectral, "_subspace_top", subspace)
     monkeypatch.setattr(_spectral, "NESTED_MIN_ITEMS", 0)
     # more items (600) than clusters (476): select_k forms the column side's Gram matrices
     labels, _ = structured_ensemble(4, n_per=150, seed=2)
@@ -291,8 +293,9 @@ def test_spectra_run_on_one_blas_thread(monkeypatch):
         before = blas_threads()
         select_k(labels, random_state=0)
         spectral_consensus(labels, 4, random_state=0)
+        spectral_consensus(labels[::3], 4, random_state=0)  # 200 items: the item side
         assert blas_threads() == before  # the caller's setting is restored
-    assert routes == {"subspace", "nested_spectra", "incidence_spectrum"}
+    assert routes == {"subspace", "compiled Gram", "sparse Gram"}
     assert seen and set(seen) == {1}
 
 
