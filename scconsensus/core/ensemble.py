@@ -63,10 +63,11 @@ METHODS = (
 )
 #: A k-means partition of more sampled items than this fits its centroids on this many of
 #: them, drawn at random, and assigns the others to the nearest centroid (as CLARA does
-#: for k-medoids, Kaufman & Rousseeuw 1990). 10,000 items are 200 per cluster at the
-#: default ensemble's finest ``k`` (50); on 10^5 planted cells the fit costs a third of
-#: mini-batch k-means' on all 80,000 and the assignment 10 ms (``benchmarks/scale.py``).
-KMEANS_FIT_ITEMS = 10_000
+#: for k-medoids, Kaufman & Rousseeuw 1990). 5,000 items are 100 per cluster at the
+#: default ensemble's finest ``k`` (50). On 10^5 planted cells with a population of 0.1 %
+#: or 0.5 %, 5,000 isolate it in as many partitions as 10,000 do and PCC keeps it as
+#: often, for 0.6 of the ensemble's time; 3,000 lost it more often (``benchmarks/README.md``).
+KMEANS_FIT_ITEMS = 5_000
 #: A k-means partition of ``k`` clusters keeps the best of ``ceil(KMEANS_INIT_BUDGET / k)``
 #: starts. With few clusters one start is a coin flip between local optima (ALL's B/T
 #: lineages at k = 2: ARI 0.51 over 20 single starts, 0.88 with 5), and a consensus of
