@@ -11,10 +11,12 @@ import inspect
 import sys
 import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import anndata as ad
+import numpy as np
 
 from . import datasets, tl
 from ._io import atomic_file, check_not_open, output_lock, remove_stale
@@ -208,35 +210,7 @@ def _run_locked(
             f"--n-clusters {args.n_clusters} is too large for {adata.n_obs} items; "
             f"choose --n-clusters < {adata.n_obs}."
         )
-    start = time.perf_counter()
-    if args.ensemble_key not in adata.obsm or args.rebuild_ensemble:
-        tl.ensemble(
-            adata,
-            args.n_partitions,
-            [m.strip() for m in args.ensemble_method.split(",")],
-            k=k,
-            subsample=args.subsample,
-            use_rep=args.use_rep,
-            random_state=args.random_state,
-            n_jobs=args.n_jobs,
-            key_added=args.ensemble_key,
-            progress=args.progress,
-        )
-        print(f"ensemble: {args.n_partitions} partitions in {time.perf_counter() - start:.1f} s")
-    for name in methods:
-        t0 = time.perf_counter()
-        run_method(
-            adata,
-            name,
-            n_clusters=args.n_clusters,
-            random_state=args.random_state,
-            ensemble_key=args.ensemble_key,
-            use_rep=args.use_rep,
-            key_added=name,
-            progress=args.progress,
-            **extra,
-        )
-        print(f"{name}: {time.perf_counter() - t0:.1f} s")
+    _compute(adata, args, methods, extra, k)
     out = Path(args.out)
     # a temporary file renamed into place: a killed run leaves the previous output (or
     # the input, when it is also the output) as it was
@@ -253,9 +227,51 @@ def _run_locked(
     return 0
 
 
-def demo(args: argparse.Namespace) -> int:
-    outdir = Path(args.outdir)
-    ns = argparse.Namespace(
+def _compute(
+    adata: ad.AnnData,
+    args: argparse.Namespace,
+    methods: list[str],
+    extra: dict[str, Any],
+    k: Any,
+    say: Callable[[str], object] = print,
+) -> None:
+    """The ensemble (unless ``adata`` has one and it is not to be rebuilt), then each
+    method, timed."""
+    start = time.perf_counter()
+    if args.ensemble_key not in adata.obsm or args.rebuild_ensemble:
+        tl.ensemble(
+            adata,
+            args.n_partitions,
+            [m.strip() for m in args.ensemble_method.split(",")],
+            k=k,
+            subsample=args.subsample,
+            use_rep=args.use_rep,
+            random_state=args.random_state,
+            n_jobs=args.n_jobs,
+            key_added=args.ensemble_key,
+            progress=args.progress,
+        )
+        say(f"ensemble: {args.n_partitions} partitions in {time.perf_counter() - start:.1f} s")
+    for name in methods:
+        t0 = time.perf_counter()
+        run_method(
+            adata,
+            name,
+            n_clusters=args.n_clusters,
+            random_state=args.random_state,
+            ensemble_key=args.ensemble_key,
+            use_rep=args.use_rep,
+            key_added=name,
+            progress=args.progress,
+            **extra,
+        )
+        say(f"{name}: {time.perf_counter() - t0:.1f} s")
+
+
+def _demo_args(outdir: Path) -> argparse.Namespace:
+    """``scconsensus run``'s arguments for the demo (and the warm-up, which computes the
+    same and writes nothing)."""
+    return argparse.Namespace(
         input="pbmc68k_reduced",
         method=available_methods(),
         out=str(outdir / "pbmc68k_reduced_consensus.h5ad"),
@@ -275,11 +291,57 @@ def demo(args: argparse.Namespace) -> int:
         truth=None,
         param=[],
     )
+
+
+def demo(args: argparse.Namespace) -> int:
+    ns = _demo_args(Path(args.outdir))
     print(
         "scconsensus demo: 700 PBMCs (pbmc68k_reduced), 50 k-means/Leiden partitions on X_pca, "
         f"consensus by {', '.join(ns.method) or 'no method (none installed)'}"
     )
     return run(ns)
+
+
+def warmup(args: argparse.Namespace) -> int:
+    """Compile the numba kernels of the demo and of the default routes at any size into
+    numba's on-disk cache, so that the first analysis does not wait for them.
+
+    Numba caches next to the package's sources, or in the user's cache folder when
+    those are read-only (``NUMBA_CACHE_DIR`` overrides both); each later process loads
+    the compiled kernels from there. Inputs of other types than the defaults give (a
+    float64 ``X_pca``, a custom divergence) still compile theirs on first use.
+    """
+    import scanpy as sc
+
+    ns = _demo_args(Path("."))
+    ns.progress = False
+    start = time.perf_counter()
+    adata = _load(ns.input)
+    # quiet: "first use of PCC: numba compiles ..." is what this command is for
+    with sc.settings.verbosity.override("error"):
+        _compute(adata, ns, ns.method, {}, _k_values(ns.k), say=lambda _: None)
+        _warm_large_routes(ns.method)
+    print(
+        f"scconsensus warmup: the kernels of {', '.join(ns.method) or 'the ensemble'} compiled "
+        f"and cached in {time.perf_counter() - start:.1f} s"
+    )
+    return 0
+
+
+def _warm_large_routes(methods: list[str]) -> None:
+    """The routes of more than 5,000 cells (sampled pairs, a fit on a subset extended to
+    the rest, ``select_k``'s compiled Gram matrices) on 2,400 planted cells, forced: their
+    kernels take 20-40 s to compile, the run itself a second."""
+    rng = np.random.default_rng(0)
+    truth = rng.integers(0, 4, 2_400)
+    X = (rng.normal(scale=4.0, size=(4, 50))[truth] + rng.normal(size=(2_400, 50))).astype(
+        np.float32
+    )
+    adata = ad.AnnData(obsm={"X_pca": X})
+    tl.ensemble(adata, 20, random_state=0, progress=False)
+    for name in methods:
+        size = {} if name == "dpp" else {"fit_size": 1_200}  # DPP fits every cell
+        run_method(adata, name, mode="sparse", progress=False, **size)
 
 
 class _RenamedOption(argparse.Action):
@@ -362,6 +424,12 @@ def build_parser() -> argparse.ArgumentParser:
     p_demo = sub.add_parser("demo", help="run everything on the bundled PBMC data")
     p_demo.add_argument("--outdir", default="scconsensus_demo", help="result and figure folder")
     p_demo.set_defaults(func=demo)
+    p_warm = sub.add_parser(
+        "warmup",
+        help="compile the numba kernels once, ahead of the first analysis (run after "
+        "installing; tools/setup.sh does)",
+    )
+    p_warm.set_defaults(func=warmup)
     return parser
 
 

@@ -1,3 +1,7 @@
+import os
+import subprocess
+import sys
+
 import anndata as ad
 import pytest
 
@@ -105,3 +109,49 @@ def test_k_in_brackets_is_a_list_of_two():
     assert _k_values("auto") == "auto"
     with pytest.raises(ValueError, match="integers"):
         _k_values("[4,x]")
+
+
+WARM_CHILD = """
+import numpy as np, anndata as ad
+from numba.core import event
+compiled = []
+
+class Listener(event.Listener):
+    def on_start(self, ev):
+        pass
+
+    def on_end(self, ev):
+        compiled.append(ev.data["dispatcher"].py_func.__qualname__)
+
+event.register("numba:compile", Listener())
+import scconsensus as scc
+from scconsensus import cli
+
+ns = cli._demo_args(cli.Path("."))
+cli._compute(cli._load(ns.input), ns, ns.method, {}, "auto", say=lambda _: None)
+rng = np.random.default_rng(1)  # 6,000 cells with the defaults: the sampled-pairs route
+X = rng.normal(scale=4.0, size=(5, 50))[rng.integers(0, 5, 6000)] + rng.normal(size=(6000, 50))
+adata = ad.AnnData(obsm={"X_pca": X.astype(np.float32)})
+scc.tl.ensemble(adata, 20)
+scc.tl.pcc(adata)
+scc.tl.pla(adata)
+print("compiled:", compiled)
+"""
+
+
+@pytest.mark.slow
+def test_warmup_leaves_nothing_to_compile(tmp_path):
+    """After ``scconsensus warmup`` in an empty numba cache, the demo and a default run on
+    6,000 cells compile no kernel: the first analysis after an install does not wait."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba")}
+    warm = subprocess.run(
+        [sys.executable, "-m", "scconsensus", "warmup"], env=env, capture_output=True, text=True
+    )
+    assert warm.returncode == 0, warm.stderr
+    assert "compiled and cached" in warm.stdout
+    assert list((tmp_path / "numba").rglob("*.nbi"))  # the cache NUMBA_CACHE_DIR names
+    child = subprocess.run(
+        [sys.executable, "-c", WARM_CHILD], env=env, capture_output=True, text=True
+    )
+    assert child.returncode == 0, child.stderr
+    assert "compiled: []" in child.stdout, child.stdout

@@ -31,5 +31,8 @@ PYTHON=${PYTHON:-python3}
 echo "setup: installing scconsensus[all] with $($PYTHON --version)"
 $PYTHON -m pip install -q --disable-pip-version-check -e ".[all]"
 $PYTHON -c "import scconsensus, rpy2.robjects; print('setup: ok, scconsensus', scconsensus.__version__)"
+# numba compiles each kernel on its first call (10-40 s a route): once here, not in the
+# first analysis
+$PYTHON -m scconsensus warmup
 # the line R users need: reticulate must use this Python, not the first one it finds
 $PYTHON -c "import sys; print(f'setup: in R, Sys.setenv(RETICULATE_PYTHON = \"{sys.executable}\")')"

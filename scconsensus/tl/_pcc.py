@@ -157,7 +157,7 @@ def _log_start(divergence):
     if not kernels_cached():
         logg.warning(
             "first use of PCC: numba compiles its kernels now (about 12 s, once; they are cached "
-            "on disk for every later run)."
+            "on disk for every later run; `scconsensus warmup` after installing does it ahead)."
         )
     return logg.info(f"running PCC ({getattr(divergence, 'name', divergence)})")
 
