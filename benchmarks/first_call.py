@@ -16,6 +16,7 @@ then is the first call a user of the README's commands waits for.
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 import sys
@@ -63,9 +64,12 @@ def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
 def main() -> None:
     if len(sys.argv) == 3 and sys.argv[1] == "--child":
         return child(sys.argv[2])
-    warm = "--warmup" in sys.argv[1:]
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--warmup", action="store_true", help="run scconsensus warmup first")
+    warm = parser.parse_args().warmup
     with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as out:
-        env = {**os.environ, "NUMBA_CACHE_DIR": cache, "PYTHONPATH": ROOT}
+        path = os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")]))
+        env = {**os.environ, "NUMBA_CACHE_DIR": cache, "PYTHONPATH": path}
         if warm:
             wall, cpu = timed([sys.executable, "-m", "scconsensus", "warmup"], env)
             print(

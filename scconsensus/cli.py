@@ -1,4 +1,5 @@
-"""Command line: ``scconsensus run`` on an ``.h5ad`` or a bundled dataset, ``scconsensus demo``.
+"""Command line: ``scconsensus run`` on an ``.h5ad`` or a bundled dataset, ``scconsensus demo``,
+and ``scconsensus warmup`` (compile the numba kernels once, after installing).
 
 Consensus methods plug in by name: ``--method NAME`` calls ``scconsensus.tl.NAME`` with the
 options its signature accepts.
@@ -329,9 +330,10 @@ def warmup(args: argparse.Namespace) -> int:
 
 
 def _warm_large_routes(methods: list[str]) -> None:
-    """The routes of more than 5,000 cells (sampled pairs, a fit on a subset extended to
-    the rest, ``select_k``'s compiled Gram matrices) on 2,400 planted cells, forced: their
-    kernels take 20-40 s to compile, the run itself a second."""
+    """The routes of larger data on 2,400 planted cells, forced: ``select_k``'s compiled
+    Gram matrices (from 2,000 cells), sampled pairs (above 5,000) and a fit on a subset
+    extended to the rest (above 20,000). Their kernels take 20-40 s to compile, the run
+    itself a second."""
     rng = np.random.default_rng(0)
     truth = rng.integers(0, 4, 2_400)
     X = (rng.normal(scale=4.0, size=(4, 50))[truth] + rng.normal(size=(2_400, 50))).astype(
@@ -428,6 +430,11 @@ def build_parser() -> argparse.ArgumentParser:
         "warmup",
         help="compile the numba kernels once, ahead of the first analysis (run after "
         "installing; tools/setup.sh does)",
+        description="Compile the numba kernels of the demo and of the default routes for "
+        "larger data (about a minute, once), so that the first analysis does not wait for "
+        "them. Nothing is written but numba's cache: beside the package's sources, or in "
+        "your user cache folder (~/.cache/numba) where those are not writable by you; "
+        "NUMBA_CACHE_DIR overrides both. Run it as the user who will analyse.",
     )
     p_warm.set_defaults(func=warmup)
     return parser

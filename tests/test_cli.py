@@ -135,14 +135,18 @@ adata = ad.AnnData(obsm={"X_pca": X.astype(np.float32)})
 scc.tl.ensemble(adata, 20)
 scc.tl.pcc(adata)
 scc.tl.pla(adata)
+# a fit on a subset and its extension, as above 20,000 cells
+scc.tl.pcc(adata, fit_size=3000, key_added="pcc_subset")
+scc.tl.pla(adata, fit_size=3000, key_added="pla_subset")
 print("compiled:", compiled)
 """
 
 
 @pytest.mark.slow
 def test_warmup_leaves_nothing_to_compile(tmp_path):
-    """After ``scconsensus warmup`` in an empty numba cache, the demo and a default run on
-    6,000 cells compile no kernel: the first analysis after an install does not wait."""
+    """After ``scconsensus warmup`` in an empty numba cache, the demo, a default run on
+    6,000 cells and a fit on half of them compile no kernel: the first analysis after an
+    install does not wait."""
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba")}
     warm = subprocess.run(
         [sys.executable, "-m", "scconsensus", "warmup"], env=env, capture_output=True, text=True

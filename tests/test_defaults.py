@@ -132,6 +132,15 @@ def _dense_eigenvalues(labels: np.ndarray, k: int) -> np.ndarray:
     return np.linalg.eigvalsh(gram)[::-1][:k]
 
 
+@pytest.mark.parametrize("bad", [0, -1, "3", 2.5, True])
+def test_incidence_spectrum_refuses_a_bad_number_of_components(bad):
+    """A clear message, not a LAPACK index error or an empty reduction."""
+    from scconsensus.core import incidence_spectrum
+
+    with pytest.raises(ValueError, match="n_components"):
+        incidence_spectrum(np.array([[0, 1], [1, 0], [0, 0]]), bad)
+
+
 @pytest.mark.parametrize("n_groups", [2, 5, 13, 40])
 @pytest.mark.parametrize("route", ["exact", "subspace"])
 def test_incidence_spectrum_is_exact_whatever_the_multiplicity(n_groups, route, monkeypatch):
@@ -151,7 +160,7 @@ def test_incidence_spectrum_is_exact_whatever_the_multiplicity(n_groups, route, 
     np.testing.assert_allclose(w, w2, atol=1e-6)  # no dependence on the seed
 
 
-@pytest.mark.parametrize("n_groups", [2, 5, 13, 40])
+@pytest.mark.parametrize("n_groups", [2, 5, 13, pytest.param(40, marks=pytest.mark.slow)])
 def test_subspace_eigenvalues_are_lapacks_whatever_the_multiplicity(n_groups, monkeypatch):
     """select_k's large Gram matrices go to block subspace iteration first: clear groups
     (eigenvalue 1, ``n_groups`` times) must come out as dense eigvalsh gives them."""
@@ -612,9 +621,9 @@ def test_a_partial_drop_one_k_before_a_stronger_one_is_one_split(gap, full):
     19, the full one at 20. Read as two splits, the partial one (not 3x the coarse one)
     ended the skip and K=3 was chosen; one K apart, the second at least as strong, they
     are one split, read at 20. Two K apart, or a weaker second run, stay two splits; with no
-    plateau between them they are one finer level, and K=3 is still skipped when the
-    strongest of them is 3x the coarse drop (K=21, as 20 unequal groups and a rare one of
-    0.5 % at 10,000 cells gave: 0.057 at 18, 0.54 at 21)."""
+    plateau between them they are one finer level, and K=3 is still skipped when one of
+    them is 3x the coarse drop (K=21, as 20 unequal groups and a rare one of 0.5 % at
+    10,000 cells gave: 0.057 at 18, 0.54 at 21)."""
     from scconsensus.core._resolution import _choose, _runs
 
     drop = np.zeros(30)
@@ -631,3 +640,28 @@ def test_a_partial_drop_one_k_before_a_stronger_one_is_one_split(gap, full):
     else:
         assert runs == [(1, 2), (16, 17), (16 + gap + 1, 16 + gap + 2)]
         assert K == (21 if full > 0.063 else 3)
+        if K == 21:
+            assert "then a split at K=21 12.0 times as strong" in reason
+
+
+@pytest.mark.parametrize(
+    ("drops", "want"),
+    [
+        ({16: 0.063, 19: 0.06, 20: 0.5}, 22),  # the strong split is read at its largest drop
+        ({10: 0.3, 16: 0.4}, 12),  # the first split 3x as strong, not the strongest
+        ({10: 0.1, 14: 0.1, 30: 0.6}, 3),  # 32 is after another plateau: K=3 stays
+    ],
+)
+def test_the_finer_level_after_a_plateau_is_read_at_its_first_strong_split(drops, want):
+    """A weak coarse drop at K=3, a plateau, then splits without a plateau between them
+    (one finer level): the first of them 3x as strong as the coarse one is chosen, read at
+    its largest drop; a split after a further plateau is a level of its own."""
+    from scconsensus.core._resolution import _choose
+
+    drop = np.zeros(34)
+    drop[1] = 0.055  # K=3
+    for at, value in drops.items():
+        drop[at] = value
+    envelope = 1.0 - np.r_[0.0, np.cumsum(drop)[:-1]]
+    K, reason = _choose(np.arange(2, 2 + drop.size), drop, envelope, 0.05, 100)
+    assert K == want, reason

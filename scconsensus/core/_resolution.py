@@ -22,25 +22,24 @@ between them when the second is at least as strong (unequal groups can drop part
 18, not at 19, and fully at 20: read as two splits, the weak one at 18 hid the coarse
 level before it). When a split is followed by a *plateau* of at least ``PLATEAU`` (8)
 candidates without a drop and then by a finer level (the splits up to the next plateau)
-whose strongest split is at least ``STRONGER`` (3) times as strong, the coarse split is
-a weak level above the groups (e.g. two halves of 20 groups of unequal size that coarse
-partitions happen to agree on: ``λ_2 = 0.99``, ``λ_3 = 0.89`` and a plateau up to a fall
-of 0.67 at 20) and that strongest split is chosen (the smallest groups may split off a
-few ``K`` before the rest: 0.057 at 18, 0.54 at 21 for 20 unequal groups and one of
-0.5 %); the coarse one stays among the stable resolutions. A split reached after such a
-plateau is read at its largest drop (unequal groups leave a partial drop one ``K``
-before the full one), and so is a first split preceded by at least ``PLATEAU``
-candidates without a drop (e.g. 20 unequal groups with no coarse level: a partial drop
-at 19, the full one at 20). A gradual descent (drops at several ``K`` with no plateau
-between) keeps the first drop. Each split is one stable resolution
-(:attr:`KSelection.splits`), read at the ``K`` the rule reads it at (the chosen ``K``
-for the split that holds it), so fitting every candidate fits no ``K`` of one split
-twice. The two constants are not tuned to one boundary: on the stored evidence of the
-panel's 21 ensembles and of 165 planted ones (20 groups, equal, unequal and nested,
-2,000 to 100,000 cells, several ensemble and subsample seeds; ``benchmarks/README.md``,
-"K found") any plateau of 5 to 11 and any ratio of 1.5 to 3 give the same K on the whole
-panel and 20 on every planted ensemble; the panel's longest plateau before a stronger
-split is 4 (wine).
+with a split at least ``STRONGER`` (3) times as strong, the coarse split is a weak level
+above the groups (e.g. two halves of 20 groups of unequal size that coarse partitions
+happen to agree on: ``λ_2 = 0.99``, ``λ_3 = 0.89`` and a plateau up to a fall of 0.67 at
+20) and the first such split is chosen (the smallest groups may split off a few ``K``
+before the rest: 0.057 at 18, 0.54 at 21 for 20 unequal groups and one of 0.5 %); the
+coarse one stays among the stable resolutions. A split reached after such a plateau is
+read at its largest drop (unequal groups leave a partial drop one ``K`` before the full
+one), and so is a first split preceded by at least ``PLATEAU`` candidates without a drop
+(e.g. 20 unequal groups with no coarse level: a partial drop at 19, the full one at 20).
+A gradual descent (drops at several ``K`` with no plateau between) keeps the first drop.
+Each split is one stable resolution (:attr:`KSelection.splits`), read at the ``K`` the
+rule reads it at (the chosen ``K`` for the split that holds it), so fitting every
+candidate fits no ``K`` of one split twice. The two constants are not tuned to one
+boundary: on the stored evidence of the panel's 21 ensembles and of 195 planted evidence
+tables (20 groups, equal, unequal and nested, 2,000 to 100,000 cells, several ensemble
+and subsample seeds; ``benchmarks/README.md``, "K found") any plateau of 5 to 11 and any
+ratio of 1.5 to 3 give the same K on the whole panel and 20 on every planted table; the
+panel's longest plateau before a stronger split is 4 (wine).
 
 **Matching partitions to K.** PCC and PLA model every partition as a draw of
 the same ``K`` soft clusters, so partitions much coarser than ``K`` (merges)
@@ -385,24 +384,27 @@ def _first_level(
     docstring, "A weak coarse level")."""
     runs = _runs(drop, envelope, threshold)
     gaps = _gaps(runs)
-    at, nxt, note = 0, 1, ""
+    at, nxt, note, plateau = 0, 1, "", gaps[0]
     while nxt < len(runs) and gaps[nxt] >= PLATEAU:
-        # the splits after the plateau up to the next plateau are one finer level, as
-        # strong as its strongest split (the smallest groups may split off a few K
-        # before the rest: 0.057 at 18, 0.54 at 21)
-        end = next((j for j in range(nxt + 1, len(runs)) if gaps[j] >= PLATEAU), len(runs))
-        best = max(range(nxt, end), key=lambda j: _strength(envelope, drop, runs[j]))
         this = _strength(envelope, drop, runs[at])
-        ratio = _strength(envelope, drop, runs[best]) / this
-        if ratio < STRONGER:
+        # the finer level: the splits after the plateau up to the next one. Its first split
+        # STRONGER times as strong, not only its first split: the smallest groups may split
+        # off a few K before the rest (0.057 at 18, 0.54 at 21)
+        end = next((j for j in range(nxt + 1, len(runs)) if gaps[j] >= PLATEAU), len(runs))
+        strong = [
+            j for j in range(nxt, end) if _strength(envelope, drop, runs[j]) >= STRONGER * this
+        ]
+        if not strong:
             break
+        ratio = _strength(envelope, drop, runs[strong[0]]) / this
         note += (
-            f"; K={Ks[_read(drop, runs[at], gaps[at])]} ({this:.3f}) is a weak coarse level: "
-            f"{gaps[nxt]} candidates without a drop follow it, then a split "
-            f"{ratio:.1f} times as strong"
+            f"; K={Ks[_read(drop, runs[at], plateau)]} ({this:.3f}) is a weak coarse level: "
+            f"{gaps[nxt]} candidates without a drop follow it, then a split at "
+            f"K={Ks[_read(drop, runs[strong[0]], PLATEAU)]} {ratio:.1f} times as strong"
         )
-        at, nxt = best, end
-    return _read(drop, runs[at], gaps[at]), note
+        # reached after a plateau: read at its largest drop, wherever it is in the level
+        at, nxt, plateau = strong[0], end, PLATEAU
+    return _read(drop, runs[at], plateau), note
 
 
 def _choose(
