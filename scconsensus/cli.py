@@ -330,10 +330,10 @@ def warmup(args: argparse.Namespace) -> int:
 
 
 def _warm_large_routes(methods: list[str]) -> None:
-    """The routes of larger data on 2,400 planted cells, forced: ``select_k``'s compiled
-    Gram matrices (from 2,000 cells), sampled pairs (above 5,000) and a fit on a subset
-    extended to the rest (above 20,000). Their kernels take 20-40 s to compile, the run
-    itself a second."""
+    """The routes of larger data on 2,400 planted cells: with the defaults, ``select_k``'s
+    compiled Gram matrices and the dense fit's multi-threaded kernels (from 2,000 cells);
+    forced, sampled pairs (above 5,000 cells) and a fit on a subset extended to the rest
+    (above 20,000). Their kernels take 20-60 s to compile, the runs a few seconds."""
     rng = np.random.default_rng(0)
     truth = rng.integers(0, 4, 2_400)
     X = (rng.normal(scale=4.0, size=(4, 50))[truth] + rng.normal(size=(2_400, 50))).astype(
@@ -342,6 +342,7 @@ def _warm_large_routes(methods: list[str]) -> None:
     adata = ad.AnnData(obsm={"X_pca": X})
     tl.ensemble(adata, 20, random_state=0, progress=False)
     for name in methods:
+        run_method(adata, name, progress=False, key_added=f"{name}_dense")
         size = {} if name == "dpp" else {"fit_size": 1_200}  # DPP fits every cell
         run_method(adata, name, mode="sparse", progress=False, **size)
 
@@ -431,7 +432,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="compile the numba kernels once, ahead of the first analysis (run after "
         "installing; tools/setup.sh does)",
         description="Compile the numba kernels of the demo and of the default routes for "
-        "larger data (about a minute, once), so that the first analysis does not wait for "
+        "larger data (1-1.5 minutes, once), so that the first analysis does not wait for "
         "them. Nothing is written but numba's cache: beside the package's sources, or in "
         "your user cache folder (~/.cache/numba) where those are not writable by you; "
         "NUMBA_CACHE_DIR overrides both. Run it as the user who will analyse.",
