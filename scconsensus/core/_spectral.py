@@ -177,21 +177,23 @@ def _column_leading(labels: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]
         return None
     G = np.zeros((m, m), order="F")
     _column_gram(codes, codes.shape[1], scale, G)
-    top = min(k, m)
-    found = _subspace_top(G, top)
-    if found is None:
-        w, V = eigh_evr(G, subset_by_index=(m - top, m - 1), overwrite_a=True)
-        found = w[::-1], V[:, ::-1]
-    w, V = found[0], found[1] * scale[:, None]
+    w, V, _ = _top_pairs(G, min(k, m))
+    V = V * scale[:, None]
     # A V: each item's row is its clusters' rows of V (over sqrt(cluster size)), over
     # sqrt(its number of partitions), as _normalised scales A
-    U, sampled = np.zeros((labels.shape[0], top)), codes >= 0
+    AV, sampled = np.zeros((labels.shape[0], w.size)), codes >= 0
     for col, ok in zip(codes.T, sampled.T, strict=True):
-        U[ok] += V[col[ok]]
+        AV[ok] += V[col[ok]]
     d = sampled.sum(axis=1)
-    U *= np.divide(1.0, np.sqrt(d), out=np.zeros(d.size), where=d > 0)[:, None]
+    AV *= np.divide(1.0, np.sqrt(d), out=np.zeros(d.size), where=d > 0)[:, None]
+    return w, _left_vectors(AV, w)
+
+
+def _left_vectors(AV: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """``A V / sqrt(w)``: the left singular vectors of ``A`` for the eigenpairs ``(w, V)``
+    of ``AᵀA`` (a column stays ``A v`` where ``w`` is 0)."""
     s = np.sqrt(np.clip(w, 0.0, None))
-    return w, U / np.where(s > 1e-12, s, 1.0)
+    return AV / np.where(s > 1e-12, s, 1.0)
 
 
 def _exact_leading(A: sp.csr_matrix, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -205,8 +207,7 @@ def _exact_leading(A: sp.csr_matrix, k: int) -> tuple[np.ndarray, np.ndarray]:
     w, V = w[::-1], V[:, ::-1]
     if not columns:
         return w, V
-    s = np.sqrt(np.clip(w, 0.0, None))
-    return w, (A @ V) / np.where(s > 1e-12, s, 1.0)
+    return w, _left_vectors(A @ V, w)
 
 
 def _subspace_leading(A: sp.csr_matrix, k: int, rng: np.random.Generator):
@@ -279,14 +280,9 @@ def nested_spectra(
         # BLAS and LAPACK round differently on another number of threads (other bits on
         # 2 than on 1): one thread, as incidence_spectrum
         with one_blas_thread():
-            pairs = _subspace_top(G, top) if iterate else None
             # sets further down hold fewer partitions, so less clear-cut evidence and
             # more eigenvalues asked: once iteration is slower than LAPACK, so it stays
-            iterate = pairs is not None
-            if pairs is None:
-                vals = eigh_evr(G, subset_by_index=(m - top, m - 1), overwrite_a=True)[0][::-1]
-            else:
-                vals = pairs[0]
+            vals, _, iterate = _top_pairs(G, top, iterate)
         out[i][:top] = np.clip(vals, 0.0, 1.0)
     return out
 
@@ -298,6 +294,18 @@ SUBSPACE_MIN_BLOCK = 32
 #: of LAPACK's tridiagonal reduction of the same matrix, so a failed try costs at most
 #: that.
 SUBSPACE_BUDGET = 0.5
+
+
+def _top_pairs(G: np.ndarray, k: int, iterate: bool = True) -> tuple[np.ndarray, np.ndarray, bool]:
+    """The ``k`` leading eigenpairs of ``G`` (its lower triangle), decreasing: by
+    :func:`_subspace_top` when ``iterate`` and it converges, else by LAPACK (which
+    overwrites ``G``); and whether the iteration gave them."""
+    found = _subspace_top(G, k) if iterate else None
+    if found is not None:
+        return found[0], found[1], True
+    m = G.shape[0]
+    w, V = eigh_evr(G, subset_by_index=(m - k, m - 1), overwrite_a=True)
+    return w[::-1], V[:, ::-1], False
 
 
 def _subspace_top(G: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray] | None:
