@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 #: Function (and route) -> items of the data it runs on: each call takes seconds on
-#: one thread. PCC and PLA fit at most ``settings.auto_fit_size`` (20,000) items.
+#: one thread. PCC fits at most 10,000 items (``fit_size='auto'``), PLA all of them.
 SIZES = {
     "ensemble": 50_000,
     "coassociation": 8_000,

@@ -23,14 +23,16 @@ class Settings:
         With ``fit_size="auto"``, PCC and PLA fit at most this many items drawn
         at random and extend the fit to the rest. One number, no threshold, so
         the cost grows smoothly with n: a full fit up to it, above it a fit of
-        constant size plus an extension linear in n. Default 20,000: on 100,000
-        planted cells (``benchmarks/scale.py``) a 20,000-item fit gave ARI
-        0.977 against 0.978 for the full fit, at a fifth of the CPU time.
+        constant size plus an extension linear in n. ``None`` (default): each
+        method's own, 10,000 for PCC and 20,000 for PLA
+        (``scconsensus.core._subset.AUTO_FIT_SIZE``). On 100,000 planted cells
+        (``benchmarks/scale.py``) PCC fitted on 10,000 items gives the ARI of a
+        full fit (0.978) at a tenth of its CPU time.
     """
 
     max_dense_bytes: int = 4 * 1024**3
     dense_auto_max_items: int = 5_000
-    auto_fit_size: int = 20_000
+    auto_fit_size: int | None = None
 
     def __setattr__(self, name: str, value: object) -> None:
         # Checked on assignment, so a bad value fails where it is set, not as a raw
@@ -38,11 +40,15 @@ class Settings:
         if name not in _COUNTS:
             hint = _REMOVED.get(name, f"the settings are {', '.join(_COUNTS)}")
             raise AttributeError(f"scconsensus.settings has no {name!r}: {hint}.")
-        super().__setattr__(name, _check_count(value, name))
+        if not (value is None and name in _OPTIONAL):
+            value = _check_count(value, name)
+        super().__setattr__(name, value)
 
 
-#: Settings that are non-negative whole numbers (all of them).
+#: Settings that are non-negative whole numbers (those in ``_OPTIONAL`` may be ``None``).
 _COUNTS = ("max_dense_bytes", "dense_auto_max_items", "auto_fit_size")
+#: Settings that may also be ``None`` (each method's own default).
+_OPTIONAL = ("auto_fit_size",)
 #: Names that existed once, and what replaced them.
 _REMOVED = {
     "auto_fit_above": "fit_size='auto' now fits at most settings.auto_fit_size items at any n "

@@ -333,7 +333,7 @@ def _warm_large_routes(methods: list[str]) -> None:
     """The routes of larger data on 2,400 planted cells: with the defaults, ``select_k``'s
     compiled Gram matrices and the dense fit's multi-threaded kernels (from 2,000 cells);
     forced, sampled pairs (above 5,000 cells) and a fit on a subset extended to the rest
-    (above 20,000). Their kernels take 20-60 s to compile, the runs a few seconds."""
+    (PCC above 10,000). Their kernels take 20-60 s to compile, the runs a few seconds."""
     rng = np.random.default_rng(0)
     truth = rng.integers(0, 4, 2_400)
     X = (rng.normal(scale=4.0, size=(4, 50))[truth] + rng.normal(size=(2_400, 50))).astype(

@@ -70,3 +70,42 @@ def test_sparse_pcc_on_ensemble_pairs_recovers_blobs():
     C, N = coassociation(ens.labels, "sparse", pairs=pairs)
     res = pcc(C, N, 4, "kl", n_init=1, random_state=0)
     assert adjusted_rand_index(truth, res.labels) > 0.95
+
+
+def _two_resolutions():
+    """100 pool items: partition 0 puts items 0-9 in cluster 0, partition 1 items 0-89;
+    items 100 (in both clusters 0), 101 (unsampled by partition 0), 102 (never sampled)."""
+    labels = np.ones((103, 2), dtype=np.int32)
+    labels[:10, 0] = labels[:90, 1] = 0
+    labels[100] = 0
+    labels[101] = [-1, 0]
+    labels[102] = -1
+    return labels
+
+
+def test_finest_partitions_are_drawn_in_inverse_proportion_to_the_cluster_size():
+    """With ``finest``, item 100 draws partition 0 (cluster of 10) with probability
+    (1/10) / (1/10 + 1/90) = 0.9: partners outside items 0-9 come only from partition 1,
+    0.1 x 80/90 = 0.089 of them (0.44 with partitions drawn uniformly)."""
+    from scconsensus.core._ensemble_pairs import cluster_partners
+
+    labels, pool = _two_resolutions(), np.arange(100)
+    rng = np.random.default_rng(0)
+    draws = 20_000
+    _, second = cluster_partners(labels, np.array([100, 101]), pool, draws, rng, finest=True)
+    first_item, second_item = second[:draws], second[draws:]
+    assert first_item.max() < 90 and abs((first_item >= 10).mean() - 0.1 * 80 / 90) < 0.01
+    # unsampled by partition 0: every partner from partition 1's cluster
+    assert second_item.max() < 90 and (second_item >= 10).mean() > 0.85
+    _, uniform = cluster_partners(labels, np.array([100]), pool, draws, np.random.default_rng(0))
+    assert abs((uniform >= 10).mean() - 0.5 * 80 / 90) < 0.02
+
+
+def test_finest_partners_of_an_item_no_partition_sampled_are_uniform_over_the_pool():
+    from scconsensus.core._ensemble_pairs import cluster_partners
+
+    labels, pool = _two_resolutions(), np.arange(100)
+    _, second = cluster_partners(
+        labels, np.array([102]), pool, 5_000, np.random.default_rng(1), finest=True
+    )
+    assert second.min() >= 0 and second.max() < 100 and (second >= 90).mean() > 0.05

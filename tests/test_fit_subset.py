@@ -13,32 +13,40 @@ import scconsensus as scc
 from scconsensus._validation import check_labels
 from scconsensus.core import FitRoute, pcc_consensus
 from scconsensus.core._labels import _numbered
-from scconsensus.core._subset import fit_count, fit_subset
+from scconsensus.core._subset import auto_fit_size, fit_count, fit_subset
 from scconsensus.core.pla import pla
 
 
 def test_fit_count_rounds_the_fraction_up_and_caps_at_all_items():
-    assert fit_count(10, None, 0.25) == 3
-    assert fit_count(10, None, None) == 10
-    assert fit_count(10, 4, None) == 4
-    assert fit_count(10, 40, None) == 10
-    assert fit_count(10, 4.0, None) == 4
+    assert fit_count(10, None, 0.25, method="pcc") == 3
+    assert fit_count(10, None, None, method="pcc") == 10
+    assert fit_count(10, 4, None, method="pla") == 4
+    assert fit_count(10, 40, None, method="pcc") == 10
+    assert fit_count(10, 4.0, None, method="pcc") == 4
 
 
-def test_fit_count_auto_follows_the_settings(monkeypatch):
-    assert fit_count(500, "auto", None) == 500
+def test_fit_count_auto_is_each_methods_own_unless_the_settings_say(monkeypatch):
+    assert scc.settings.auto_fit_size is None
+    assert fit_count(500, "auto", None, method="pcc") == 500
+    assert fit_count(50_000, "auto", None, method="pcc") == 10_000
+    assert fit_count(50_000, "auto", None, method="pla") == 20_000
     monkeypatch.setattr(scc.settings, "auto_fit_size", 60)
-    assert fit_count(500, "auto", None) == 60
-    assert fit_count(60, "auto", None) == 60
-    assert fit_count(50, "auto", None) == 50
-    assert fit_count(500, "auto", 0.5) == 250
+    for method in ("pcc", "pla"):
+        assert fit_count(500, "auto", None, method=method) == 60
+        assert fit_count(60, "auto", None, method=method) == 60
+        assert fit_count(50, "auto", None, method=method) == 50
+        assert fit_count(500, "auto", 0.5, method=method) == 250
+    monkeypatch.setattr(scc.settings, "auto_fit_size", None)
+    assert fit_count(50_000, "auto", None, method="pcc") == 10_000
 
 
-def test_fit_count_auto_has_no_cliff():
+@pytest.mark.parametrize("method", ["pcc", "pla"])
+def test_fit_count_auto_has_no_cliff(method):
     # the fitted count never falls as n grows: a full fit up to the setting, then constant
-    counts = [fit_count(n, "auto", None) for n in range(1, 3 * scc.settings.auto_fit_size, 997)]
+    most = auto_fit_size(method)
+    counts = [fit_count(n, "auto", None, method=method) for n in range(1, 3 * most, 997)]
     assert all(b >= a for a, b in itertools.pairwise(counts))
-    assert max(counts) == scc.settings.auto_fit_size
+    assert max(counts) == most
 
 
 @pytest.mark.parametrize(
@@ -53,15 +61,15 @@ def test_fit_count_auto_has_no_cliff():
 )
 def test_fit_count_refuses(fit_size, fit_fraction, match):
     with pytest.raises(ValueError, match=match):
-        fit_count(10, fit_size, fit_fraction)
+        fit_count(10, fit_size, fit_fraction, method="pcc")
 
 
 def test_fit_subset_needs_more_items_than_clusters():
     rng = np.random.default_rng(0)
     with pytest.raises(ValueError, match="more than n_clusters=3"):
-        fit_subset(100, 3, None, 3, rng)
-    assert fit_subset(100, 100, None, 3, rng) is None
-    idx = fit_subset(100, 10, None, 3, rng)
+        fit_subset(100, 3, None, 3, rng, method="pcc")
+    assert fit_subset(100, 100, None, 3, rng, method="pcc") is None
+    idx = fit_subset(100, 10, None, 3, rng, method="pcc")
     assert idx.dtype == np.int64 and idx.size == 10 and np.all(np.diff(idx) > 0)
 
 
@@ -96,6 +104,13 @@ def test_settings_refuse_unknown_and_removed_names():
         scc.settings.auto_fit_above = 10
     with pytest.raises(AttributeError, match="the settings are max_dense_bytes"):
         scc.settings.max_dens_bytes = 10
+
+
+def test_settings_take_none_only_where_it_means_each_methods_default():
+    with pytest.raises(ValueError, match="max_dense_bytes must be a whole number"):
+        scc.settings.max_dense_bytes = None
+    with pytest.raises(ValueError, match="auto_fit_size must be a whole number"):
+        scc.settings.auto_fit_size = "10k"
 
 
 def test_pcc_plan_keeps_the_matched_partitions_row_major():

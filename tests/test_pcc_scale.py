@@ -322,3 +322,21 @@ def test_tl_fit_size_auto_fits_at_most_the_setting(blobs_with_ensemble, monkeypa
     assert adjusted_rand_index(y, big.obs["pcc"].cat.codes.values) > 0.95
     with pytest.raises(ValueError, match="fit_size"):
         scc.tl.pcc(adata, 5, fit_size="all", copy=True)
+
+
+def test_extension_keeps_a_rare_population_most_partitions_merge():
+    """Twenty fitted rare items have a cluster of their own (2) in the fit; the ensemble
+    separates them in 2 of 10 partitions and merges them with the 400 items of cluster 0
+    in the rest. Partners drawn in partitions chosen uniformly are 0.24 rare (0.2 + 0.8 x
+    20/420) and pull the extended rare items to cluster 0; drawn in inverse proportion
+    to the cluster size they are 0.85 rare (0.84 + 0.16 x 20/420)."""
+    R = 10
+    group = np.repeat([0, 1, 2, 2], [400, 100, 20, 20])
+    labels = np.tile(group[:, None], (1, R)).astype(np.int32)
+    labels[group == 2, 2:] = 0  # merged with cluster 0 in partitions 2-9
+    fitted = np.arange(520)
+    Yfit = np.eye(3)[group[fitted]] * 0.97 + 0.01
+    for seed in range(3):  # uniform partitions: 1-2 of the 20 (0.05, 0.05, 0.10)
+        Y = pcc_extend(labels, fitted, Yfit, "kl", n_per_item=10, n_random=3, random_state=seed)
+        assert (Y[520:].argmax(axis=1) == 2).mean() >= 0.9
+        assert (Y[:520] == Yfit).all()

@@ -33,30 +33,31 @@ def cluster_partners(
     n_per_item: int,
     rng: np.random.Generator,
     numbered: bool | None = None,
+    *,
+    finest: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """``n_per_item`` partners from ``pool`` for every item of ``items``, drawn within clusters.
 
     Each draw picks a partition that sampled the item (up to ``_REDRAWS`` tries) and a
     uniformly random member of ``pool`` in the item's cluster there; where that fails
     (never sampled, or no pool member in the cluster) the partner is uniform over
-    ``pool``. Returns ``(first, second)``: positions in ``items`` and in ``pool``.
-    ``numbered`` as :func:`~scconsensus.core._labels.compact_labels` takes it.
+    ``pool``. With ``finest``, the partition is drawn with probability inversely
+    proportional to the size of the item's cluster in it (counted in ``pool``), see
+    :func:`_finest_partitions`. Returns ``(first, second)``: positions in ``items`` and
+    in ``pool``. ``numbered`` as :func:`~scconsensus.core._labels.compact_labels` takes it.
     """
     # cluster sizes are counted per label id
     labels = compact_labels(labels, numbered=numbered)
     n_partitions = labels.shape[1]
-    r = pool.size
     first = np.repeat(np.arange(items.size, dtype=np.int64), n_per_item)
-    part = rng.integers(n_partitions, size=first.size)
-    for _ in range(_REDRAWS):
-        miss = np.flatnonzero(labels[items[first], part] < 0)
-        if miss.size == 0:
-            break
-        part[miss] = rng.integers(n_partitions, size=miss.size)
-    second = rng.integers(r, size=first.size)
+    if finest:
+        part = _finest_partitions(labels, items, pool, n_per_item, rng.random(first.size))
+    else:
+        part = _uniform_partitions(labels, items, first, rng)
+    second = rng.integers(pool.size, size=first.size)
     u = rng.random(first.size)
     # a 16-bit key sorts by radix in O(n): 10^7 int64 keys took 2 s at 10^6 items
-    key = part.astype(np.uint16) if n_partitions <= np.iinfo(np.uint16).max else part
+    key = part.astype(np.uint16) if n_partitions < np.iinfo(np.uint16).max else part
     by_part = np.argsort(key, kind="stable")
     bounds = np.searchsorted(key[by_part], np.arange(n_partitions + 1))
     for p in range(n_partitions):
@@ -65,6 +66,62 @@ def cluster_partners(
             order, start, size = _pool_clusters(labels[pool, p])
             _draw_in_cluster(labels, p, items, int(n_per_item), sel, u, order, start, size, second)
     return first, second
+
+
+def _uniform_partitions(labels, items, first, rng) -> np.ndarray:
+    """A partition per draw, uniform among those that sampled the item (``_REDRAWS`` tries)."""
+    n_partitions = labels.shape[1]
+    part = rng.integers(n_partitions, size=first.size)
+    for _ in range(_REDRAWS):
+        miss = np.flatnonzero(labels[items[first], part] < 0)
+        if miss.size == 0:
+            break
+        part[miss] = rng.integers(n_partitions, size=miss.size)
+    return part
+
+
+def _finest_partitions(labels, items, pool, n_per_item, u) -> np.ndarray:
+    """A partition per draw, with probability ``1 / |cluster of the item in it|``.
+
+    Sizes are counted in ``pool``; a partition that did not sample the item, or whose
+    cluster has no pool member, has weight 0, and an item without any weight gets
+    ``n_partitions`` (no partition: its partners stay uniform over ``pool``). A rare
+    population merged with a large neighbour in most partitions has its own small
+    cluster in the few that separate it; uniform partitions draw most of its partners
+    from the neighbour, and the extension then puts it there.
+    """
+    n_partitions = labels.shape[1]
+    sizes = [np.bincount(col[col >= 0]) for col in labels[pool].T]
+    offsets = np.concatenate([[0], np.cumsum([s.size for s in sizes])]).astype(np.int64)
+    flat = np.concatenate([*sizes, np.zeros(0, dtype=np.int64)]).astype(np.int64)
+    part = np.empty(u.size, dtype=np.int64)
+    _draw_finest(labels, items, int(n_per_item), offsets, flat, u, n_partitions, part)
+    return part
+
+
+@numba.njit(cache=True)
+def _draw_finest(labels, items, n_per_item, offsets, sizes, u, none, part):
+    """``part[t]`` for the draws of each item: the partition where the cumulative weight
+    ``sum 1 / size`` first exceeds ``u[t]`` times the item's total (``none`` if zero)."""
+    n_partitions = offsets.size - 1
+    cum = np.empty(n_partitions)
+    for x in range(items.size):  # pragma: no cover - compiled
+        total = 0.0
+        for p in range(n_partitions):
+            own = labels[items[x], p]
+            if 0 <= own < offsets[p + 1] - offsets[p] and sizes[offsets[p] + own] > 0:
+                total += 1.0 / sizes[offsets[p] + own]
+            cum[p] = total
+        for a in range(n_per_item):
+            t = x * n_per_item + a
+            if not total > 0.0:
+                part[t] = none
+                continue
+            target = u[t] * total
+            p = 0
+            while p < n_partitions - 1 and not cum[p] > target:
+                p += 1
+            part[t] = p
 
 
 def _pool_clusters(lab_pool: np.ndarray) -> tuple[np.ndarray, ...]:

@@ -112,7 +112,7 @@ class FitRoute:
     fit_size, fit_fraction
         Fit on this many items (or ``ceil(fit_fraction n)``) drawn at random and extend
         to the rest; ``None``: every item; ``"auto"``: at most
-        ``settings.auto_fit_size``. The default is each method's
+        ``settings.auto_fit_size`` (``None``: 10,000 for PCC, 20,000 for PLA). The default is each method's
         (:data:`PCC_ROUTE`: ``"auto"``; PLA: ``None``): a ``FitRoute`` built from
         scratch fits every item, so to change one field of PCC's route keep the others
         with ``dataclasses.replace(PCC_ROUTE, mode="sparse")``.
@@ -126,7 +126,7 @@ class FitRoute:
 
 
 #: :func:`~scconsensus.core.pcc_consensus`'s default route: it fits at most
-#: ``settings.auto_fit_size`` items and extends to the rest.
+#: ``settings.auto_fit_size`` items (``None``: 10,000) and extends to the rest.
 PCC_ROUTE = FitRoute(fit_size="auto")
 
 

@@ -234,7 +234,7 @@ def _route(mode: str, solver: str, divergence, fit_size):
 def _check_dense_size(mode: str, n_items: int, fit_size, fit_fraction) -> None:
     """The dense route's memory, checked before the plan: an oversize call fails at once."""
     if mode == "dense":
-        n_fit = fit_count(n_items, fit_size, fit_fraction)
+        n_fit = fit_count(n_items, fit_size, fit_fraction, method="pcc")
         check_dense_route("pcc", n_fit, what="Dense PCC", advice=DENSE_ADVICE)
 
 
@@ -285,7 +285,7 @@ def _plan(labels, n_clusters, partitions, init, random_state, fit_size, fit_frac
     def subset(K: int):
         # a generator of its own, so the subset does not shift the solver's random stream
         rng = check_rng(random_state if isinstance(random_state, int | None) else 0)
-        return fit_subset(labels.shape[0], fit_size, fit_fraction, K, rng)
+        return fit_subset(labels.shape[0], fit_size, fit_fraction, K, rng, method="pcc")
 
     check_choice(partitions, PARTITIONS, "partitions")
     check_choice(init, INITS, "init")

@@ -106,9 +106,9 @@ fit_size, fit_fraction
     explains its co-association with sampled fitted partners: ``n_neighbors``
     within-cluster ones and a tenth of ``n_random`` random ones, at least one of each
     (:func:`scconsensus.core.pcc.pcc_extend`). ``None``: fit all items.
-    ``"auto"`` (default): fit at most ``settings.auto_fit_size`` (20,000) items
-    and extend to the rest, so the cost grows smoothly with n and a million
-    cells take minutes.""",
+    ``"auto"`` (default): fit at most ``settings.auto_fit_size`` items (``None``:
+    10,000) and extend to the rest, so the cost grows smoothly with n and a
+    million cells take minutes.""",
     "pcc_n_clusters": """\
 n_clusters
     Number of clusters ``K``, a maximum: clusters left without mass are dropped.

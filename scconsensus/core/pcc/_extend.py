@@ -6,7 +6,8 @@ solution of the K-dimensional convex problem
     min_{y on the simplex}  sum_j N_xj d_phi(c_xj / N_xj, y . y_j)
 
 over sampled partners ``j`` among the fitted items (within-cluster partners
-drawn from the ensemble plus uniformly random ones). This is the PCC
+drawn from the ensemble, favouring the partitions that put the item in a small
+cluster, plus uniformly random ones). This is the PCC
 objective (eq. 3 of Lourenço et al. 2015) restricted to the pairs touching
 ``x`` with every fitted membership held fixed, so each item is solved on its
 own with the paper's pairwise line-search moves: O(l K) per move with ``l``
@@ -185,14 +186,20 @@ def extension_candidates(
 ) -> np.ndarray:
     """``(n_items, n_per_item + n_random)`` candidate partners, positions in ``fitted``.
 
-    Row ``x`` holds ``n_per_item`` partners from the cluster of ``items[x]`` in a random
-    partition that sampled it (restricted to fitted members of that cluster), then
-    ``n_random`` uniform ones; a partner may appear twice. ``numbered`` as
+    Row ``x`` holds ``n_per_item`` partners from the cluster of ``items[x]`` in a
+    partition drawn with probability inversely proportional to that cluster's number of
+    fitted members (restricted to those members), then ``n_random`` uniform ones; a
+    partner may appear twice. ``numbered`` as
     :func:`~scconsensus.core._labels.compact_labels` takes it (``None``: checked here).
+
+    Partitions drawn uniformly put a rare population's cells with the large neighbour
+    that most partitions merge it with, and the extension follows its partners there:
+    at 100,000 cells with a population of 0.1 % or 0.5 %, fitted on 10,000, its recall
+    rose from 0.46 / 0.22 / 0.52 to 0.88 / 0.50 / 0.91 (``benchmarks/README.md``).
     """
     rng = check_rng(random_state)
     n_out = items.size
-    _, second = cluster_partners(labels, items, fitted, int(n_per_item), rng, numbered)
+    _, second = cluster_partners(labels, items, fitted, int(n_per_item), rng, numbered, finest=True)
     cand = [second.reshape(n_out, int(n_per_item))]
     if n_random > 0:
         cand.append(rng.integers(fitted.size, size=(n_out, int(n_random))))

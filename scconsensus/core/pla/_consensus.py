@@ -119,7 +119,7 @@ def pla_consensus(
     route = check_options(route, FitRoute, "route")
     weighting = check_options(weighting, Weighting, "weighting")
     check_choice(start.init, ("spectral", "random"), "init")
-    n_fit = fit_count(labels.shape[0], route.fit_size, route.fit_fraction)
+    n_fit = fit_count(labels.shape[0], route.fit_size, route.fit_fraction, method="pla")
     check_pla_args(  # before the plan: an oversize or ill-posed fit fails at once
         n_fit, mode=route.mode, weighted=weighted, **options_record(weighting),
         n_neighbors=route.n_neighbors, n_random=route.n_random, n_init=start.n_init,

@@ -33,7 +33,7 @@ fit_size, fit_fraction
     Fit on ``r`` randomly chosen items (or ``ceil(fit_fraction n)``), more than
     ``n_clusters``, and give the rest posteriors by the out-of-sample extension
     (Sect. 3.3); ``r >= n`` fits all. ``fit_size="auto"``: at most
-    ``settings.auto_fit_size`` items (the rule of :func:`scconsensus.tl.pcc`).""",
+    ``settings.auto_fit_size`` items (``None``: 20,000; PCC's extension needs fewer).""",
     "pla_stop": """\
 max_iter, tol
     EM stops after ``max_iter`` steps or when the relative log-likelihood change
