@@ -135,7 +135,7 @@ adata = ad.AnnData(obsm={"X_pca": X.astype(np.float32)})
 scc.tl.ensemble(adata, 20)
 scc.tl.pcc(adata)
 scc.tl.pla(adata)
-# a fit on a subset and its extension, as above 20,000 cells
+# a fit on a subset and its extension, as PCC's above 10,000 cells
 scc.tl.pcc(adata, fit_size=3000, key_added="pcc_subset")
 scc.tl.pla(adata, fit_size=3000, key_added="pla_subset")
 print("compiled:", compiled)

@@ -109,3 +109,20 @@ def test_finest_partners_of_an_item_no_partition_sampled_are_uniform_over_the_po
         labels, np.array([102]), pool, 5_000, np.random.default_rng(1), finest=True
     )
     assert second.min() >= 0 and second.max() < 100 and (second >= 90).mean() > 0.05
+
+
+def test_finest_partners_are_seeded_and_skip_clusters_without_pool_members():
+    """Same seed, same partners; item 1's clusters have no pool member in partition 0
+    (id 5, above the pool's ids) nor in partition 1 (id 1, between the pool's 0 and 2),
+    and partition 2 sampled no pool item: its partners are uniform over the pool."""
+    from scconsensus.core._ensemble_pairs import cluster_partners
+
+    labels = np.array([[0, 0, -1], [5, 1, 0], [1, 2, -1], [0, 2, -1]], dtype=np.int32)
+    pool, items = np.array([0, 2, 3]), np.array([1])
+    draws = [
+        cluster_partners(labels, items, pool, 3000, np.random.default_rng(s), finest=True)[1]
+        for s in (4, 4, 5)
+    ]
+    np.testing.assert_array_equal(draws[0], draws[1])
+    assert not np.array_equal(draws[0], draws[2])
+    assert set(np.unique(draws[0])) == {0, 1, 2}

@@ -106,11 +106,15 @@ def test_settings_refuse_unknown_and_removed_names():
         scc.settings.max_dens_bytes = 10
 
 
-def test_settings_take_none_only_where_it_means_each_methods_default():
-    with pytest.raises(ValueError, match="max_dense_bytes must be a whole number"):
-        scc.settings.max_dense_bytes = None
-    with pytest.raises(ValueError, match="auto_fit_size must be a whole number"):
+def test_settings_take_none_only_where_it_means_each_methods_default(monkeypatch):
+    for name in ("max_dense_bytes", "dense_auto_max_items"):
+        with pytest.raises(ValueError, match=f"{name} must be a whole number, got None"):
+            setattr(scc.settings, name, None)
+    with pytest.raises(ValueError, match="auto_fit_size must be a whole number or None"):
         scc.settings.auto_fit_size = "10k"
+    monkeypatch.setattr(scc.settings, "auto_fit_size", 500)
+    scc.settings.auto_fit_size = None
+    assert scc.settings.auto_fit_size is None
 
 
 def test_pcc_plan_keeps_the_matched_partitions_row_major():

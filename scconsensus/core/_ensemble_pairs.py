@@ -43,7 +43,7 @@ def cluster_partners(
     (never sampled, or no pool member in the cluster) the partner is uniform over
     ``pool``. With ``finest``, the partition is drawn with probability inversely
     proportional to the size of the item's cluster in it (counted in ``pool``), see
-    :func:`_finest_partitions`. Returns ``(first, second)``: positions in ``items`` and
+    :func:`_finest_partners`. Returns ``(first, second)``: positions in ``items`` and
     in ``pool``. ``numbered`` as :func:`~scconsensus.core._labels.compact_labels` takes it.
     """
     # cluster sizes are counted per label id
@@ -51,13 +51,12 @@ def cluster_partners(
     n_partitions = labels.shape[1]
     first = np.repeat(np.arange(items.size, dtype=np.int64), n_per_item)
     if finest:
-        part = _finest_partitions(labels, items, pool, n_per_item, rng.random(first.size))
-    else:
-        part = _uniform_partitions(labels, items, first, rng)
+        return first, _finest_partners(labels, items, pool, int(n_per_item), rng)
+    part = _uniform_partitions(labels, items, first, rng)
     second = rng.integers(pool.size, size=first.size)
     u = rng.random(first.size)
     # a 16-bit key sorts by radix in O(n): 10^7 int64 keys took 2 s at 10^6 items
-    key = part.astype(np.uint16) if n_partitions < np.iinfo(np.uint16).max else part
+    key = part.astype(np.uint16) if n_partitions <= np.iinfo(np.uint16).max else part
     by_part = np.argsort(key, kind="stable")
     bounds = np.searchsorted(key[by_part], np.arange(n_partitions + 1))
     for p in range(n_partitions):
@@ -80,29 +79,37 @@ def _uniform_partitions(labels, items, first, rng) -> np.ndarray:
     return part
 
 
-def _finest_partitions(labels, items, pool, n_per_item, u) -> np.ndarray:
-    """A partition per draw, with probability ``1 / |cluster of the item in it|``.
+def _finest_partners(labels, items, pool, n_per_item, rng) -> np.ndarray:
+    """Partners (positions in ``pool``) drawn in a partition chosen with probability
+    ``1 / |cluster of the item in it|``, then uniformly in that cluster.
 
     Sizes are counted in ``pool``; a partition that did not sample the item, or whose
-    cluster has no pool member, has weight 0, and an item without any weight gets
-    ``n_partitions`` (no partition: its partners stay uniform over ``pool``). A rare
-    population merged with a large neighbour in most partitions has its own small
-    cluster in the few that separate it; uniform partitions draw most of its partners
-    from the neighbour, and the extension then puts it there.
+    cluster has no pool member, has weight 0, and the partners of an item without any
+    weight stay uniform over ``pool``. A rare population merged with a large neighbour
+    in most partitions has its own small cluster in the few that separate it; uniform
+    partitions draw most of its partners from the neighbour, and the extension then
+    puts it there.
     """
-    n_partitions = labels.shape[1]
-    sizes = [np.bincount(col[col >= 0]) for col in labels[pool].T]
-    offsets = np.concatenate([[0], np.cumsum([s.size for s in sizes])]).astype(np.int64)
-    flat = np.concatenate([*sizes, np.zeros(0, dtype=np.int64)]).astype(np.int64)
-    part = np.empty(u.size, dtype=np.int64)
-    _draw_finest(labels, items, int(n_per_item), offsets, flat, u, n_partitions, part)
-    return part
+    pick = rng.random(items.size * n_per_item)
+    second = rng.integers(pool.size, size=pick.size)
+    u = rng.random(pick.size)
+    tables = [_pool_clusters(col) for col in np.ascontiguousarray(labels[pool].T)]
+    offsets = np.cumsum([0] + [size.size for _, _, size in tables]).astype(np.int64)
+    starts, sizes = (np.concatenate([t[i] for t in tables]).astype(np.int64) for i in (1, 2))
+    orders = np.stack([order for order, _, _ in tables]).astype(np.int64)
+    _draw_finest(labels, items, n_per_item, (offsets, starts, sizes, orders), pick, u, second)
+    return second
 
 
 @numba.njit(cache=True)
-def _draw_finest(labels, items, n_per_item, offsets, sizes, u, none, part):
-    """``part[t]`` for the draws of each item: the partition where the cumulative weight
-    ``sum 1 / size`` first exceeds ``u[t]`` times the item's total (``none`` if zero)."""
+def _draw_finest(labels, items, n_per_item, clusters, pick, u, second):
+    """For each draw ``t`` of item ``x = t // n_per_item``: the partition where the
+    cumulative weight ``sum 1 / size`` first exceeds ``pick[t]`` times the item's total,
+    and the pool member of its cluster there at the uniform ``u[t]`` (``second[t]`` kept
+    for an item without weight). ``clusters``: per partition, the pool's clusters as
+    :func:`_pool_clusters` gives them, concatenated (``offsets`` into ``starts`` and
+    ``sizes``; ``orders`` one row per partition)."""
+    offsets, starts, sizes, orders = clusters
     n_partitions = offsets.size - 1
     cum = np.empty(n_partitions)
     for x in range(items.size):  # pragma: no cover - compiled
@@ -112,16 +119,16 @@ def _draw_finest(labels, items, n_per_item, offsets, sizes, u, none, part):
             if 0 <= own < offsets[p + 1] - offsets[p] and sizes[offsets[p] + own] > 0:
                 total += 1.0 / sizes[offsets[p] + own]
             cum[p] = total
-        for a in range(n_per_item):
-            t = x * n_per_item + a
-            if not total > 0.0:
-                part[t] = none
-                continue
-            target = u[t] * total
-            p = 0
-            while p < n_partitions - 1 and not cum[p] > target:
-                p += 1
-            part[t] = p
+        if not total > 0.0:
+            continue
+        for t in range(x * n_per_item, (x + 1) * n_per_item):
+            # rounding can put pick * total at the total: the last partition then (a
+            # weight of 0 there leaves the uniform partner)
+            p = min(np.searchsorted(cum, pick[t] * total, side="right"), n_partitions - 1)
+            own = labels[items[x], p]
+            if 0 <= own < offsets[p + 1] - offsets[p] and sizes[offsets[p] + own] > 0:
+                k = offsets[p] + own
+                second[t] = orders[p, starts[k] + np.int64(u[t] * sizes[k])]
 
 
 def _pool_clusters(lab_pool: np.ndarray) -> tuple[np.ndarray, ...]:

@@ -111,8 +111,8 @@ class FitRoute:
         Pairs per item on the sparse route: within-cluster partners and random ones.
     fit_size, fit_fraction
         Fit on this many items (or ``ceil(fit_fraction n)``) drawn at random and extend
-        to the rest; ``None``: every item; ``"auto"``: at most
-        ``settings.auto_fit_size`` (``None``: 10,000 for PCC, 20,000 for PLA). The default is each method's
+        to the rest; ``None``: every item; ``"auto"``: at most ``settings.auto_fit_size``
+        (``None``: 10,000 for PCC, 20,000 for PLA). The default is each method's
         (:data:`PCC_ROUTE`: ``"auto"``; PLA: ``None``): a ``FitRoute`` built from
         scratch fits every item, so to change one field of PCC's route keep the others
         with ``dataclasses.replace(PCC_ROUTE, mode="sparse")``.

@@ -15,10 +15,12 @@ __all__ = ["auto_fit_size", "fit_count", "fit_subset"]
 
 #: The most items ``fit_size="auto"`` fits, per method, where ``settings.auto_fit_size``
 #: is ``None``. PCC's extension draws an item's partners mostly where its cluster is
-#: smallest, so a fit on 10,000 of 100,000 cells keeps a rare population as the fit on
-#: 20,000 did (recall 0.00/0.88/0.50 and 0.91/1.00/1.00 against 0.00/0.97/0.49 and
-#: 0.92/1.00/1.00 for populations of 0.1 % and 0.5 %), at half the CPU. PLA's kNN
-#: extension lost half of such a population's cells (0.76 -> 0.45) fitted on 10,000.
+#: smallest: fitted on 10,000 of 100,000 cells it keeps a rare population about as a fit
+#: on 20,000 does (recall at data seeds 0-2: 0.00/0.88/0.50 against 0.00/0.97/0.49 for a
+#: population of 0.1 %, 0.91/1.00/1.00 against 0.92/1.00/1.00 for 0.5 %; the uniform
+#: partners before it: 0.00/0.54/0.30 and 0.58/1.00/1.00 on 20,000), at half the CPU
+#: (``benchmarks/pcc_fit_size.py``). PLA's kNN extension lost half of such a
+#: population's cells fitted on 10,000 (recall 0.76 -> 0.45 at 0.5 %, seed 1).
 AUTO_FIT_SIZE = {"pcc": 10_000, "pla": 20_000}
 
 

@@ -27,7 +27,7 @@ from ._greedy import _scan_item
 from ._linesearch import _line_search, _move
 
 
-@numba.njit(cache=True, error_model="numpy")
+@numba.njit(cache=True, error_model="numpy", inline="always")
 def _add_row(ysp, j, w, out):
     """``out += w * Yfit[j]`` over the nonzero entries of row ``j``."""
     yptr, yidx, yval = ysp
@@ -39,7 +39,7 @@ def _add_row(ysp, j, w, out):
 START_FLOOR = 0.05
 
 
-@numba.njit(cache=True, error_model="numpy")
+@numba.njit(cache=True, error_model="numpy", inline="always")
 def _dot(ysp, j, y):
     """``y . Yfit[j]`` over the nonzero entries of row ``j``."""
     yptr, yidx, yval = ysp
@@ -92,7 +92,7 @@ def _start(cval, partner, ysp, lo_t, hi_t, y):
         y[k] /= kept
 
 
-@numba.njit(cache=True, error_model="numpy")
+@numba.njit(cache=True, error_model="numpy", inline="always")
 def _gradient(cval, nval, partner, ysp, q, lo_t, hi_t, kind, par, g):
     """Gradient of the item's objective in ``y`` given ``q[t] = y . y_partner``."""
     for k in range(g.shape[0]):
@@ -103,7 +103,7 @@ def _gradient(cval, nval, partner, ysp, q, lo_t, hi_t, kind, par, g):
             _add_row(ysp, partner[t], w, g)
 
 
-@numba.njit(cache=True, error_model="numpy")
+@numba.njit(cache=True, error_model="numpy", inline="always")
 def _gather_partners(cval, nval, partner, Yfit, q, lo_t, hi_t, u, v, dall, p, w, qa, dlt):
     """Every partner's ``delta`` into ``dall``; the pairs it changes into the search buffers."""
     m = 0
@@ -194,8 +194,9 @@ def extension_candidates(
 
     Partitions drawn uniformly put a rare population's cells with the large neighbour
     that most partitions merge it with, and the extension follows its partners there:
-    at 100,000 cells with a population of 0.1 % or 0.5 %, fitted on 10,000, its recall
-    rose from 0.46 / 0.22 / 0.52 to 0.88 / 0.50 / 0.91 (``benchmarks/README.md``).
+    at 100,000 cells, fitted on 10,000, the recall of a population of 0.1 % (data seeds
+    1, 2) and 0.5 % (seed 0) rose from 0.46 / 0.22 / 0.52 to 0.88 / 0.50 / 0.91
+    (``benchmarks/pcc_fit_size.py``, table in ``benchmarks/README.md``).
     """
     rng = check_rng(random_state)
     n_out = items.size

@@ -409,8 +409,7 @@ def pla(
     n_init, em_kw = _check_run(mode, n_init, max_iter, tol, n_neighbors, n_random)
     init = _check_init(init, n, K)
     s_em, s_fit, s_pairs, s_cv = seed_sequence(random_state).spawn(4)
-    rng = np.random.default_rng(s_fit)
-    fit_index = fit_subset(n, fit_size, fit_fraction, K, rng, method="pla")
+    fit_index = fit_subset(n, fit_size, fit_fraction, K, np.random.default_rng(s_fit), method="pla")
     fit_index = np.arange(n) if fit_index is None else fit_index
     w = check_options(weighting, Weighting, "weighting")
     lam, cv_score = w.lam, w.cv_score
