@@ -68,9 +68,18 @@ def confidence(membership: np.ndarray, labels: np.ndarray | None = None) -> np.n
 def entropy(membership: np.ndarray) -> np.ndarray:
     """Shannon entropy (nats) of each item's membership; 0 for a hard assignment.
     Entries below 0 (rounding) count as 0."""
-    p = np.clip(np.asarray(membership, dtype=np.float64), 0.0, None)
-    # one pass: 0.27 s at 10^6 x 20 against 1.6 s for a masked p * log(p), same bits
-    return scipy.special.entr(p).sum(axis=1)
+    membership = np.asarray(membership, dtype=np.float64)
+    out = np.empty(membership.shape[0])
+    # one pass: 0.27 s at 10^6 x 20 against 1.6 s for a masked p * log(p), same bits; by
+    # blocks of rows, whose temporaries stay in cache (1.1 s in one piece inside tl.pcc)
+    for lo in range(0, membership.shape[0], _ROW_BLOCK):
+        p = np.clip(membership[lo : lo + _ROW_BLOCK], 0.0, None)
+        out[lo : lo + _ROW_BLOCK] = scipy.special.entr(p).sum(axis=1)
+    return out
+
+
+#: Rows per block of :func:`entropy`.
+_ROW_BLOCK = 1 << 14
 
 
 def labelled_first(

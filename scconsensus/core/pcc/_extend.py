@@ -149,8 +149,9 @@ def _extend_one(cval, nval, partner, Yfit, ysp, lo_t, hi_t, y, kind, par, tol, m
 
 
 @numba.njit(cache=True, error_model="numpy")
-def _extend_items(indptr, partner, cval, nval, Yfit, ysp, Yout, kind, par, tol, max_steps):
-    """Solve each item's problem in place on ``Yout``; returns the number of moves.
+def _extend_items(indptr, partner, cval, nval, Yfit, ysp, Yout, rows, kind, par, tol, max_steps):
+    """Solve each item's problem in place on row ``rows[x]`` of ``Yout``, clipped at 0 and
+    summing to 1; returns the number of moves.
 
     ``ysp`` is ``(indptr, indices, values)`` of the nonzero entries of ``Yfit``: fitted
     rows put mass on few clusters (2 of 20 at 10^6 cells), and the start, the pairs'
@@ -160,10 +161,10 @@ def _extend_items(indptr, partner, cval, nval, Yfit, ysp, Yout, kind, par, tol, 
     deg = max(Yout.shape[1], np.max(np.diff(indptr)))
     buf = np.empty((7, deg))
     total = 0
-    for x in range(Yout.shape[0]):
+    for x in range(rows.shape[0]):
         lo_t = indptr[x]
         hi_t = indptr[x + 1]
-        y = Yout[x]
+        y = Yout[rows[x]]
         if hi_t == lo_t:
             y[:] = 1.0 / y.shape[0]
             continue
@@ -171,7 +172,19 @@ def _extend_items(indptr, partner, cval, nval, Yfit, ysp, Yout, kind, par, tol, 
         total += _extend_one(
             cval, nval, partner, Yfit, ysp, lo_t, hi_t, y, kind, par, tol, max_steps, buf
         )
+        _on_simplex(y)
     return total
+
+
+@numba.njit(cache=True, error_model="numpy", inline="always")
+def _on_simplex(y):
+    """Rounding of the moves cleared: negative entries to 0, the row rescaled to sum 1."""
+    s = 0.0
+    for k in range(y.shape[0]):
+        y[k] = max(y[k], 0.0)
+        s += y[k]
+    for k in range(y.shape[0]):
+        y[k] /= s
 
 
 def extension_candidates(
@@ -333,15 +346,13 @@ def extend_checked(
     if items.size == 0:
         return result
     indptr, cols, cval, nval = _partner_table(labels, fitted, items, numbered=numbered, **kw)
-    Yout = np.empty((items.size, Y.shape[1]))
     kernel = bregman.kernel(_extend_items)
     args = (bregman.kind, bregman.param, float(tol), int(max_steps))
     ysp = sp.csr_matrix(Y)
     ysp = (ysp.indptr.astype(np.int64), ysp.indices.astype(np.int64), ysp.data)
-    kernel(indptr, cols, cval, nval, Y, ysp, Yout, *args)
-    np.clip(Yout, 0.0, None, out=Yout)
-    Yout /= Yout.sum(axis=1, keepdims=True)
-    result[items] = Yout
+    # in place on the result's rows: a block of extended rows, clipped, rescaled and
+    # copied over took 1.2 s at 10^6 items
+    kernel(indptr, cols, cval, nval, Y, ysp, result, items, *args)
     return result
 
 
