@@ -72,7 +72,7 @@ def _check_count(value: object, name: str) -> int:
     return value
 
 
-_EXAMPLES = {"max_dense_bytes": "8 * 1024**3"}
+_EXAMPLES = {"max_dense_bytes": "8 * 1024**3", "auto_fit_size": "20_000"}
 
 
 settings = Settings()

@@ -80,7 +80,7 @@ def _uniform_partitions(labels, items, first, rng) -> np.ndarray:
 
 
 def _finest_partners(labels, items, pool, n_per_item, rng) -> np.ndarray:
-    """Partners (positions in ``pool``) drawn in a partition chosen with probability
+    """Partners (positions in ``pool``) drawn in a partition chosen in proportion to
     ``1 / |cluster of the item in it|``, then uniformly in that cluster.
 
     Sizes are counted in ``pool``; a partition that did not sample the item, or whose
@@ -93,10 +93,17 @@ def _finest_partners(labels, items, pool, n_per_item, rng) -> np.ndarray:
     pick = rng.random(items.size * n_per_item)
     second = rng.integers(pool.size, size=pick.size)
     u = rng.random(pick.size)
-    tables = [_pool_clusters(col) for col in np.ascontiguousarray(labels[pool].T)]
-    offsets = np.cumsum([0] + [size.size for _, _, size in tables]).astype(np.int64)
-    starts, sizes = (np.concatenate([t[i] for t in tables]).astype(np.int64) for i in (1, 2))
-    orders = np.stack([order for order, _, _ in tables]).astype(np.int64)
+    if labels.shape[1] == 0:
+        return second
+    # one partition's pool order at a time into the table: R x |pool| int64 once
+    orders = np.empty((labels.shape[1], pool.size), dtype=np.int64)
+    starts, sizes = [], []
+    for p, col in enumerate(np.ascontiguousarray(labels[pool].T)):
+        orders[p], start, size = _pool_clusters(col)
+        starts.append(start)
+        sizes.append(size)
+    offsets = np.cumsum([0] + [size.size for size in sizes]).astype(np.int64)
+    starts, sizes = (np.concatenate(t).astype(np.int64, copy=False) for t in (starts, sizes))
     _draw_finest(labels, items, n_per_item, (offsets, starts, sizes, orders), pick, u, second)
     return second
 

@@ -65,21 +65,22 @@ def confidence(membership: np.ndarray, labels: np.ndarray | None = None) -> np.n
     return np.where(labels >= 0, own, top)
 
 
+#: Rows per block of :func:`entropy`: 2.6 MB per temporary at 20 clusters.
+_ROW_BLOCK = 1 << 14
+
+
 def entropy(membership: np.ndarray) -> np.ndarray:
     """Shannon entropy (nats) of each item's membership; 0 for a hard assignment.
     Entries below 0 (rounding) count as 0."""
     membership = np.asarray(membership, dtype=np.float64)
     out = np.empty(membership.shape[0])
     # one pass: 0.27 s at 10^6 x 20 against 1.6 s for a masked p * log(p), same bits; by
-    # blocks of rows, whose temporaries stay in cache (1.1 s in one piece inside tl.pcc)
+    # blocks of rows, whose temporaries stay in cache: inside tl.pcc at 10^6 cells 1.1 s
+    # in one piece (fresh pages for two 160 MB temporaries), 0.13 s by blocks
     for lo in range(0, membership.shape[0], _ROW_BLOCK):
         p = np.clip(membership[lo : lo + _ROW_BLOCK], 0.0, None)
         out[lo : lo + _ROW_BLOCK] = scipy.special.entr(p).sum(axis=1)
     return out
-
-
-#: Rows per block of :func:`entropy`.
-_ROW_BLOCK = 1 << 14
 
 
 def labelled_first(

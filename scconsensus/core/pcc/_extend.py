@@ -178,7 +178,7 @@ def _extend_items(indptr, partner, cval, nval, Yfit, ysp, Yout, rows, kind, par,
 
 @numba.njit(cache=True, error_model="numpy", inline="always")
 def _on_simplex(y):
-    """Rounding of the moves cleared: negative entries to 0, the row rescaled to sum 1."""
+    """Clear the moves' rounding: negative entries to 0, the row rescaled to sum 1."""
     s = 0.0
     for k in range(y.shape[0]):
         y[k] = max(y[k], 0.0)
