@@ -84,15 +84,15 @@ def _two_resolutions():
 
 
 def test_finest_partitions_are_drawn_in_inverse_proportion_to_the_cluster_size():
-    """With ``finest``, item 100 draws partition 0 (cluster of 10) with probability
+    """Item 100 draws partition 0 (cluster of 10) with probability
     (1/10) / (1/10 + 1/90) = 0.9: partners outside items 0-9 come only from partition 1,
     0.1 x 80/90 = 0.089 of them (0.44 with partitions drawn uniformly)."""
-    from scconsensus.core._ensemble_pairs import cluster_partners
+    from scconsensus.core._ensemble_pairs import cluster_partners, finest_partners
 
     labels, pool = _two_resolutions(), np.arange(100)
     rng = np.random.default_rng(0)
     draws = 20_000
-    _, second = cluster_partners(labels, np.array([100, 101]), pool, draws, rng, finest=True)
+    second = finest_partners(labels, np.array([100, 101]), pool, draws, rng)
     first_item, second_item = second[:draws], second[draws:]
     assert first_item.max() < 90 and abs((first_item >= 10).mean() - 0.1 * 80 / 90) < 0.01
     # unsampled by partition 0: every partner from partition 1's cluster
@@ -102,12 +102,10 @@ def test_finest_partitions_are_drawn_in_inverse_proportion_to_the_cluster_size()
 
 
 def test_finest_partners_of_an_item_no_partition_sampled_are_uniform_over_the_pool():
-    from scconsensus.core._ensemble_pairs import cluster_partners
+    from scconsensus.core._ensemble_pairs import finest_partners
 
     labels, pool = _two_resolutions(), np.arange(100)
-    _, second = cluster_partners(
-        labels, np.array([102]), pool, 5_000, np.random.default_rng(1), finest=True
-    )
+    second = finest_partners(labels, np.array([102]), pool, 5_000, np.random.default_rng(1))
     assert second.min() >= 0 and second.max() < 100 and (second >= 90).mean() > 0.05
 
 
@@ -115,13 +113,12 @@ def test_finest_partners_are_seeded_and_skip_clusters_without_pool_members():
     """Same seed, same partners; item 1's clusters have no pool member in partition 0
     (id 5, above the pool's ids) nor in partition 1 (id 1, between the pool's 0 and 2),
     and partition 2 sampled no pool item: its partners are uniform over the pool."""
-    from scconsensus.core._ensemble_pairs import cluster_partners
+    from scconsensus.core._ensemble_pairs import finest_partners
 
     labels = np.array([[0, 0, -1], [5, 1, 0], [1, 2, -1], [0, 2, -1]], dtype=np.int32)
     pool, items = np.array([0, 2, 3]), np.array([1])
     draws = [
-        cluster_partners(labels, items, pool, 3000, np.random.default_rng(s), finest=True)[1]
-        for s in (4, 4, 5)
+        finest_partners(labels, items, pool, 3000, np.random.default_rng(s)) for s in (4, 4, 5)
     ]
     np.testing.assert_array_equal(draws[0], draws[1])
     assert not np.array_equal(draws[0], draws[2])

@@ -182,3 +182,19 @@ def test_pcc_consensus_same_result_for_other_ids(shift):
     assert a.fit_indices is not None
     np.testing.assert_array_equal(a.membership, b.membership)
     assert a.fit.objective == b.fit.objective
+
+
+def test_plan_adds_the_nearest_partitions_until_every_sampled_item_is_in_one():
+    """K = 3 matches partitions 0 and 1; item 0 is sampled only by partition 2 (6
+    clusters), item 1 by none: partition 2 joins, partition 3 (9 clusters) is not needed."""
+    from scconsensus.core._plan import _cover_items, _coverage
+
+    ks = np.array([3, 3, 6, 9])
+    labels = (np.arange(30)[:, None] % ks).astype(np.int32)
+    labels[0, [0, 1, 3]] = -1
+    labels[1] = -1
+    covered, coverable = _coverage(labels, np.array([0, 1]))
+    assert not covered[0] and coverable[0] and not covered[1] and not coverable[1]
+    assert covered[2:].all() and coverable[2:].all()
+    np.testing.assert_array_equal(_cover_items(labels, ks, 3, np.array([0, 1])), [0, 1, 2])
+    np.testing.assert_array_equal(_cover_items(labels, ks, 3, np.array([0, 1, 2])), [0, 1, 2])

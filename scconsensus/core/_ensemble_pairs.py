@@ -33,25 +33,19 @@ def cluster_partners(
     n_per_item: int,
     rng: np.random.Generator,
     numbered: bool | None = None,
-    *,
-    finest: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """``n_per_item`` partners from ``pool`` for every item of ``items``, drawn within clusters.
 
     Each draw picks a partition that sampled the item (up to ``_REDRAWS`` tries) and a
     uniformly random member of ``pool`` in the item's cluster there; where that fails
     (never sampled, or no pool member in the cluster) the partner is uniform over
-    ``pool``. With ``finest``, the partition is drawn with probability inversely
-    proportional to the size of the item's cluster in it (counted in ``pool``), see
-    :func:`_finest_partners`. Returns ``(first, second)``: positions in ``items`` and
-    in ``pool``. ``numbered`` as :func:`~scconsensus.core._labels.compact_labels` takes it.
+    ``pool``. Returns ``(first, second)``: positions in ``items`` and in ``pool``.
+    ``numbered`` as :func:`~scconsensus.core._labels.compact_labels` takes it.
     """
     # cluster sizes are counted per label id
     labels = compact_labels(labels, numbered=numbered)
     n_partitions = labels.shape[1]
     first = np.repeat(np.arange(items.size, dtype=np.int64), n_per_item)
-    if finest:
-        return first, _finest_partners(labels, items, pool, int(n_per_item), rng)
     part = _uniform_partitions(labels, items, first, rng)
     second = rng.integers(pool.size, size=first.size)
     u = rng.random(first.size)
@@ -79,9 +73,18 @@ def _uniform_partitions(labels, items, first, rng) -> np.ndarray:
     return part
 
 
-def _finest_partners(labels, items, pool, n_per_item, rng) -> np.ndarray:
-    """Partners (positions in ``pool``) drawn in a partition chosen in proportion to
-    ``1 / |cluster of the item in it|``, then uniformly in that cluster.
+def finest_partners(
+    labels: np.ndarray,
+    items: np.ndarray,
+    pool: np.ndarray,
+    n_per_item: int,
+    rng: np.random.Generator,
+    numbered: bool | None = None,
+) -> np.ndarray:
+    """``n_per_item`` partners from ``pool`` for every item of ``items`` (positions in
+    ``pool``, item after item), each drawn in a partition chosen in proportion to
+    ``1 / |cluster of the item in it|``, then uniformly in that cluster. ``numbered``
+    as :func:`~scconsensus.core._labels.compact_labels` takes it.
 
     Sizes are counted in ``pool``; a partition that did not sample the item, or whose
     cluster has no pool member, has weight 0, and the partners of an item without any
@@ -90,6 +93,8 @@ def _finest_partners(labels, items, pool, n_per_item, rng) -> np.ndarray:
     partitions draw most of its partners from the neighbour, and the extension then
     puts it there.
     """
+    labels = compact_labels(labels, numbered=numbered)  # cluster sizes counted per id
+    n_per_item = int(n_per_item)
     pick = rng.random(items.size * n_per_item)
     second = rng.integers(pool.size, size=pick.size)
     u = rng.random(pick.size)

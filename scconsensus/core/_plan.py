@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numba
 import numpy as np
 
 from .._docs import doc_params
@@ -97,8 +98,7 @@ def _cover_items(labels, sizes, K, columns) -> np.ndarray:
 
     An item no fitted partition sampled has no evidence and would get no label.
     """
-    coverable = (labels >= 0).any(axis=1)
-    covered = (labels[:, columns] >= 0).any(axis=1)
+    covered, coverable = _coverage(labels, columns)
     if (covered >= coverable).all():
         return columns
     chosen = set(columns.tolist())
@@ -110,6 +110,29 @@ def _cover_items(labels, sizes, K, columns) -> np.ndarray:
         if (covered >= coverable).all():
             break
     return np.array(sorted(chosen), dtype=np.int64)
+
+
+@numba.njit(cache=True)
+def _coverage(labels, columns):  # pragma: no cover - compiled
+    """Per item: sampled by one of ``columns``, sampled by any partition. One pass that
+    stops at each row's first sampled entry: NumPy's two boolean ``n x R`` masks took
+    0.5 s at 10^6 items and 100 partitions."""
+    n = labels.shape[0]
+    covered = np.zeros(n, dtype=np.bool_)
+    coverable = np.zeros(n, dtype=np.bool_)
+    for i in range(n):
+        for c in columns:
+            if labels[i, c] >= 0:
+                covered[i] = True
+                break
+        if covered[i]:
+            coverable[i] = True
+            continue
+        for r in range(labels.shape[1]):
+            if labels[i, r] >= 0:
+                coverable[i] = True
+                break
+    return covered, coverable
 
 
 def _far_note(sizes: np.ndarray, columns: np.ndarray, K: int) -> str:

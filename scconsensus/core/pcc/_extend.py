@@ -21,7 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..._validation import RandomState, check_int, check_labels, check_rng
-from .._ensemble_pairs import cluster_partners
+from .._ensemble_pairs import finest_partners
 from ._divergences import Bregman, _deriv, check_divergence, register_kernels
 from ._greedy import _scan_item
 from ._linesearch import _line_search, _move
@@ -213,7 +213,7 @@ def extension_candidates(
     """
     rng = check_rng(random_state)
     n_out = items.size
-    _, second = cluster_partners(labels, items, fitted, int(n_per_item), rng, numbered, finest=True)
+    second = finest_partners(labels, items, fitted, n_per_item, rng, numbered)
     cand = [second.reshape(n_out, int(n_per_item))]
     if n_random > 0:
         cand.append(rng.integers(fitted.size, size=(n_out, int(n_random))))
