@@ -45,9 +45,15 @@ def cluster_partners(
     # cluster sizes are counted per label id
     labels = compact_labels(labels, numbered=numbered)
     n_partitions = labels.shape[1]
+    r = pool.size
     first = np.repeat(np.arange(items.size, dtype=np.int64), n_per_item)
-    part = _uniform_partitions(labels, items, first, rng)
-    second = rng.integers(pool.size, size=first.size)
+    part = rng.integers(n_partitions, size=first.size)
+    for _ in range(_REDRAWS):
+        miss = np.flatnonzero(labels[items[first], part] < 0)
+        if miss.size == 0:
+            break
+        part[miss] = rng.integers(n_partitions, size=miss.size)
+    second = rng.integers(r, size=first.size)
     u = rng.random(first.size)
     # a 16-bit key sorts by radix in O(n): 10^7 int64 keys took 2 s at 10^6 items
     key = part.astype(np.uint16) if n_partitions <= np.iinfo(np.uint16).max else part
@@ -59,18 +65,6 @@ def cluster_partners(
             order, start, size = _pool_clusters(labels[pool, p])
             _draw_in_cluster(labels, p, items, int(n_per_item), sel, u, order, start, size, second)
     return first, second
-
-
-def _uniform_partitions(labels, items, first, rng) -> np.ndarray:
-    """A partition per draw, uniform among those that sampled the item (``_REDRAWS`` tries)."""
-    n_partitions = labels.shape[1]
-    part = rng.integers(n_partitions, size=first.size)
-    for _ in range(_REDRAWS):
-        miss = np.flatnonzero(labels[items[first], part] < 0)
-        if miss.size == 0:
-            break
-        part[miss] = rng.integers(n_partitions, size=miss.size)
-    return part
 
 
 def finest_partners(

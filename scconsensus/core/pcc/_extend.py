@@ -27,6 +27,9 @@ from ._greedy import _scan_item
 from ._linesearch import _line_search, _move
 
 
+# The per-partner helpers are inlined (numba's IR inlining): a call passing arrays counts
+# references to each of them, and on the extension's few partners per move that was a
+# third of the kernel (2.2 -> 1.3-1.7 s on 300,000 items of the 10^6 problem, same bits).
 @numba.njit(cache=True, error_model="numpy", inline="always")
 def _add_row(ysp, j, w, out):
     """``out += w * Yfit[j]`` over the nonzero entries of row ``j``."""
