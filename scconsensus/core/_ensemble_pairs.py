@@ -121,9 +121,9 @@ def _draw_finest(labels, items, n_per_item, clusters, pick, u, second):
     for x in range(items.size):  # pragma: no cover - compiled
         total = 0.0
         for p in range(n_partitions):
-            own = labels[items[x], p]
-            if 0 <= own < offsets[p + 1] - offsets[p] and sizes[offsets[p] + own] > 0:
-                total += 1.0 / sizes[offsets[p] + own]
+            size = _pool_size(offsets, sizes, p, labels[items[x], p])
+            if size > 0:
+                total += 1.0 / size
             cum[p] = total
         if not total > 0.0:
             continue
@@ -132,9 +132,18 @@ def _draw_finest(labels, items, n_per_item, clusters, pick, u, second):
             # weight of 0 there leaves the uniform partner)
             p = min(np.searchsorted(cum, pick[t] * total, side="right"), n_partitions - 1)
             own = labels[items[x], p]
-            if 0 <= own < offsets[p + 1] - offsets[p] and sizes[offsets[p] + own] > 0:
-                k = offsets[p] + own
-                second[t] = orders[p, starts[k] + np.int64(u[t] * sizes[k])]
+            size = _pool_size(offsets, sizes, p, own)
+            if size > 0:
+                second[t] = orders[p, starts[offsets[p] + own] + np.int64(u[t] * size)]
+
+
+@numba.njit(cache=True, inline="always")
+def _pool_size(offsets, sizes, p, own):
+    """Pool members of cluster ``own`` of partition ``p`` (0 if unsampled or beyond the
+    pool's ids)."""
+    if 0 <= own < offsets[p + 1] - offsets[p]:
+        return sizes[offsets[p] + own]
+    return 0
 
 
 def _pool_clusters(lab_pool: np.ndarray) -> tuple[np.ndarray, ...]:
