@@ -20,6 +20,10 @@ ECE: ``ECE >= |mean confidence - accuracy|``).
 Run from the repository root, one thread::
 
     OMP_NUM_THREADS=1 NUMBA_NUM_THREADS=1 python benchmarks/confidence.py --cache /tmp/conf
+
+``--resample B`` adds the consensus resampled: each row's method refitted ``B`` times on
+random halves of the partitions at the row's ``k``, the share of refits that give the
+cell its label (``B`` x the consensus's time per case).
 """
 
 from __future__ import annotations
@@ -47,7 +51,16 @@ PANEL = (
 )
 ROWS = ("pcc_def", "pcc_k", "pla_def", "pla_k")
 #: Per-cell statistics of :func:`candidate_stats` (one pass over the partitions).
-BASIC = ("prec_fine", "prec_all", "rec", "lab_fine", "relmaj_fine", "mutual_fine", "majcell")
+BASIC = (
+    "prec_fine",
+    "prec_all",
+    "rec",
+    "rec_coarse",
+    "lab_fine",
+    "relmaj_fine",
+    "mutual_fine",
+    "majcell",
+)
 
 
 def cached_run(name: str, seed: int, cache: str | None) -> dict:
@@ -100,10 +113,11 @@ def candidate_stats(ensemble: np.ndarray, labels: np.ndarray) -> dict[str, np.nd
     ens = compact_labels(ensemble.astype(np.int32))
     sizes = ens.max(axis=0).astype(np.int64) + 1
     fine = sizes >= k if (sizes >= k).any() else np.ones(sizes.size, bool)
+    coarse = sizes <= k if (sizes <= k).any() else np.ones(sizes.size, bool)
     acc = {key: np.zeros(n) for key in BASIC}
-    seen_fine, seen = np.zeros(n), np.zeros(n)
+    seen_fine, seen_coarse, seen = np.zeros(n), np.zeros(n), np.zeros(n)
     prof, supp = np.zeros((n, k)), np.zeros((n, k))
-    for ids, m, use in zip(ens.T, sizes, fine, strict=True):
+    for ids, m, use, use_coarse in zip(ens.T, sizes, fine, coarse, strict=True):
         i = np.flatnonzero(ids >= 0)
         c, mi = labels[i], ids[i]
         counts = np.bincount(mi * k + c, minlength=m * k).reshape(m, k).astype(float)
@@ -117,14 +131,15 @@ def candidate_stats(ensemble: np.ndarray, labels: np.ndarray) -> dict[str, np.nd
             mine["mutual_fine"] = mine["lab_fine"] | own_main
             supp[i] += share[mi]
             seen_fine[i] += 1
+        if use_coarse:
+            mine["rec_coarse"] = rel[mi, c]
+            seen_coarse[i] += 1
         for key, value in mine.items():
             acc[key][i] += value
         prof[i] += rel[mi]
         seen[i] += 1
-    out = {
-        key: v / np.maximum(seen_fine if key.endswith("_fine") else seen, 1)
-        for key, v in acc.items()
-    }
+    per = {"fine": seen_fine, "coarse": seen_coarse}
+    out = {key: v / np.maximum(per.get(key.split("_")[-1], seen), 1) for key, v in acc.items()}
     out["marg_prof"] = _margin(prof, labels)
     out["marg_supp"] = _margin(supp, labels)
     return out
@@ -149,6 +164,33 @@ def own_coassociation(ensemble: np.ndarray, labels: np.ndarray) -> np.ndarray:
     return np.array([F[i, labels == labels[i]].mean() for i in range(labels.size)])
 
 
+def resampled_agreement(
+    ensemble: np.ndarray, labels: np.ndarray, method: str, n_refits: int, seed: int
+) -> np.ndarray:
+    """The share of ``n_refits`` consensus refits, each on a random half of the
+    partitions at the labels' ``k`` (``method``: ``"pcc"`` or ``"pla"``), that give the
+    cell its label (each refit's clusters matched to the labels by the Hungarian
+    method): the consensus resampled, the issue's "resampling" candidate."""
+    from scipy.optimize import linear_sum_assignment
+
+    from scconsensus.core import pcc_consensus, pla_consensus
+
+    fit = pcc_consensus if method == "pcc" else pla_consensus
+    k, rng = int(labels.max()) + 1, np.random.default_rng(seed)
+    agree = np.zeros(labels.size)
+    for b in range(n_refits):
+        cols = np.sort(rng.choice(ensemble.shape[1], ensemble.shape[1] // 2, replace=False))
+        res = fit(np.ascontiguousarray(ensemble[:, cols]), k, random_state=b, progress=False)
+        refit = res.membership.argmax(axis=1)
+        overlap = np.zeros((k, res.membership.shape[1]))
+        np.add.at(overlap, (labels, refit), 1)
+        matched_label, matched_refit = linear_sum_assignment(-overlap)
+        to_label = np.full(overlap.shape[1], -1)
+        to_label[matched_refit] = matched_label
+        agree += to_label[refit] == labels
+    return agree / n_refits
+
+
 def _mean(*keys):
     return lambda s: np.mean([s[key] for key in keys], axis=0)
 
@@ -158,6 +200,7 @@ CANDIDATES = {
     "baseline: own co-association": lambda s: s["baseline"],
     "largest membership": lambda s: s["maxmem"],
     **{key: (lambda s, key=key: s[key]) for key in (*BASIC, "marg_prof", "marg_supp")},
+    "mean(prec_fine, rec_coarse)": _mean("prec_fine", "rec_coarse"),
     "mean(rec, majcell)": _mean("rec", "majcell"),
     "mean(prec_fine, majcell)": _mean("prec_fine", "majcell"),
     "mean(prec_fine, rec, majcell)": _mean("prec_fine", "rec", "majcell"),
@@ -170,10 +213,18 @@ CANDIDATES = {
     "mean(stored, largest membership)": _mean("stored", "maxmem"),
     "stored * largest membership": lambda s: s["stored"] * s["maxmem"],
 }
+#: With ``--resample``: the consensus refitted on halves of the partitions.
+RESAMPLED = {
+    "resampled (agreement over refits on half the partitions)": lambda s: s["resampled"],
+    "mean(stored, resampled)": _mean("stored", "resampled"),
+}
 
 
-def scored_cases(datasets, seeds, cache) -> list[tuple[str, str, dict, np.ndarray]]:
-    """``(dataset, row, statistics, correct)`` per dataset, seed and row."""
+def scored_cases(
+    datasets, seeds, cache, n_refits: int = 0
+) -> list[tuple[str, str, dict, np.ndarray]]:
+    """``(dataset, row, statistics, correct)`` per dataset, seed and row (``n_refits``:
+    also :func:`resampled_agreement` over that many refits)."""
     from scconsensus.metrics import majority_correct
 
     cases = []
@@ -188,6 +239,9 @@ def scored_cases(datasets, seeds, cache) -> list[tuple[str, str, dict, np.ndarra
                 stats["baseline"] = own_coassociation(ens, lab)
                 stats["maxmem"] = rec[row]["membership"][ok].max(axis=1)
                 stats["stored"] = rec[row]["confidence"][ok]
+                if n_refits:
+                    method = row.split("_")[0]
+                    stats["resampled"] = resampled_agreement(ens, lab, method, n_refits, seed)
                 cases.append((name, row, stats, majority_correct(rec["truth"][ok], lab)))
         print(f"# {name} done", file=sys.stderr, flush=True)
     return cases
@@ -316,13 +370,17 @@ def main() -> None:
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--cache", default=None, help="folder for the runs (reused if there)")
     parser.add_argument("--per-dataset", nargs="*", default=None, help="candidates to detail")
+    parser.add_argument(
+        "--resample", type=int, default=0, metavar="B", help="add the consensus refitted B times"
+    )
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
-    cases = scored_cases(args.datasets, args.seeds, args.cache)
-    print(candidate_table(cases))
+    cases = scored_cases(args.datasets, args.seeds, args.cache, args.resample)
+    candidates = {**CANDIDATES, **(RESAMPLED if args.resample else {})}
+    print(candidate_table(cases, candidates))
     if args.per_dataset is not None:
-        wanted = args.per_dataset or list(CANDIDATES)
-        chosen = {k: v for k, v in CANDIDATES.items() if k in wanted}
+        wanted = args.per_dataset or list(candidates)
+        chosen = {k: v for k, v in candidates.items() if k in wanted}
         print()
         print(dataset_table(cases, chosen))
     print()
