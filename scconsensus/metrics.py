@@ -208,13 +208,26 @@ def majority_correct(labels_true, labels_pred) -> np.ndarray:
     return t == table.argmax(axis=1)[p]
 
 
+def _judged(confidence, correct) -> tuple[np.ndarray, np.ndarray]:
+    """Confidence and correctness of the items that have a confidence (NaN ones dropped)."""
+    conf = np.asarray(confidence, dtype=np.float64).ravel()
+    ok = np.asarray(correct, dtype=bool).ravel()
+    if conf.shape != ok.shape:
+        raise ValueError(f"confidence has {conf.size} items but correct has {ok.size}.")
+    # an item without a confidence cannot be ranked or binned: every figure leaves it out,
+    # so that AUROC and ECE describe the same items
+    keep = ~np.isnan(conf)
+    return conf[keep], ok[keep]
+
+
 def confidence_auroc(confidence, correct) -> float:
     """Area under the ROC curve of ``confidence`` for telling right items from wrong ones.
 
     Parameters
     ----------
     confidence
-        Per-item confidence (any scale: only the order counts).
+        Per-item confidence (any scale: only the order counts). Items whose confidence
+        is NaN are left out, as in :func:`expected_calibration_error`.
     correct
         Whether each item is right (e.g. :func:`majority_correct`).
 
@@ -222,17 +235,18 @@ def confidence_auroc(confidence, correct) -> float:
     -------
     float
         ``0.5`` is chance, ``1`` ranks every wrong item below every right one; NaN when
-        all items are right or all wrong. Ties count one half (Mann–Whitney).
+        all items left are right or all wrong. Ties count one half (Mann–Whitney).
 
     Examples
     --------
     >>> confidence_auroc([0.9, 0.8, 0.3, 0.6], [True, True, False, False])
     1.0
+    >>> confidence_auroc([0.9, float("nan"), 0.3, 0.6], [True, True, False, False])
+    1.0
     """
     from scipy.stats import rankdata
 
-    conf = np.asarray(confidence, dtype=np.float64)
-    ok = np.asarray(correct, dtype=bool)
+    conf, ok = _judged(confidence, correct)
     n_ok, n_bad = int(ok.sum()), int((~ok).sum())
     if n_ok == 0 or n_bad == 0:
         return float("nan")
@@ -246,7 +260,8 @@ def expected_calibration_error(confidence, correct, n_bins: int = 10) -> float:
     Parameters
     ----------
     confidence
-        Per-item confidence in ``[0, 1]`` (NaN items are left out).
+        Per-item confidence in ``[0, 1]``. Items whose confidence is NaN are left out,
+        as in :func:`confidence_auroc`.
     correct
         Whether each item is right.
     n_bins
@@ -255,7 +270,7 @@ def expected_calibration_error(confidence, correct, n_bins: int = 10) -> float:
     Returns
     -------
     float
-        0 for a calibrated confidence; at most 1.
+        0 for a calibrated confidence; at most 1. NaN when no item has a confidence.
 
     Examples
     --------
@@ -263,6 +278,8 @@ def expected_calibration_error(confidence, correct, n_bins: int = 10) -> float:
     0.05
     """
     table = calibration(confidence, correct, n_bins=n_bins)
+    if table.empty:
+        return float("nan")
     weights = table["n_items"] / table["n_items"].sum()
     return float(round((weights * (table["confidence"] - table["accuracy"]).abs()).sum(), 12))
 
@@ -287,14 +304,9 @@ def calibration(confidence, correct, n_bins: int = 10):
     """
     import pandas as pd
 
-    conf = np.asarray(confidence, dtype=np.float64)
-    ok = np.asarray(correct, dtype=bool)
-    if conf.shape != ok.shape:
-        raise ValueError(f"confidence has {conf.size} items but correct has {ok.size}.")
-    if not isinstance(n_bins, int | np.integer) or n_bins < 1:
+    if not isinstance(n_bins, int | np.integer) or isinstance(n_bins, bool) or n_bins < 1:
         raise ValueError(f"n_bins must be a positive integer, got {n_bins!r}.")
-    keep = ~np.isnan(conf)
-    conf, ok = conf[keep], ok[keep]
+    conf, ok = _judged(confidence, correct)
     edges = np.linspace(0.0, 1.0, n_bins + 1)
     idx = np.clip(np.searchsorted(edges, conf, side="right") - 1, 0, n_bins - 1)
     rows = []
