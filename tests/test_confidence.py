@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import anndata as ad
 import numpy as np
+import pandas as pd
 import pytest
 
 import scconsensus as scc
@@ -187,6 +188,108 @@ def test_pl_calibration_draws_each_key(tmp_path):
         scc.pl.calibration(adata, "pcc", truth="nope", show=False)
     with pytest.raises(ValueError, match="No consensus result 'dpp'"):
         scc.pl.calibration(adata, "dpp", show=False)
+
+
+def test_auroc_and_ece_leave_out_the_same_nan_items():
+    conf, right = [0.9, np.nan, 0.3, 0.6], [1, 1, 0, 0]
+    # was NaN for the AUROC while the ECE dropped the NaN item
+    assert metrics.confidence_auroc(conf, right) == 1.0
+    assert metrics.confidence_auroc(conf, right) == metrics.confidence_auroc(
+        [0.9, 0.3, 0.6], [1, 0, 0]
+    )
+    assert metrics.expected_calibration_error(conf, right) == pytest.approx(
+        metrics.expected_calibration_error([0.9, 0.3, 0.6], [1, 0, 0])
+    )
+    assert np.isnan(metrics.confidence_auroc([np.nan, 0.4], [True, False]))  # one class left
+    assert np.isnan(metrics.expected_calibration_error([np.nan], [True]))  # nothing to bin
+    with pytest.raises(ValueError, match="confidence has 3 items but correct has 2"):
+        metrics.confidence_auroc([0.1, 0.2, 0.3], [True, False])
+
+
+def _calibration_adata(seed=0):
+    """Two results "a", "b" (200 cells, 2 classes, 20 % misplaced, confidences lower on
+    them) and "half", a result with "a"'s labels on the first 100 cells only."""
+    from scconsensus.tl._anndata import store_consensus
+
+    rng = np.random.default_rng(seed)
+    n = 200
+    adata = ad.AnnData(np.zeros((n, 1)))
+    adata.obs_names = [f"cell{i}" for i in range(n)]
+    truth = rng.integers(0, 2, n)
+    adata.obs["truth"] = pd.Categorical(np.array(["x", "y"])[truth])
+    for key in ("a", "b"):
+        wrong = rng.random(n) < 0.2
+        store_consensus(adata, key, np.eye(2)[np.where(wrong, 1 - truth, truth)], params={})
+        adata.obs[f"{key}_confidence"] = np.clip(rng.normal(0.85 - 0.3 * wrong, 0.1), 0, 1)
+    adata.obs["half"] = adata.obs["a"].astype(object).where(np.arange(n) < 100)
+    adata.obs["half_confidence"] = adata.obs["a_confidence"]
+    return adata
+
+
+def test_pl_calibration_refuses_before_drawing():
+    import matplotlib.pyplot as plt
+
+    adata = _calibration_adata()
+    plt.close("all")
+    bad = [
+        ({"keys": "nope"}, "No consensus result 'nope'"),
+        ({"n_bins": 0}, "n_bins must be a positive integer"),
+        ({"n_bins": 3.0}, "n_bins must be a positive integer"),
+        ({"keys": []}, "keys is empty"),
+        ({"truth": "nope"}, "truth='nope' is not a column"),
+        ({"truth": [0, 1]}, "truth has 2 labels but adata has 200"),
+    ]
+    for kwargs, message in bad:
+        with pytest.raises(ValueError, match=message):
+            scc.pl.calibration(adata, **{"keys": "a", **kwargs, "show": False})
+        assert plt.get_fignums() == [], kwargs  # no empty figure left open
+
+
+def test_pl_calibration_takes_the_truth_and_keys_compare_takes():
+    import matplotlib.pyplot as plt
+
+    adata = _calibration_adata()
+
+    def legend(**kwargs):
+        ax = scc.pl.calibration(adata, show=False, **kwargs)
+        texts = [t.get_text() for t in ax.get_legend().get_texts()]
+        plt.close(ax.figure)
+        return texts
+
+    want = legend(keys=["a", "b"], truth="truth")
+    assert legend(keys=None) == want  # every result, as tl.compare
+    series = adata.obs["truth"]
+    for truth in (series.to_numpy(), list(series), series.iloc[::-1]):
+        assert legend(keys=["a", "b"], truth=truth) == want
+    table = scc.tl.compare(adata, ["a", "b"], truth=series.iloc[::-1]).iloc[1:]
+    assert want == [
+        f"{k}: AUROC {r.auroc:.2f}, ECE {r.ece:.3f}"
+        for k, r in zip(["a", "b"], table.itertuples(), strict=True)
+    ]
+
+
+def test_pl_calibration_marker_area_is_one_count_scale_for_all_keys():
+    """Marker areas were scaled per key (each key's largest bin 300 pt²): "half", with
+    half the cells, looked as populous as "a"."""
+    import matplotlib.pyplot as plt
+
+    adata = _calibration_adata()
+    ax = scc.pl.calibration(adata, ["a", "half"], n_bins=5, show=False)
+    per_cell = []
+    for key, points in zip(["a", "half"], ax.collections, strict=True):
+        labels = adata.obs[key]
+        both = labels.notna().to_numpy()
+        conf = adata.obs[f"{key}_confidence"].to_numpy()[both]
+        right = metrics.majority_correct(adata.obs["truth"][both], labels[both].astype(str))
+        counts = metrics.calibration(conf, right, n_bins=5)["n_items"].to_numpy()
+        per_cell.append(points.get_sizes() / counts)
+    per_cell = np.concatenate(per_cell)
+    np.testing.assert_allclose(per_cell, per_cell[0])  # one area per cell in every key
+    size_legend = next(a for a in ax.artists if a.get_title().get_text() == "cells per bin")
+    counts = [int(t.get_text()) for t in size_legend.get_texts()]
+    areas = [h.get_markersize() ** 2 for h in size_legend.legend_handles]
+    np.testing.assert_allclose(np.array(areas) / counts, per_cell[0])  # readable counts
+    plt.close(ax.figure)
 
 
 def test_matched_partitions_never_fit_a_handful():

@@ -88,6 +88,72 @@ def test_bad_input(labelled):
         scc.tl.compare(np.zeros((3, 3)), keys=["a", "b"])
 
 
+def _with_confidence(adata):
+    """c's two misplaced items get the lowest confidence: a perfect ranking (AUROC 1)."""
+    conf = np.linspace(0.6, 0.95, 12)
+    conf[[0, 4]] = [0.1, 0.2]
+    adata.obs["c_confidence"] = conf
+    return adata
+
+
+def test_truth_series_is_matched_by_its_index(labelled):
+    """A Series is aligned on obs_names (it was read by position: a shuffled one scrambled
+    ARI and AUROC silently); an array or list stays positional."""
+    adata = _with_confidence(labelled)
+    cols = ["n_items", "ari", "nmi", "h", "auroc", "ece"]
+    want = scc.tl.compare(adata, keys=["a", "c"], truth="truth")[cols]
+    assert want["auroc"].iloc[-1] == pytest.approx(1.0)
+    series = adata.obs["truth"]
+    shuffled = series.iloc[np.random.default_rng(0).permutation(12)]
+    extra = pd.concat([series, pd.Series(["x"], index=["not_a_cell"])])  # more names: fine
+    positional = series.to_numpy()
+    for truth in (shuffled, series.iloc[::-1], extra, positional, list(positional)):
+        got = scc.tl.compare(adata, keys=["a", "c"], truth=truth)
+        pd.testing.assert_frame_equal(got[cols], want)
+        assert got["key_2"].iloc[-1] == "truth"
+    with pytest.raises(ValueError, match=r"index lacks 12 of the 12 .*truth\.to_numpy\(\)"):
+        scc.tl.compare(adata, keys="c", truth=pd.Series(positional))  # a RangeIndex
+    with pytest.raises(
+        ValueError, match=r"lacks 2 of the 12 adata\.obs_names \(e\.g\. \['0', '1'\]"
+    ):
+        scc.tl.compare(adata, keys="c", truth=series.iloc[2:])
+    with pytest.raises(ValueError, match="repeated index labels"):
+        scc.tl.compare(adata, keys="c", truth=pd.concat([series, series.iloc[:1]]))
+
+
+def test_nan_confidence_is_left_out_of_auroc_and_ece_alike(labelled):
+    adata = _with_confidence(labelled)
+    conf = adata.obs["c_confidence"].to_numpy().copy()
+    conf[[0, 5]] = np.nan  # one misplaced item, one right one
+    adata.obs["c_confidence"] = conf
+    row = scc.tl.compare(adata, keys="c", truth="truth").iloc[0]
+    keep = ~np.isnan(conf)
+    right = np.ones(12, bool)
+    right[[0, 4]] = False
+    assert row["auroc"] == pytest.approx(1.0)  # was NaN
+    ece = scc.metrics.expected_calibration_error(conf[keep], right[keep])
+    assert row["ece"] == pytest.approx(ece)
+    assert row["n_items"] == 12  # the agreement scores still use every labelled item
+
+
+def test_truth_errors_speak_of_truth(labelled):
+    labelled.obs["batch"] = pd.Categorical(["b1", "b2"] * 6)
+    labelled.obs["score"] = np.arange(12.0)
+    with pytest.raises(ValueError, match="truth='nope' is not a column") as err:
+        scc.tl.compare(labelled, keys=["a"], truth="nope")
+    message = str(err.value)
+    # the columns that could hold classes (not the results, not numbers), and the array form
+    assert "['truth', 'batch']" in message and "array" in message
+    assert "Run a consensus method" not in message
+    with pytest.raises(ValueError, match="truth='truth' is also in keys"):
+        scc.tl.compare(labelled, keys=["truth", "a"], truth="truth")
+    # labels passed as an array are called "truth" in the table, next to a key "truth"
+    df = scc.tl.compare(labelled, keys=["truth", "a"], truth=labelled.obs["truth"].to_numpy())
+    pairs = list(zip(df["key_1"], df["key_2"], strict=True))
+    assert pairs == [("truth", "a"), ("truth", "truth"), ("a", "truth")]
+    assert (df["ari"] == 1.0).all()
+
+
 def test_mixes_ccp_and_our_results(blobs_adata):
     try:
         import rpy2.robjects  # noqa: F401

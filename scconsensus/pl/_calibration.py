@@ -6,19 +6,26 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 from anndata import AnnData
 from matplotlib.axes import Axes
+from matplotlib.lines import Line2D
+from matplotlib.ticker import MaxNLocator
 
 from .. import metrics
 from .._docs import doc_params
+from ..tl._compare import confidence_and_right, result_keys, truth_labels
 from ._utils import check_adata, finish, get_axes
+
+#: marker area (points²) of the plot's largest bin; every key is drawn on this one scale
+_MAX_AREA = 300.0
 
 
 @doc_params()
 def calibration(
     adata: AnnData,
-    keys: str | Sequence[str] = "pcc",
-    truth: str = "truth",
+    keys: str | Sequence[str] | None = "pcc",
+    truth: str | pd.Series | Sequence | np.ndarray = "truth",
     *,
     n_bins: int = 10,
     figsize: tuple[float, float] = (4.5, 4.0),
@@ -28,20 +35,26 @@ def calibration(
 ) -> Axes | None:
     """Accuracy against confidence per bin, for each consensus result, on labelled data.
 
-    A cell counts as right when its class (``.obs[truth]``) is the majority class of
-    its cluster. A calibrated confidence lies on the diagonal; the marker area is the
-    number of cells in the bin. The legend gives each key's AUROC (how well the
-    confidence ranks the wrong cells below the right ones) and expected calibration
-    error, the figures :func:`scconsensus.tl.compare` reports.
+    A cell counts as right when its class is the majority class of its cluster. A
+    calibrated confidence lies on the diagonal. The marker area is proportional to the
+    number of cells in the bin, on one scale for every key of the plot (the largest
+    bin gets the largest marker); the grey markers of the "cells per bin" legend give
+    the scale. Cells whose confidence is NaN are left out. The other legend gives each
+    key's AUROC (how well the confidence ranks the wrong cells below the right ones)
+    and expected calibration error, the figures :func:`scconsensus.tl.compare` reports
+    (with its ten bins).
 
     Parameters
     ----------
     adata
         With ``.obs[key]`` and ``.obs[f"{{key}}_confidence"]`` for each key.
     keys
-        One or more consensus results' ``key_added``.
+        One or more consensus results' ``key_added``; ``None``: every result in
+        ``adata`` (as :func:`scconsensus.tl.compare`).
     truth
-        ``.obs`` column of known classes.
+        Known classes, in the forms :func:`scconsensus.tl.compare` takes: an ``.obs``
+        column name, a :class:`pandas.Series` matched to the cells by its index, or
+        labels of the ``n_obs`` cells in ``adata``'s order.
     n_bins
         Equal-width confidence bins of ``[0, 1]``.
     {figsize_ax}
@@ -62,41 +75,70 @@ def calibration(
     >>> ax = scc.pl.calibration(adata, "pcc", show=False)
     """
     adata = check_adata(adata)
-    keys = [keys] if isinstance(keys, str) else list(keys)
-    if truth not in adata.obs:
-        raise ValueError(f"truth={truth!r} is not a column of adata.obs: pass known classes.")
+    # every check runs here, before a figure exists: a refused call leaves none open
+    curves = _curves(adata, keys, truth, n_bins)
     ax = get_axes(ax, figsize)
-    ax.plot([0, 1], [0, 1], color="0.7", lw=1, ls="--")
-    for i, key in enumerate(keys):
-        conf, right = _confidence_and_right(adata, key, truth)
+    _draw(ax, curves)
+    return finish(ax.figure, show, save, f"calibration_{'_'.join(curves)}", ax)
+
+
+def _curves(adata: AnnData, keys, truth, n_bins: int) -> dict[str, tuple[pd.DataFrame, str]]:
+    """Each key's reliability table and legend label (AUROC, ECE)."""
+    keys = result_keys(adata, keys)
+    if not keys:
+        raise ValueError(
+            "keys is empty: pass one or more consensus results' key_added, or None for "
+            "every result in adata."
+        )
+    _, classes = truth_labels(adata, truth)
+    curves = {}
+    for key in keys:
+        name = f"{key}_confidence"
+        if key not in adata.obs or name not in adata.obs:
+            raise ValueError(
+                f"No consensus result {key!r} (adata.obs[{key!r}] and adata.obs[{name!r}]): "
+                "run a consensus method (e.g. scconsensus.tl.pcc) with this key_added first."
+            )
+        conf, right = confidence_and_right(adata, key, adata.obs[key], classes)
         table = metrics.calibration(conf, right, n_bins=n_bins)
+        if table.empty:
+            raise ValueError(
+                f"No cell has a label of {key!r}, a known class and a confidence: nothing "
+                f"to draw. Check truth and adata.obs[{name!r}]."
+            )
         label = (
             f"{key}: AUROC {metrics.confidence_auroc(conf, right):.2f}, "
             f"ECE {metrics.expected_calibration_error(conf, right, n_bins):.3f}"
         )
-        ax.plot(table["confidence"], table["accuracy"], "-", color=f"C{i}", lw=1)
-        size = 300 * table["n_items"] / table["n_items"].max()
-        ax.scatter(table["confidence"], table["accuracy"], s=size, color=f"C{i}", label=label)
+        curves[key] = (table, label)
+    return curves
+
+
+def _draw(ax: Axes, curves: dict[str, tuple[pd.DataFrame, str]]) -> None:
+    """The diagonal, each key's bins, and the two legends (keys; cells per bin)."""
+    # one reference for all keys, so that equal areas mean equal counts across keys
+    largest = max(int(table["n_items"].max()) for table, _ in curves.values())
+    ax.plot([0, 1], [0, 1], color="0.7", lw=1, ls="--")
+    lines = []
+    for i, (table, label) in enumerate(curves.values()):
+        (line,) = ax.plot(table["confidence"], table["accuracy"], "-", color=f"C{i}", lw=1)
+        line.set_label(label)
+        lines.append(line)
+        area = _MAX_AREA * table["n_items"].to_numpy() / largest
+        ax.scatter(table["confidence"], table["accuracy"], s=area, color=f"C{i}")
+    ticks = MaxNLocator(nbins=3, integer=True).tick_values(1, largest)
+    counts = [int(c) for c in ticks if 1 <= c <= largest] or [largest]
+    sizes = [
+        Line2D([], [], ls="", marker="o", color="0.6", ms=np.sqrt(_MAX_AREA * c / largest))
+        for c in counts
+    ]
+    size_legend = ax.legend(
+        sizes, [str(c) for c in counts], title="cells per bin", loc="lower right",
+        fontsize=7, title_fontsize=7, frameon=False, labelspacing=1.2,
+    )  # fmt: skip
+    ax.add_artist(size_legend)
     ax.set_xlim(-0.02, 1.02)
     ax.set_ylim(-0.02, 1.02)
     ax.set_xlabel("confidence (bin mean)")
     ax.set_ylabel("accuracy (majority class of the cluster)")
-    ax.legend(fontsize=7, frameon=False, loc="upper left")
-    return finish(ax.figure, show, save, f"calibration_{'_'.join(keys)}", ax)
-
-
-def _confidence_and_right(adata: AnnData, key: str, truth: str):
-    """Confidence and majority-class correctness of the cells labelled by ``key``."""
-    name = f"{key}_confidence"
-    if key not in adata.obs or name not in adata.obs:
-        raise ValueError(
-            f"No consensus result {key!r} (adata.obs[{key!r}] and adata.obs[{name!r}]): run "
-            "a consensus method (e.g. scconsensus.tl.pcc) with this key_added first."
-        )
-    labels, classes = adata.obs[key], adata.obs[truth]
-    both = (labels.notna() & classes.notna()).to_numpy()
-    conf = adata.obs[name].to_numpy(dtype=np.float64)[both]
-    right = metrics.majority_correct(
-        classes.to_numpy()[both].astype(str), labels.to_numpy()[both].astype(str)
-    )
-    return conf, right
+    ax.legend(handles=lines, fontsize=7, frameon=False, loc="upper left")
