@@ -238,6 +238,7 @@ def test_pl_calibration_refuses_before_drawing():
         ({"keys": []}, "keys is empty"),
         ({"truth": "nope"}, "truth='nope' is not a column"),
         ({"truth": [0, 1]}, "truth has 2 labels but adata has 200"),
+        ({"truth": None}, "truth is None: pass the known classes"),
     ]
     for kwargs, message in bad:
         with pytest.raises(ValueError, match=message):

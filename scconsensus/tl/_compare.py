@@ -60,7 +60,7 @@ def compare(
     pandas.DataFrame
         One row per unordered pair of keys, then one per key against ``truth``,
         with columns ``key_1``, ``key_2`` (``truth``'s column name, or
-        ``"truth"`` for labels passed as such), ``n_clusters_1``, ``n_clusters_2``, ``n_items`` (items
+        ``"truth"`` for a Series or array), ``n_clusters_1``, ``n_clusters_2``, ``n_items`` (items
         labelled in both; missing labels are left out), ``ari`` (adjusted Rand
         index), ``nmi`` (normalised mutual information) and ``h`` (fraction of
         items on which the two agree after the best one-to-one matching of
@@ -195,6 +195,11 @@ def truth_labels(adata: AnnData, truth) -> tuple[str, pd.Series]:
         The name (the column's, or ``"truth"``) and the labels, indexed by
         ``adata.obs_names``.
     """
+    if truth is None:
+        raise ValueError(
+            "truth is None: pass the known classes, as an .obs column name or as labels "
+            "(an array in adata's order, or a Series indexed by obs_names)."
+        )
     if isinstance(truth, str):
         if truth not in adata.obs:
             raise ValueError(_not_a_truth_column(adata, truth))
