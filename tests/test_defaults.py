@@ -434,12 +434,19 @@ def test_select_k_reports_every_stable_resolution():
     strongest first (issue 28)."""
     rng = np.random.default_rng(0)
     types = np.repeat(np.arange(6), 25)
-    cols = [rng.permutation(3)[types // 2] for _ in range(12)]  # lineages of two types
+    lineage = types // 2  # lineages of two types
+    cols = [rng.permutation(3)[lineage] for _ in range(12)]
+    # k = 4 and 5: one or two lineages, drawn at random, split into their types; partitions
+    # between the levels that disagree are what makes the lineages a split of their own
+    for n_split in (1, 2):
+        for _ in range(12):
+            split = np.isin(lineage, rng.choice(3, n_split, replace=False))
+            cols.append(np.where(split, 3 + types, lineage))
     cols += [types * 3 + rng.integers(0, k, types.size) for k in (1, 2, 3) for _ in range(12)]
     sel = select_k(np.stack(cols, axis=1).astype(np.int32), random_state=0)
     drop = sel.table.set_index("n_clusters")["drop"]
     splits = sel.splits
-    assert sel.n_clusters == 6 and 6 in sel.candidates
+    assert sel.n_clusters == 3 and sel.candidates == [6, 3]
     assert sel.candidates == splits["n_clusters"].tolist() and len(splits) >= 2
     assert list(splits["strength"]) == sorted(splits["strength"], reverse=True)
     # the spans cover every K whose drop reaches the threshold, each once, and no other
@@ -450,6 +457,30 @@ def test_select_k_reports_every_stable_resolution():
     ).all()
     other = [K for K in sel.candidates if K != sel.n_clusters]
     assert f"K={other[0]}" in sel.reason.split("other stable resolutions")[1]
+
+
+def test_the_finest_k_of_the_ensemble_is_no_split():
+    """Past the ensemble's finest partitions there is nothing to drop to: its finest k is
+    no candidate (a drop to no partition read as a full split chose 18 on an ensemble of
+    k = 2..18 over 6 groups)."""
+    rng = np.random.default_rng(0)
+    types = np.repeat(np.arange(6), 25)
+    cols = [types % k for k in (2, 3) for _ in range(10)]
+    cols += [types * 3 + rng.integers(0, 3, types.size) for _ in range(20)]  # k = 18
+    sel = select_k(np.stack(cols, axis=1).astype(np.int32), random_state=0)
+    assert sel.n_clusters == 6 and 18 not in sel.candidates
+    assert sel.table["n_clusters"].max() < 18
+
+
+def test_one_resolution_at_its_own_k_warns():
+    """Every partition with k clusters and the largest drop after k itself: the ensemble
+    cannot tell k groups from more, and says so."""
+    rng = np.random.default_rng(0)
+    groups = np.repeat(np.arange(12), 20)
+    cols = [rng.permutation(12)[groups] % 4 for _ in range(20)]  # 4 clusters, 12 groups
+    with pytest.warns(UserWarning, match="cannot show whether the data hold 4 groups or more"):
+        sel = select_k(np.stack(cols, axis=1).astype(np.int32), random_state=0)
+    assert sel.n_clusters == 4 and "may hold more than 4 groups" in sel.reason
 
 
 def _evidence_table(drop: list[float], chosen: int) -> pd.DataFrame:

@@ -140,16 +140,22 @@ MIN_PARTITIONS = 5
 
 
 def _candidate_cap(sizes: np.ndarray, n_items: int, max_k: int | None) -> int:
-    """Largest K that can be judged: enough partitions at least that fine, and either
-    enough finer ones to see the next split or none at all (an ensemble at one
-    resolution ``k`` can then still choose ``K = k``)."""
+    """Largest K that can be judged: enough partitions finer than K to see the next
+    split, or, in an ensemble at one resolution ``k``, ``K = k`` itself (it can then
+    still choose ``k``).
+
+    An ensemble's finest ``k`` is no candidate when coarser partitions exist: its drop
+    would be to no partition at all (``λ = 0``), a split of full strength that the data
+    never showed (``k=(2, 18)`` on 20 types in 4 lineages chose 18, not 4).
+    """
     # an ensemble of fewer than MIN_PARTITIONS partitions judges a K by all of them, so
     # that a unanimous one (every partition cuts the same k groups) can choose K = k
     need = min(max(MIN_PARTITIONS, int(np.ceil(0.1 * sizes.size))), sizes.size)
+    one_resolution = sizes.min() == sizes.max()
     cap = 2
     for K in range(2, int(sizes.max()) + 1):
         finer, here = int((sizes >= K + 1).sum()), int((sizes >= K).sum())
-        if K < n_items and (finer >= need or (finer == 0 and here >= need)):
+        if K < n_items and (finer >= need or (one_resolution and here >= need)):
             cap = K
     if max_k is not None:
         cap = min(cap, int(max_k))
@@ -427,12 +433,7 @@ def _choose(
     """
     hit = np.flatnonzero(drop >= threshold)
     if one_resolution:
-        t = int(np.argmax(drop))
-        K = int(Ks[t])
-        return K, (
-            f"K={K}: every partition has the same number of clusters, and the largest drop "
-            f"of their normalised co-association ({drop[t]:.3f}) is after K={K}"
-        )
+        return _one_resolution(Ks, drop)
     if hit.size:
         at, note = _first_level(Ks, drop, envelope, threshold)
         K = int(Ks[at])
@@ -454,6 +455,28 @@ def _choose(
             f"clusters (no split is clear, so K={K} is only the largest drop). Build more "
             "partitions, e.g. tl.ensemble(n_partitions=20) or more (the default is 100), "
             "or give the number of clusters.",
+            UserWarning,
+        )
+    return K, reason
+
+
+def _one_resolution(Ks: np.ndarray, drop: np.ndarray) -> tuple[int, str]:
+    """``(K, reason)`` of an ensemble whose partitions all have ``k = Ks[-1]`` clusters:
+    the largest drop, with a warning when it is after ``k`` itself (to no partition: the
+    ensemble cannot tell ``k`` groups from more)."""
+    t = int(np.argmax(drop))
+    K = int(Ks[t])
+    reason = (
+        f"K={K}: every partition has the same number of clusters, and the largest drop "
+        f"of their normalised co-association ({drop[t]:.3f}) is after K={K}"
+    )
+    if K == int(Ks[-1]):
+        reason += f", their own k: the data may hold more than {K} groups"
+        warn(
+            f"select_k: every partition of the ensemble has {K} clusters, so it cannot show "
+            f"whether the data hold {K} groups or more; K={K} is its own resolution. Build "
+            "the ensemble over several k (tl.ensemble's default k='auto') to see where the "
+            "groups stop splitting, or give the number of clusters.",
             UserWarning,
         )
     return K, reason
