@@ -203,7 +203,9 @@ def select_k(
     ----------
     {labels}
         The partitions should span several numbers of clusters (the default
-        ensemble of :func:`scconsensus.tl.ensemble` does).
+        ensemble of :func:`scconsensus.tl.ensemble` does): partitions at one ``k``
+        cannot show more than ``k`` groups, and a ``UserWarning`` says so when ``k``
+        itself is chosen; the ensemble's finest ``k`` is no candidate otherwise.
     max_k
         Largest ``K`` considered, at least 2 (default: as far as the ensemble's
         partitions allow judging, i.e. while at least 10 % of them, and at least 5,
