@@ -14,7 +14,7 @@ from matplotlib.ticker import MaxNLocator
 
 from .. import metrics
 from .._docs import doc_params
-from ..tl._compare import confidence_and_right, result_keys, truth_labels
+from .._results import confidence_and_right, result_keys, truth_labels
 from ._utils import check_adata, finish, get_axes
 
 #: marker area (points²) of the plot's largest bin; every key is drawn on this one scale

@@ -10,6 +10,7 @@ import pandas as pd
 from anndata import AnnData
 
 from .. import metrics
+from .._results import confidence_and_right, consensus_keys, result_keys, truth_labels
 
 _SCORES = {
     "ari": metrics.adjusted_rand_index,
@@ -18,14 +19,9 @@ _SCORES = {
 }
 
 
-def _consensus_keys(adata: AnnData) -> list[str]:
-    # Every result in the shared layout has labels in .obs and memberships in .obsm.
-    return [c for c in adata.obs.columns if f"{c}_membership" in adata.obsm]
-
-
 def _labels(adata: AnnData, key: str) -> pd.Series:
     if key not in adata.obs:
-        found = _consensus_keys(adata)
+        found = consensus_keys(adata)
         raise ValueError(
             f"{key!r} is not a column of adata.obs; consensus results found: {found}. "
             "Run a consensus method (e.g. scconsensus.tl.pcc) or pass keys naming .obs columns."
@@ -116,136 +112,6 @@ def _calibration(adata: AnnData, key: str, labels: pd.Series, truth: pd.Series) 
         "auroc": metrics.confidence_auroc(conf, right),
         "ece": metrics.expected_calibration_error(conf, right),
     }
-
-
-def confidence_and_right(
-    adata: AnnData, key: str, labels: pd.Series, truth: pd.Series
-) -> tuple[np.ndarray | None, np.ndarray]:
-    """``.obs[f"{key}_confidence"]`` (None without one) and whether each item is right.
-
-    Parameters
-    ----------
-    adata
-        Holds the confidence.
-    key
-        The consensus result.
-    labels
-        Its labels, ``adata.obs[key]``.
-    truth
-        Reference labels aligned on ``adata.obs_names`` (from :func:`truth_labels`).
-
-    Returns
-    -------
-    tuple
-        The confidence of the items labelled by both (NaN where a cell has none:
-        :mod:`scconsensus.metrics` leaves those out) and, for the same items, whether
-        the item's class is the majority class of its cluster.
-    """
-    both = (labels.notna() & truth.notna()).to_numpy()
-    right = metrics.majority_correct(
-        truth.to_numpy()[both].astype(str), labels.to_numpy()[both].astype(str)
-    )
-    name = f"{key}_confidence"
-    if name not in adata.obs:
-        return None, right
-    return adata.obs[name].to_numpy(dtype=np.float64)[both], right
-
-
-def result_keys(adata: AnnData, keys) -> list[str]:
-    """The keys to compare, without repeats; every consensus result when ``None``.
-
-    Parameters
-    ----------
-    adata
-        Holds the results.
-    keys
-        A key, several, or ``None``.
-
-    Returns
-    -------
-    list of str
-        The keys, in the order given.
-    """
-    if keys is None:
-        keys = _consensus_keys(adata)
-        if not keys:
-            raise ValueError(
-                "No consensus results in adata (no .obs[key] with .obsm[key + '_membership']). "
-                "Run a consensus method first, or pass keys naming .obs columns."
-            )
-    elif isinstance(keys, str):
-        keys = [keys]
-    return list(dict.fromkeys(keys))
-
-
-def truth_labels(adata: AnnData, truth) -> tuple[str, pd.Series]:
-    """The reference's name and its labels on ``adata.obs_names``.
-
-    Parameters
-    ----------
-    adata
-        The items the reference labels.
-    truth
-        An ``.obs`` column name; a :class:`pandas.Series`, aligned on its index; or
-        labels of the ``n_obs`` items in ``adata``'s order (array, list, ...).
-
-    Returns
-    -------
-    tuple
-        The name (the column's, or ``"truth"``) and the labels, indexed by
-        ``adata.obs_names``.
-    """
-    if truth is None:
-        raise ValueError(
-            "truth is None: pass the known classes, as an .obs column name or as labels "
-            "(an array in adata's order, or a Series indexed by obs_names)."
-        )
-    if isinstance(truth, str):
-        if truth not in adata.obs:
-            raise ValueError(_not_a_truth_column(adata, truth))
-        return truth, adata.obs[truth]
-    if isinstance(truth, pd.Series):
-        return "truth", _aligned(adata, truth)
-    values = np.asarray(truth).ravel()
-    if values.size != adata.n_obs:
-        raise ValueError(f"truth has {values.size} labels but adata has {adata.n_obs} items.")
-    return "truth", pd.Series(values, index=adata.obs_names)
-
-
-def _aligned(adata: AnnData, truth: pd.Series) -> pd.Series:
-    """A Series of labels on ``adata.obs_names``, matched by index as pandas does."""
-    if not truth.index.is_unique:
-        dup = truth.index[truth.index.duplicated()].unique()[:3].tolist()
-        raise ValueError(
-            f"truth is a Series with repeated index labels (e.g. {dup}), so its labels "
-            "cannot be matched to adata.obs_names: drop the repeats, or pass "
-            "truth.to_numpy() for labels in adata's order."
-        )
-    missing = adata.obs_names[~adata.obs_names.isin(truth.index)]
-    if missing.size:
-        raise ValueError(
-            f"truth is a Series whose index lacks {missing.size} of the {adata.n_obs} "
-            f"adata.obs_names (e.g. {missing[:3].tolist()}); a Series is matched to the "
-            "cells by its index: index it by adata.obs_names, or pass truth.to_numpy() "
-            "for labels in adata's order."
-        )
-    return truth.reindex(adata.obs_names)
-
-
-def _not_a_truth_column(adata: AnnData, truth: str) -> str:
-    """The error for a ``truth`` that names no column, with the columns that could be one."""
-    results = set(_consensus_keys(adata))
-    candidates = [
-        c
-        for c, dtype in adata.obs.dtypes.items()
-        if c not in results
-        and (isinstance(dtype, pd.CategoricalDtype) or pd.api.types.is_string_dtype(dtype))
-    ]
-    return (
-        f"truth={truth!r} is not a column of adata.obs. Columns that could hold known "
-        f"classes (categorical or text): {candidates or 'none'}. Pass one of them, or the "
-        "labels themselves (an array in adata's order, or a Series indexed by obs_names)."
-    )
 
 
 def _scores(a: str, la: pd.Series, b: str, lb: pd.Series) -> dict:
