@@ -137,6 +137,43 @@ def test_confidence_kernels_match_the_definition(seed):
     np.testing.assert_allclose(ensemble_confidence(ens, labels), want, atol=1e-12)
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_transferred_confidence_matches_the_definition(seed):
+    """New items counted against the ensemble's items only (co-members of nobody)."""
+    rng = np.random.default_rng(seed)
+    ens, truth = noisy_ensemble(n=60, groups=3, n_partitions=7, seed=seed)
+    ens = np.where(rng.random(ens.shape) < 0.2, -1, ens).astype(np.int32)
+    ref, new = ens[:45], ens[45:].copy()
+    new[0, 0] = 9  # a cluster no reference item is in
+    labels, new_labels = truth[:45], truth[45:].copy()
+    new_labels[1], new_labels[2] = -1, 5  # no label; a label no reference item has
+    got = scc.core.transferred_confidence(ref, labels, new, new_labels)
+    k = labels.max() + 1
+    fine = np.array([np.unique(c[c >= 0]).size >= k for c in ref.T])
+    for j, (row, c) in enumerate(zip(new, new_labels, strict=True)):
+        if c < 0:
+            assert np.isnan(got[j])
+            continue
+        prec, recall = [], []
+        for r, a in enumerate(row):
+            if a < 0:
+                continue
+            mates = (ref[:, r] == a) & (labels >= 0)
+            if fine[r] and mates.any():
+                prec.append((labels[mates] == c).mean())
+            own = (ref[:, r] >= 0) & (labels == c)
+            recall.append((mates & own).sum() / own.sum() if own.any() else 0.0)
+        want = 0.5 * (np.mean(prec) if prec else 0.0) + 0.5 * (np.mean(recall) if recall else 0)
+        assert got[j] == pytest.approx(want, abs=1e-12)
+    assert got[2] == 0.0
+    # the ensemble's own items, as new ones: ensemble_confidence
+    np.testing.assert_allclose(
+        scc.core.transferred_confidence(ens, truth, ens, truth), ensemble_confidence(ens, truth)
+    )
+    with pytest.raises(ValueError, match=r"new_ensemble must be \(n_new, 7\)"):
+        scc.core.transferred_confidence(ens, truth, ens[:, :3], truth)
+
+
 def test_confidence_ranks_the_misassigned_cells():
     """iris at the true K: the max membership ranked them at chance (AUROC 0.45, issue 24)."""
     adata = scc.datasets.iris()

@@ -117,6 +117,31 @@ def test_transfer_by_nearest_neighbour():
         assert names_ref == names_new and len(names_ref) == 1
 
 
+def test_transferred_cells_get_the_references_kind_of_confidence():
+    """Issue 24: the new cells' confidence was their largest membership (median 0.98 on
+    pbmc68k) while the reference's is the ensemble's; now both are the ensemble's."""
+    full = blob_adata(seed=2, n_partitions=20)
+    ref, new = full[::2].copy(), full[1::2].copy()
+    scc.tl.pla(ref, n_clusters=3, random_state=0)
+    scc.tl.pla_transfer(new, ref, use_rep="X")
+    ens = ref.obsm["scc_ensemble"]
+    placed = scc.core.predict_ensemble_labels(ref.X, ens, new.X)  # every partition
+    want = scc.core.transferred_confidence(
+        ens, ref.obs["pla"].cat.codes, placed, new.obs["pla"].cat.codes
+    )
+    np.testing.assert_allclose(new.obs["pla_confidence"], want)
+    top = new.obsm["pla_membership"].max(axis=1)
+    assert not np.allclose(new.obs["pla_confidence"], top)
+    assert "transferred_confidence" in new.uns["pla"]["confidence"]
+    # a reference cell transferred onto its own reference, in its own partitions: its
+    # confidence is the reference's
+    same = ref[:20].copy()
+    scc.tl.pla_transfer(same, ref, new_ensemble_key="scc_ensemble", key_added="again")
+    agree = same.obs["again"].to_numpy() == ref.obs["pla"].to_numpy()[:20]
+    assert agree.all()
+    np.testing.assert_allclose(same.obs["again_confidence"], ref.obs["pla_confidence"][:20])
+
+
 def test_transfer_with_shared_ensemble_and_weights(adata):
     ref = adata.copy()
     scc.tl.pla(ref, n_clusters=3, weighted=True, lam=1.0, random_state=0)

@@ -11,7 +11,7 @@ callable.
 
 from . import coassociation
 from ._callable import callable_module
-from ._confidence import ensemble_confidence, ensemble_support
+from ._confidence import ensemble_confidence, ensemble_support, transferred_confidence
 from ._ensemble_pairs import ensemble_pairs
 from ._options import PCC_ROUTE, FitRoute, PartitionOptions, StartPlan
 from ._plan import ConsensusPlan, plan_consensus
@@ -73,4 +73,5 @@ __all__ = [
     "select_k",
     "spectral_consensus",
     "summarize_consensus",
+    "transferred_confidence",
 ]

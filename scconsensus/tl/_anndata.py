@@ -30,7 +30,7 @@ from scanpy import logging as logg
 
 from .._docs import doc_params
 from .._validation import check_bool, check_key, check_labels, check_matrix
-from ..core import ensemble_confidence
+from ..core import ensemble_confidence, transferred_confidence
 from ..core.membership import (
     confidence,
     entropy,
@@ -289,6 +289,7 @@ def store_consensus(
     uns: Mapping[str, Any] | None = None,
     drop_empty: bool = True,
     ensemble: np.ndarray | None = None,
+    reference: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> None:
     """Write a consensus result in the shared layout (see module docstring): all of it
     or, on any fault, none (:func:`consensus_entries`, then :func:`assign_all`).
@@ -316,6 +317,11 @@ def store_consensus(
         then their support of each item's label
         (:func:`~scconsensus.core.ensemble_confidence`), else the item's membership in
         its own cluster.
+    reference
+        ``(ensemble, labels)`` of the items a consensus was fitted on, when the items
+        written are others assigned to it (``ensemble`` then holds their labels in the
+        same partitions): the confidence is measured against the reference's items
+        (:func:`~scconsensus.core.transferred_confidence`).
     """
     entries = consensus_entries(
         adata,
@@ -326,6 +332,7 @@ def store_consensus(
         uns=uns,
         drop_empty=drop_empty,
         ensemble=ensemble,
+        reference=reference,
     )
     assign_all(adata, **entries)
 
@@ -340,6 +347,7 @@ def consensus_entries(
     uns: Mapping[str, Any] | None = None,
     drop_empty: bool = True,
     ensemble: np.ndarray | None = None,
+    reference: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """The entries :func:`store_consensus` writes, built and not assigned.
 
@@ -356,7 +364,7 @@ def consensus_entries(
         )
     membership, labels, k = _final_labels(membership, labels, drop_empty)
     categories = [str(i) for i in range(k)]
-    conf = _confidence(membership, labels, ensemble)
+    conf = _confidence(membership, labels, ensemble, reference)
     obs_keys = [key_added, f"{key_added}_confidence", f"{key_added}_entropy"]
     warn_overwrite(adata, obs=obs_keys, obsm=[f"{key_added}_membership"], uns=[key_added])
     record = {"params": dict(params)}
@@ -398,10 +406,13 @@ def merge_entries(*parts: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str
     return merged
 
 
-def _confidence(membership: np.ndarray, labels: np.ndarray, ensemble) -> np.ndarray:
-    """The ensemble's support of each label when the ensemble is given, else the membership."""
+def _confidence(membership: np.ndarray, labels: np.ndarray, ensemble, reference) -> np.ndarray:
+    """The ensemble's support of each label when the ensemble is given (measured against
+    the ``reference``'s items when there is one), else the membership."""
     if ensemble is None:
         return confidence(membership, labels)
+    if reference is not None:
+        return transferred_confidence(reference[0], reference[1], ensemble, labels)
     return ensemble_confidence(ensemble, labels)
 
 

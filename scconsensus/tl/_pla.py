@@ -205,33 +205,58 @@ def transfer(
         raise ValueError("adata_ref and adata_new must both be AnnData objects.")
     key_added = check_key(key if key_added is None else key_added)
     copy = check_copy(adata_new, copy)
-    labels_ref, used, n_full, posteriors, weights, fit_index = _reference(adata_ref, key)
+    labels_ref, used, posteriors, weights, fit_index = _reference(adata_ref, key)
+    # the new cells' labels in every partition of the reference (where known): the fit
+    # reads the partitions it used, the confidence all of them, as the reference's
     if new_ensemble_key is not None:
-        labels_new = _shared_labels(adata_new, new_ensemble_key, used, n_full)
+        labels_new = _shared_labels(adata_new, new_ensemble_key, used, labels_ref.shape[1])
         how = f"shared ensemble .obsm[{new_ensemble_key!r}]"
     else:
         labels_new = _predicted_labels(adata_ref, adata_new, labels_ref, use_rep, n_neighbors)
         how = f"{n_neighbors}-nearest-neighbour predictor on {use_rep or 'default rep'}"
     start = logg.info(f"transferring PLA clusters to {adata_new.n_obs} cells ({how})")
+    known = slice(None) if labels_new.shape[1] == labels_ref.shape[1] else used
     membership = pla_extend(
-        posteriors[fit_index], labels_ref[fit_index], labels_new, weights=weights
+        posteriors[fit_index],
+        labels_ref[fit_index][:, used],
+        labels_new if known is used else labels_new[:, used],
+        weights=weights,
     )
     adata_new = adata_new.copy() if copy else adata_new
     params = {"reference_key": key, "use_rep": use_rep, "n_neighbors": n_neighbors}
     params["new_ensemble_key"] = new_ensemble_key
     uns = {"transferred_from": key, "weights": weights}
-    store_consensus(adata_new, key_added, membership, params=params, uns=uns, drop_empty=False)
+    uns["confidence"] = _confidence_note(labels_new.shape[1], labels_ref.shape[1])
+    reference = (labels_ref[:, known], adata_ref.obs[key].cat.codes.to_numpy())
+    store_consensus(
+        adata_new, key_added, membership, params=params, uns=uns, drop_empty=False,
+        ensemble=labels_new, reference=reference,
+    )  # fmt: skip
     logg.info("    finished", time=start)
     return adata_new if copy else None
 
 
-def _reference(adata_ref: AnnData, key: str) -> tuple:
-    """``(labels, used, n_partitions, posteriors, weights, fit_index)`` of a :func:`pla` fit.
+def _confidence_note(n_known: int, n_full: int) -> str:
+    """What ``.obs[f"{key}_confidence"]`` of transferred cells is, for ``.uns[key]``."""
+    which = "all" if n_known == n_full else f"the {n_known} the fit used, of {n_full}"
+    return (
+        "ensemble confidence against the reference: the shares of the reference cells in "
+        "each new cell's clusters of the reference's partitions "
+        f"(core.transferred_confidence; {which} partitions)"
+    )
 
-    ``labels`` are those of the partitions ``used`` by the fit, of the ``n_partitions``
-    in the reference's ensemble.
+
+def _reference(adata_ref: AnnData, key: str) -> tuple:
+    """``(labels, used, posteriors, weights, fit_index)`` of a :func:`pla` fit.
+
+    ``labels``: every partition of the reference's ensemble; ``used``: the columns the
+    fit used.
     """
-    if key not in adata_ref.uns or f"{key}_membership" not in adata_ref.obsm:
+    if (
+        key not in adata_ref.uns
+        or f"{key}_membership" not in adata_ref.obsm
+        or key not in adata_ref.obs
+    ):
         raise ValueError(
             f"adata_ref has no PLA result under key={key!r}: run scconsensus.tl.pla(adata_ref, "
             "key_added=key) first."
@@ -241,13 +266,11 @@ def _reference(adata_ref: AnnData, key: str) -> tuple:
     labels = get_ensemble(adata_ref, str(params.get("ensemble_key", "scc_ensemble")))
     # the fit used the partitions matched to its K: transfer through the same ones
     used = np.asarray(record.get("partitions_used", np.arange(labels.shape[1])), dtype=int)
-    n_full = labels.shape[1]
-    labels = labels[:, used]
     posteriors = np.asarray(adata_ref.obsm[f"{key}_membership"], dtype=np.float64)
-    weights = np.asarray(record.get("weights", np.full(labels.shape[1], 1.0)), dtype=float)
+    weights = np.asarray(record.get("weights", np.full(used.size, 1.0)), dtype=float)
     fit_index = np.asarray(record.get("fit_index", np.arange(adata_ref.n_obs)), dtype=np.int64)
     _check_not_cut(adata_ref, key, record, fit_index)
-    return labels, used, n_full, posteriors, weights, fit_index
+    return labels, used, posteriors, weights, fit_index
 
 
 def _check_not_cut(adata_ref: AnnData, key: str, record, fit_index: np.ndarray) -> None:
@@ -264,19 +287,18 @@ def _check_not_cut(adata_ref: AnnData, key: str, record, fit_index: np.ndarray) 
 
 
 def _shared_labels(adata_new: AnnData, new_ensemble_key: str, used, n_full: int) -> np.ndarray:
-    """The new cells' labels in the reference's partitions ``used``, from ``.obsm``."""
+    """The new cells' labels from ``.obsm``: in all ``n_full`` partitions of the
+    reference, or in those ``used`` by its fit."""
     if new_ensemble_key not in adata_new.obsm:
         raise ValueError(
             f"new_ensemble_key={new_ensemble_key!r} is not in adata_new.obsm "
             f"(available: {list(adata_new.obsm)})."
         )
     labels_new = check_labels(adata_new.obsm[new_ensemble_key], "new ensemble labels")
-    if labels_new.shape[1] == n_full:
-        labels_new = labels_new[:, used]
-    if labels_new.shape[1] != used.size:
+    if labels_new.shape[1] not in (n_full, used.size):
         raise ValueError(
             f"adata_new.obsm[{new_ensemble_key!r}] has {labels_new.shape[1]} partitions "
-            f"but the reference ensemble has {n_full}."
+            f"but the reference ensemble has {n_full} (its PLA fit used {used.size})."
         )
     return labels_new
 

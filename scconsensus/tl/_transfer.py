@@ -39,6 +39,13 @@ def pla_transfer(
     with ``sc.tl.ingest``); or pass ``new_ensemble_key`` (labels of the new cells in
     the same partitions) and no representation is needed.
 
+    The new cells' confidence is the reference's kind, measured against the reference
+    cells (the new cells are not in the ensemble, so they are co-members of nobody):
+    :func:`scconsensus.core.transferred_confidence` of their labels in the reference's
+    partitions, all of them (the fit's own partitions only when ``new_ensemble_key``
+    holds no more), so a new cell's value compares with the reference cells'. Cells no
+    partition places get uniform posteriors, no label and a NaN confidence.
+
     Parameters
     ----------
     adata
@@ -62,6 +69,9 @@ def pla_transfer(
     Returns
     -------
     {returns_consensus}
+        ``.uns[key_added]`` holds ``"transferred_from"`` (``key``), the reference's
+        partition ``"weights"`` and ``"confidence"``, which says what the confidence
+        column is and over which partitions.
 
     Examples
     --------
