@@ -81,9 +81,14 @@ copy
     ``.obsm[f"{key_added}_membership"]`` (the fitted memberships, rows summing to one;
     the labelled clusters are its first columns, clusters with mass that no item is
     labelled with come after), ``.obs[f"{key_added}_confidence"]`` (PCC, PLA: how well
-    the ensemble agrees with the item's label,
-    :func:`scconsensus.core.ensemble_confidence`; DPP: the item's mean consensus with
-    its cluster) and ``.obs[f"{key_added}_entropy"]`` (membership entropy per item), and
+    the ensemble's partitions agree with the item's label,
+    :func:`scconsensus.core.ensemble_confidence`: the mean of the share of its
+    co-members that carry its label and the share of its cluster that the partitions
+    put with it, a score that ranks the items of one result, not a probability, its
+    level set by the ensemble's range of ``k``; DPP: the item's membership in its own
+    cluster, its mean consensus with that cluster's items after each row is rescaled to
+    sum to one; NaN for an item with no label, e.g. one no partition sampled) and
+    ``.obs[f"{key_added}_entropy"]`` (membership entropy per item), and
     ``.uns[key_added]`` with the call's ``params`` and the method's figures.""",
     # --- shared by the array core and the wrappers ---
     "random_state": """\

@@ -16,7 +16,10 @@ merges consensus clusters by construction and would lower every item's support
 alike. :func:`ensemble_confidence` combines ``S[i, label_i]`` with the share of
 ``i``'s consensus cluster that the partitions put with ``i``; on the accuracy panel
 it ranks the misassigned items far better than the model's largest membership
-(``benchmarks/README.md``).
+(``benchmarks/README.md``). It is a score for ranking the items of one result, not a
+probability: partitions finer than the consensus lower it for every item alike, so its
+level depends on the ensemble's range of ``k``. :func:`transferred_confidence` is the
+same for items outside the ensemble, counted against its items.
 """
 
 from __future__ import annotations
@@ -78,7 +81,8 @@ def ensemble_confidence(ensemble: np.ndarray, labels: np.ndarray) -> np.ndarray:
     better than the largest membership.
 
     It is a score that ranks the items of one result, not a probability: 1 only where
-    every partition's cluster of the item is exactly its consensus cluster. Its level
+    every partition puts the item with all of its consensus cluster (and those of at
+    least ``k`` clusters with no other item). Its level
     depends on the ensemble's range of ``k``: partitions finer than the consensus split
     its clusters and lower the second share of every item alike (three separated blobs
     of 300 items get 0.73-0.79 everywhere from the default ensemble, ``k`` from 2 to

@@ -6,11 +6,17 @@ One layout for every consensus method (ours and ConsensusClusterPlus):
 - ``.obsm[f"{key}_membership"]``: ``(n_obs, k)`` soft memberships as the model fitted them,
   rows sum to 1; the clusters of ``.obs[key]`` are its first columns (category ``"c"`` is
   column ``c``), clusters with mass that no item is labelled with come after
-- ``.obs[f"{key}_confidence"]``: where the consensus was built from an ensemble (PCC,
-  PLA, DPP), the ensemble's support of the item's label: the probability that a
-  co-member of the item, in a partition of at least ``k`` clusters, has the same
-  label (:func:`scconsensus.core.ensemble_confidence`); otherwise (ConsensusClusterPlus,
-  consensus-k) the item's membership in its own cluster
+- ``.obs[f"{key}_confidence"]``: for PCC and PLA, how well the ensemble's partitions
+  agree with the item's label (:func:`scconsensus.core.ensemble_confidence`): the mean
+  of two shares, each averaged over the partitions that sampled the item, the share of
+  its co-members (in the partitions of at least ``k`` clusters) that carry its label and
+  the share of its consensus cluster that the partition puts with it; a score that ranks
+  the items of one result, not a probability (finer partitions lower it for every item
+  alike). Cells transferred by ``tl.pla_transfer``: the same, measured against the
+  reference's items (:func:`scconsensus.core.transferred_confidence`). DPP,
+  ConsensusClusterPlus and consensus-k: the item's membership in its own cluster (DPP:
+  its mean consensus with that cluster, after each row of the membership is rescaled to
+  sum to 1). NaN for an item with no label
 - ``.obs[f"{key}_entropy"]``: entropy (nats) of the membership per item
 - ``.uns[key]``: ``{"params": {...}, ...method figures}``
 

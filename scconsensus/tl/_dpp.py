@@ -68,7 +68,9 @@ def dpp(
     Returns
     -------
     {returns_consensus}
-        Memberships: each item's mean consensus with each cluster's items. ``.uns``:
+        Memberships: each item's mean consensus with each cluster's items, each row
+        rescaled to sum to one (so the confidence, the membership in the item's own
+        cluster, is that share, not the mean consensus itself). ``.uns``:
         ``candidates`` (threshold, n_clusters, kvi, sr, within, between, btilde, chosen),
         ``threshold`` (θ), ``n_clusters``, ``reason`` (why this cut, also logged),
         ``sigma2``, ``mode``, ``run_sizes`` (generators per run), ``alpha``, the DPP's

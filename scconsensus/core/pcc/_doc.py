@@ -138,8 +138,8 @@ and, on the sparse route, ``n_pairs`` and ``pair_source`` (``"knn"``/``"ensemble
 
 Items that no partition of the ensemble sampled (a small ``subsample`` with few
 partitions) carry no co-association evidence: they get a uniform membership row
-(``1 / k`` each), a missing hard label (NaN in ``.obs[key_added]``), confidence
-``1 / k`` and the largest entropy, and a ``RuntimeWarning`` gives their number.
+(``1 / k`` each), a missing hard label (NaN in ``.obs[key_added]``), a NaN
+confidence and the largest entropy, and a ``RuntimeWarning`` gives their number.
 Build the ensemble with ``predict_unsampled=True`` or more partitions to label them.""",
 }
 #: ``tl.pcc`` takes ``pairs`` right after the pairs per item (``pcc_consensus`` after

@@ -71,7 +71,12 @@ partitions
 ``.uns[key_added]`` holds ``params``, ``log_likelihood``, ``log_likelihood_trace``,
 ``cluster_priors``, ``weights`` (α), ``lam``, ``cv_scores``, ``fit_index`` (items
 the model was fitted on) and ``fitted_n_obs`` (the cells of the object it was fitted on:
-``tl.pla_transfer`` refuses a reference subset since).""",
+``tl.pla_transfer`` refuses a reference subset since).
+
+Items that no partition of the ensemble sampled carry no co-association evidence: they
+get uniform posteriors (``1 / k`` each), a missing hard label (NaN in
+``.obs[key_added]``), a NaN confidence and the largest entropy, and a
+``RuntimeWarning`` gives their number.""",
     # --- core.pla.pla only ---
     "pla_ensemble": """\
 ensemble
