@@ -23,6 +23,25 @@ def test_ensemble_writes_only_its_keys(blobs_adata):
     assert list(parts["method"]) == ["kmeans", "hc"] * 3
 
 
+def test_ensemble_log_lists_every_key_it_writes(blobs_adata):
+    """The run marker in .obsm was written without being named (issue 24)."""
+    import io
+
+    import scanpy as sc
+
+    buffer, old = io.StringIO(), (sc.settings.verbosity, sc.settings.logfile)
+    sc.settings.verbosity, sc.settings.logfile = "debug", buffer
+    try:
+        scc.tl.ensemble(blobs_adata, 3, k=3, key_added="ens", progress=False)
+    finally:
+        sc.settings.verbosity, sc.settings.logfile = old
+    added = buffer.getvalue().split("added", 1)[1]
+    written = [
+        f".{slot}[{key!r}]" for slot in ("obsm", "uns") for key in getattr(blobs_adata, slot)
+    ]
+    assert written and all(entry in added for entry in written)
+
+
 def test_ensemble_copy_leaves_input(blobs_adata):
     out = scc.tl.ensemble(blobs_adata, 3, k=3, copy=True)
     assert "scc_ensemble" not in blobs_adata.obsm

@@ -61,15 +61,19 @@ def ensemble(
     {ensemble_run}
     {progress}
     key_added
-        Results go to ``.obsm[key_added]`` and ``.uns[key_added]``.
+        Results go to ``.obsm[key_added]``, ``.obsm[f"{key_added}_run"]`` and
+        ``.uns[key_added]``.
     {copy}
 
     Returns
     -------
     ``None`` (the copy when ``copy=True``), with ``.obsm[key_added]``: ``(n_obs,
-    n_partitions)`` int32 labels, ``-1`` for unsampled items; and ``.uns[key_added]``:
-    ``{"params": {...}, "partitions": DataFrame}``, the method, ``k``, clusters found
-    and parameters of every partition.
+    n_partitions)`` int32 labels, ``-1`` for unsampled items;
+    ``.obsm[f"{key_added}_run"]``: ``(n_obs, 1)`` int32, the same id for every item, a
+    digest of the labels that marks the run the ensemble was built in (the consensus
+    tools warn when an ensemble joins items of several runs, e.g. after ``ad.concat``);
+    and ``.uns[key_added]``: ``{"params": {...}, "partitions": DataFrame}``, the
+    method, ``k``, clusters found and parameters of every partition.
 
     Examples
     --------
@@ -155,7 +159,10 @@ def _store(adata: AnnData, result, params: dict, key_added: str, start, copy: bo
     logg.info(
         "    finished",
         time=start,
-        deep=f"added\n    .obsm[{key_added!r}], ensemble labels\n    .uns[{key_added!r}]",
+        deep=(
+            f"added\n    .obsm[{key_added!r}], ensemble labels\n"
+            f"    .obsm[{run_key(key_added)!r}], the run's id\n    .uns[{key_added!r}]"
+        ),
     )
     return adata if copy else None
 
