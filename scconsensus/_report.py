@@ -126,8 +126,9 @@ def _result_figures(
         figures.append(
             _Figure(
                 f"{key}_membership.png",
-                f"`{key}`: soft memberships per item, sorted by cluster and confidence"
-                + (f"; the bar below shows `{truth}`." if truth else "."),
+                f"`{key}`: soft memberships per item, sorted by cluster and, within each, "
+                f"by `.obs['{key}_confidence']` (most confident first; items with no "
+                "label last)" + (f"; the bar below shows `{truth}`." if truth else "."),
                 _single(lambda ax: pl.membership(adata, key, truth, ax=ax, show=False), _WIDE),
             )
         )

@@ -123,6 +123,27 @@ def test_membership_bars(adata, tmp_path):
         scc.pl.membership(adata, "missing")
 
 
+def test_membership_bars_sort_by_the_stored_confidence_and_put_unlabelled_last():
+    """Issue 24: sorted by the own-cluster membership while the CLI said "by confidence"
+    (for PCC and PLA the two differ); code -1 indexed the last column."""
+    import anndata as ad
+
+    Y = np.array([[0.9, 0.1], [0.6, 0.4], [0.2, 0.8], [0.3, 0.7], [0.5, 0.5], [0.95, 0.05]])
+    a = ad.AnnData(np.zeros((6, 1)))
+    a.obsm["c_membership"] = Y
+    a.obs["c"] = pd.Categorical.from_codes([0, 0, 1, 1, -1, 0], categories=["0", "1"])
+    a.obs["c_confidence"] = [0.2, 0.7, 0.9, 0.4, np.nan, np.nan]
+    ax = scc.pl.membership(a, "c", show=False)
+    top, _, _ = next(p for p in ax.patches if p.__class__.__name__ == "StepPatch").get_data()
+    # cluster 0 by stored confidence (NaN last), then cluster 1, then the unlabelled item
+    np.testing.assert_allclose(top, Y[[1, 0, 5, 2, 3, 4], 0])
+    del a.obs["c_confidence"]  # no column: the membership in the item's own cluster
+    ax = scc.pl.membership(a, "c", show=False)
+    top, _, _ = next(p for p in ax.patches if p.__class__.__name__ == "StepPatch").get_data()
+    np.testing.assert_allclose(top, Y[[5, 0, 1, 2, 3, 4], 0])
+    plt.close("all")
+
+
 @pytest.mark.parametrize("fn", ["consensus_cdf", "delta_area", "pac"])
 def test_consensus_k_curves(adata, tmp_path, fn):
     path = tmp_path / f"{fn}.png"

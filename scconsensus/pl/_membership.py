@@ -27,14 +27,27 @@ def _membership(adata: AnnData, key: str) -> np.ndarray:
 
 
 def _membership_order(adata: AnnData, key: str, Y: np.ndarray) -> np.ndarray:
-    """Items by cluster, the most confident first within each."""
+    """Items by cluster, the most confident first within each, items with no label last.
+
+    Confident by ``.obs[f"{key}_confidence"]`` where it exists (PCC's and PLA's is the
+    ensemble's, not the membership), else by the membership in the item's cluster; an
+    item with no label (code ``-1``) ranks by its largest membership.
+    """
+    rows = np.arange(Y.shape[0])
     labels = (
-        np.asarray(adata.obs[key].cat.codes)
+        np.asarray(adata.obs[key].cat.codes, dtype=np.int64)
         if key in adata.obs and hasattr(adata.obs[key], "cat")
         else Y.argmax(axis=1)
     )
-    conf = Y[np.arange(Y.shape[0]), labels]
-    return np.lexsort((-conf, labels))
+    unlabelled = labels < 0
+    # code -1 would index the last column: rank those items by their largest entry instead
+    conf = np.where(unlabelled, Y.max(axis=1), Y[rows, np.maximum(labels, 0)])
+    name = f"{key}_confidence"
+    if name in adata.obs and np.issubdtype(adata.obs[name].dtype, np.number):
+        stored = adata.obs[name].to_numpy(dtype=np.float64)
+        conf = np.where(unlabelled, conf, stored)
+    conf = np.where(np.isnan(conf), -np.inf, conf)  # no value: last within its cluster
+    return np.lexsort((-conf, np.where(unlabelled, Y.shape[1], labels)))
 
 
 def _draw_stacked(ax: Axes, Y: np.ndarray, colors: list[str]) -> None:
@@ -77,6 +90,11 @@ def membership(
     save: str | Path | bool | None = None,
 ) -> Axes | None:
     """Stacked bars of each item's soft membership, items sorted by cluster and confidence.
+
+    Items are grouped by their label in ``.obs[key]``, and within a cluster the most
+    confident come first: by ``.obs[f"{key}_confidence"]`` where that column exists (for
+    PCC and PLA the ensemble's confidence, which need not follow the membership drawn),
+    else by the membership in their cluster. Items with no label (NaN) come last.
 
     Parameters
     ----------
