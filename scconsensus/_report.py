@@ -19,7 +19,7 @@ import pandas as pd
 from anndata import AnnData
 from matplotlib.figure import Figure
 
-from . import pl
+from . import pl, tl
 from ._io import atomic_dir
 from ._progress import progress_bar
 
@@ -77,13 +77,18 @@ def results_table(adata: AnnData, keys: Sequence[str], truth: str | None) -> pd.
     keys
         ``.obs`` columns of consensus labels; keys not in ``.obs`` are skipped.
     truth
-        ``.obs`` column of known labels; when given, ARI, NMI and H against it.
+        ``.obs`` column of known labels; when given, ARI, NMI and H against it, and the
+        calibration of the confidence.
 
     Returns
     -------
     Columns ``result``, ``clusters``, ``sizes`` (cluster sizes in the order of the
     categories), ``mean confidence`` (when ``.obs[f"{key}_confidence"]`` exists) and
-    ``ARI vs {truth}``, ``NMI vs {truth}``, ``H vs {truth}``; empty without results.
+    ``ARI vs {truth}``, ``NMI vs {truth}``, ``H vs {truth}``, ``confidence AUROC vs
+    {truth}`` and ``confidence ECE vs {truth}`` (:func:`scconsensus.tl.compare`'s
+    ``auroc`` and ``ece``: how well the confidence ranks the cells whose class is not
+    their cluster's majority class below the others, and its expected calibration
+    error; NaN without a confidence); empty without results.
     """
     from .metrics import adjusted_rand_index, h_criterion, nmi
 
@@ -101,6 +106,9 @@ def results_table(adata: AnnData, keys: Sequence[str], truth: str | None) -> pd.
             row[f"ARI vs {truth}"] = adjusted_rand_index(adata.obs[truth], labels)
             row[f"NMI vs {truth}"] = nmi(adata.obs[truth], labels)
             row[f"H vs {truth}"] = h_criterion(adata.obs[truth], labels)
+            calibration = tl.compare(adata, [key], truth=truth).iloc[-1]
+            row[f"confidence AUROC vs {truth}"] = float(calibration["auroc"])
+            row[f"confidence ECE vs {truth}"] = float(calibration["ece"])
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -145,8 +153,9 @@ def _result_figures(
         figures.append(
             _Figure(
                 f"{key}_confidence_{basis}.png",
-                f"`{key}` on the {basis.upper()}: labels, confidence (membership of its cluster) "
-                "and entropy; low confidence marks items between clusters.",
+                f"`{key}` on the {basis.upper()}: labels, confidence "
+                f"(`.obs['{key}_confidence']`) and entropy; low confidence marks items "
+                "the clustering is unsure of.",
                 # three panels on a figure of its own: pl.confidence takes no ax
                 lambda: pl.confidence(adata, key, basis, show=False)[0].figure,
             )
@@ -170,6 +179,22 @@ def _result_figures(
             )
         )
     return figures
+
+
+def _calibration_figures(adata: AnnData, keys: Sequence[str], truth: str | None) -> list[_Figure]:
+    """The reliability diagram of every result with a confidence, when there is a truth."""
+    scored = [k for k in keys if k in adata.obs and f"{k}_confidence" in adata.obs and k != truth]
+    if truth is None or not scored:
+        return []
+    return [
+        _Figure(
+            "calibration.png",
+            f"Calibration against `{truth}`: accuracy (the cell's class is its cluster's "
+            "majority class) against confidence per bin, marker area = cells in the bin; "
+            "the legend gives each result's AUROC and ECE, as in the table.",
+            _single(lambda ax: pl.calibration(adata, scored, truth, ax=ax, show=False), _SQUARE),
+        )
+    ]
 
 
 def _consensus_k_figures(adata: AnnData, key: str) -> list[_Figure]:
@@ -310,9 +335,11 @@ def write_report(
 
     For every result key in ``.obs``: membership bars, labels/confidence/entropy on an
     embedding (UMAP, else PCA), the co-association heatmap of the ensemble ordered by the
-    result's labels, and the cluster-relationship graph. For every consensus-k record in
-    ``.uns`` (:func:`scconsensus.tl.consensus_k`, :func:`scconsensus.r.consensus_cluster_plus`):
-    consensus CDF, delta area and PAC curves. A figure that cannot be drawn is listed in
+    result's labels, and the cluster-relationship graph; with a ``truth``, one
+    reliability diagram of the results' confidence (:func:`scconsensus.pl.calibration`).
+    For every consensus-k record in ``.uns`` (:func:`scconsensus.tl.consensus_k`,
+    :func:`scconsensus.r.consensus_cluster_plus`): consensus CDF, delta area and PAC
+    curves. A figure that cannot be drawn is listed in
     the report with the reason instead of stopping the others.
 
     The figures and ``report.md`` are drawn into a new folder that then replaces
@@ -368,6 +395,7 @@ def write_report(
         if key in adata.obs
         for figure in _result_figures(adata, key, ensemble_key, truth, basis)
     ]
+    figures += _calibration_figures(adata, keys, truth)
     figures += [figure for key in ck_keys for figure in _consensus_k_figures(adata, key)]
     with atomic_dir(outdir) as tmp:
         drawn = _draw(figures, tmp, progress)

@@ -222,7 +222,9 @@ def _run_locked(
         # cluster sizes make lines wider than a terminal; report.md lists them
         print(table.drop(columns="sizes").set_index("result").round(3).to_string())
     report = (
-        None if figures is None else write_report(adata, figures, methods, progress=args.progress)
+        None
+        if figures is None
+        else write_report(adata, figures, methods, truth=truth, progress=args.progress)
     )
     print(f"wrote {out}" + (f" and {report}" if report else ""))
     return 0

@@ -61,6 +61,30 @@ def test_run_pcc_writes_layout(tmp_path, blobs_adata):
     assert back.uns["pcc"]["params"]["n_clusters"] == 4
 
 
+def test_run_reports_the_confidence_calibration(tmp_path, blobs_adata, capsys):
+    """Issue 24: the run reported ARI, NMI and H against --truth but not the calibration
+    that tl.compare computes; report.md also scored only a column named "truth"."""
+    import scconsensus as scc
+
+    a = blobs_adata.copy()
+    a.obs["cell_type"] = a.obs.pop("truth")
+    src, out, figures = tmp_path / "in.h5ad", tmp_path / "out.h5ad", tmp_path / "fig"
+    a.write_h5ad(src)
+    args = ["run", str(src), "--out", str(out), "--n-partitions", "10", "--k", "2,5"]
+    args += ["--method", "pcc", "--truth", "cell_type", "--figures", str(figures)]
+    assert main([*args, "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    assert "confidence AUROC vs cell_type" in printed and "confidence ECE vs cell_type" in printed
+    want = scc.tl.compare(ad.read_h5ad(out), ["pcc"], truth="cell_type").iloc[-1]
+    text = (figures / "report.md").read_text()
+    header, _, row = text.split("## Consensus results")[1].strip().splitlines()[:3]
+    cells = dict(zip(header.strip("| ").split(" | "), row.strip("| ").split(" | "), strict=True))
+    assert cells["confidence AUROC vs cell_type"] == f"{want['auroc']:.3f}"
+    assert cells["confidence ECE vs cell_type"] == f"{want['ece']:.3f}"
+    assert "ARI vs cell_type" in header
+    assert "](calibration.png)" in text and (figures / "calibration.png").stat().st_size > 0
+
+
 def test_unknown_method_is_rejected(tmp_path, blobs_adata):
     src = tmp_path / "in.h5ad"
     blobs_adata.write_h5ad(src)
