@@ -22,9 +22,25 @@ from ._anndata import (
     warn_overwrite,
 )
 
+#: :func:`ensemble`'s texts of what it writes (the function stays under 80 lines).
+_WRITES = {
+    "ensemble_key_added": """\
+key_added
+    Results go to ``.obsm[key_added]``, ``.obsm[f"{key_added}_run"]`` and
+    ``.uns[key_added]``.""",
+    "ensemble_returns": """\
+``None`` (the copy when ``copy=True``), with ``.obsm[key_added]``: ``(n_obs,
+n_partitions)`` int32 labels, ``-1`` for unsampled items;
+``.obsm[f"{key_added}_run"]``: ``(n_obs, 1)`` int32, the same id for every item, a
+digest of the labels that marks the run the ensemble was built in (the consensus
+tools warn when an ensemble joins items of several runs, e.g. after ``ad.concat``);
+and ``.uns[key_added]``: ``{"params": {...}, "partitions": DataFrame}``, the
+method, ``k``, clusters found and parameters of every partition.""",
+}
+
 
 @renamed_args(methods="method")
-@doc_params()
+@doc_params(**_WRITES)
 def ensemble(
     adata: AnnData,
     n_partitions: int = 100,
@@ -60,20 +76,12 @@ def ensemble(
     {use_rep_layer}
     {ensemble_run}
     {progress}
-    key_added
-        Results go to ``.obsm[key_added]``, ``.obsm[f"{key_added}_run"]`` and
-        ``.uns[key_added]``.
+    {ensemble_key_added}
     {copy}
 
     Returns
     -------
-    ``None`` (the copy when ``copy=True``), with ``.obsm[key_added]``: ``(n_obs,
-    n_partitions)`` int32 labels, ``-1`` for unsampled items;
-    ``.obsm[f"{key_added}_run"]``: ``(n_obs, 1)`` int32, the same id for every item, a
-    digest of the labels that marks the run the ensemble was built in (the consensus
-    tools warn when an ensemble joins items of several runs, e.g. after ``ad.concat``);
-    and ``.uns[key_added]``: ``{"params": {...}, "partitions": DataFrame}``, the
-    method, ``k``, clusters found and parameters of every partition.
+    {ensemble_returns}
 
     Examples
     --------

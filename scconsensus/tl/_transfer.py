@@ -40,11 +40,10 @@ def pla_transfer(
     the same partitions) and no representation is needed.
 
     The new cells' confidence is the reference's kind, measured against the reference
-    cells (the new cells are not in the ensemble, so they are co-members of nobody):
-    :func:`scconsensus.core.transferred_confidence` of their labels in the reference's
-    partitions, all of them (the fit's own partitions only when ``new_ensemble_key``
-    holds no more), so a new cell's value compares with the reference cells'. Cells no
-    partition places get uniform posteriors, no label and a NaN confidence.
+    cells (:func:`scconsensus.core.transferred_confidence` of their labels in all the
+    reference's partitions, or in the fit's own when ``new_ensemble_key`` holds no more),
+    so it compares with the reference cells'. Cells no partition places get uniform
+    posteriors, no label and a NaN confidence.
 
     Parameters
     ----------
