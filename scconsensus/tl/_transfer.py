@@ -34,7 +34,7 @@ def pla_transfer(
     ``p(v|x) = Σ_i p(i|x) p(v|i)`` (Lange & Buhmann 2005, eqs. 22–26).
 
     The reference must hold the ensemble (``.obsm[params["ensemble_key"]]``), the fit
-    of :func:`pla` (``.obsm[f"{key}_membership"]``, ``.uns[key]``) and a
+    of :func:`pla` (``.obs[key]``, ``.obsm[f"{key}_membership"]``, ``.uns[key]``) and a
     representation shared with ``adata`` (same genes in ``X``, or ``X_pca`` projected
     with ``sc.tl.ingest``); or pass ``new_ensemble_key`` (labels of the new cells in
     the same partitions) and no representation is needed.
