@@ -95,27 +95,70 @@ def check_fraction(value: float, name: str) -> float:
     return value
 
 
-def check_int(value: Any, name: str, minimum: int | None = None) -> int:
+def check_int(value: Any, name: str, minimum: int | None = None, *, hint: str = "") -> int:
     """An integer count, the one rule for every count argument.
 
-    Integral numbers (``3``, ``np.int64(3)``, ``3.0``) are accepted; strings, booleans
-    and fractional numbers are refused, so ``k="25"`` cannot be read as ``{2, 5}``.
+    Integral numbers (``3``, ``np.int64(3)``, ``3.0``, a 0-d array) are accepted; strings,
+    booleans and fractional numbers are refused, so ``k="25"`` cannot be read as ``{2, 5}``.
+    ``hint`` ends every refusal: what else the caller accepts (see :func:`k_hint`).
     """
+    tail = f" {hint}" if hint else ""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value.item()
     if isinstance(value, str):
-        raise ValueError(
-            f"{name} must be a number, not the string {value!r}; pass it without quotes."
-        )
+        if _is_number(value):
+            raise ValueError(
+                f"{name} must be a number, not the string {value!r}; pass it without quotes.{tail}"
+            )
+        raise ValueError(f"{name} must be {_integer(minimum)}, not the string {value!r}.{tail}")
     if isinstance(value, float | np.floating) and np.isfinite(value) and float(value).is_integer():
         value = int(value)
     if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
-        raise ValueError(f"{name} must be an integer, got {value!r}.")
+        raise ValueError(f"{name} must be an integer, got {value!r}.{tail}")
     value = int(value)
     if minimum is not None and value < minimum:
         least = {0: "a non-negative integer", 1: "a positive integer"}.get(
             minimum, f"at least {minimum}"
         )
-        raise ValueError(f"{name} must be {least}, got {value}.")
+        raise ValueError(f"{name} must be {least}, got {value}.{tail}")
     return value
+
+
+def _integer(minimum: int | None) -> str:
+    """The integers ``check_int`` takes, in words."""
+    if minimum is None:
+        return "an integer"
+    return {0: "a non-negative integer", 1: "a positive integer"}.get(
+        minimum, f"an integer >= {minimum}"
+    )
+
+
+def _is_number(text: str) -> bool:
+    """Whether ``text`` reads as a number, so that dropping its quotes is the fix."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def k_hint(value: Any, *, lists: bool = False, nearest: bool = False) -> str:
+    """The forms a number of clusters may take, for the end of a refusal of ``value``.
+
+    ``lists``: a list of K is also taken (``tl.pcc``, ``tl.pla``); ``nearest``: the
+    request of a method that returns the cut nearest to it (DPP), which also takes
+    ``None`` and 1. A string that is ``"auto"`` in another case is told so.
+    """
+    if nearest:
+        forms = '"auto" or None (the number chosen from the data) or an integer >= 1'
+    elif lists:
+        forms = (
+            '"auto" (K chosen from the ensemble), an integer >= 2 or a list of them, e.g. [4, 8]'
+        )
+    else:
+        forms = '"auto" (K chosen from the ensemble) or an integer >= 2'
+    case = isinstance(value, str) and value != "auto" and value.strip().lower() == "auto"
+    return f"Give {forms}" + (' ("auto" is lower case).' if case else ".")
 
 
 #: Most restarts a solver accepts: each is a full fit, so more is a typo, not a wish.
@@ -158,9 +201,15 @@ def check_number(value: Any, name: str, *, within: tuple[float, float] | None = 
 
 
 def check_n_clusters(
-    n_clusters: Any, n_items: int, name: str = "n_clusters", *, nearest: bool = False
+    n_clusters: Any,
+    n_items: int,
+    name: str = "n_clusters",
+    *,
+    nearest: bool = False,
+    hint: str = "",
 ) -> int | None:
-    """The one ``n_clusters`` contract: an int in ``[2, n_items - 1]``.
+    """The one ``n_clusters`` contract: an int in ``[2, n_items - 1]``; ``hint`` ends a
+    refusal of its type or minimum (what else the caller takes: :func:`k_hint`).
 
     A model fitted at ``K`` clusters (PCC, PLA, the spectral start, ``max_k``) needs two
     clusters at least and fewer than items. ``nearest=True`` is the contract of a method
@@ -169,14 +218,14 @@ def check_n_clusters(
     trivial cuts are valid requests, so any int in ``[1, n_items]``.
     """
     if not nearest:
-        n_clusters = check_int(n_clusters, name, 2)
+        n_clusters = check_int(n_clusters, name, 2, hint=hint)
         if n_clusters >= n_items:
             raise ValueError(too_many_clusters(name, n_clusters, n_items))
         return n_clusters
     # "auto" is what tl.pcc/tl.pla and the command line call a K chosen from the data
     if n_clusters is None or (isinstance(n_clusters, str) and n_clusters == "auto"):
         return None
-    n_clusters = check_int(n_clusters, name, 1)
+    n_clusters = check_int(n_clusters, name, 1, hint=hint or k_hint(n_clusters, nearest=True))
     if n_clusters > n_items:
         raise ValueError(
             f"{name} must be between 1 and the number of items ({n_items}), got {n_clusters}."

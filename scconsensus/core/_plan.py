@@ -23,6 +23,7 @@ from .._validation import (
     check_labels,
     check_n_clusters,
     check_number,
+    k_hint,
 )
 from ._laps import Laps
 from ._resolution import KSelection, choose_k, matched_partitions
@@ -230,7 +231,7 @@ def plan_checked(
         selection = choose_k(labels, random_state=random_state, numbered=numbered)
         K = selection.n_clusters
     else:
-        K = check_n_clusters(n_clusters, labels.shape[0])
+        K = check_n_clusters(n_clusters, labels.shape[0], hint=k_hint(n_clusters))
     lap("choose K")
     fit_idx = None if subset is None else subset(K)
     columns, note = _columns(labels, K, partitions, numbered)

@@ -120,19 +120,28 @@ def _curve(adata, keys, field, ylabel, title, ax, figsize, show, save, name):
     for j, kk in enumerate(keys):
         rec = _record(adata, kk)
         ks = np.atleast_1d(rec["k"]).astype(int)
-        ax.plot(
+        (line,) = ax.plot(
             ks,
             np.asarray(rec[field], dtype=float),
             marker="o",
             linestyle=_LINESTYLES[j % len(_LINESTYLES)],
             label=_label(adata, kk),
         )
+        if field == "pac" and rec.get("best_k") is not None:
+            _mark_best(ax, int(rec["best_k"]), line, _label(adata, kk), len(keys) == 1)
     ax.set_xlabel("k")
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.xaxis.get_major_locator().set_params(integer=True)
     ax.legend(fontsize=8, frameon=False)
     return finish(ax.figure, show, save, "_".join([name, *map(str, keys)]), ax)
+
+
+def _mark_best(ax: Axes, best_k: int, line, label: str, alone: bool) -> None:
+    """The ``k`` of lowest PAC (``.uns[key]["best_k"]``), marked as ``pl.k_selection``
+    marks its chosen K; in the colour of its key's curve when several keys share the axes."""
+    color, text = ("C3", "") if alone else (line.get_color(), f"{label}: ")
+    ax.axvline(best_k, color=color, ls="--", label=f"{text}best k = {best_k} (lowest PAC)")
 
 
 @doc_params(**_CURVE_DOCS)
@@ -194,6 +203,9 @@ def pac(
     save: str | Path | bool | None = None,
 ) -> Axes | None:
     """Proportion of ambiguous clustering against ``k`` (lower is more stable).
+
+    The ``k`` of lowest PAC (``.uns[key]["best_k"]``) is marked, as
+    :func:`scconsensus.pl.k_selection` marks its chosen K.
 
     Parameters
     ----------

@@ -68,6 +68,13 @@ def k_selection(
     record = adata.uns.get(key, {})
     if "k_selection" not in record and "candidates" in record:
         return _dpp_candidates(record, key, figsize, ax, show, save)
+    if "k_selection" not in record and "pac" in record:
+        raise ValueError(
+            f"adata.uns[{key!r}] holds consensus-k statistics (tl.consensus_k or "
+            f"r.consensus_cluster_plus), not an ensemble's K evidence: plot them with "
+            f"scc.pl.pac(adata, {key!r}) (its best k marked), scc.pl.consensus_cdf or "
+            f"scc.pl.delta_area; the k of lowest PAC is adata.uns[{key!r}]['best_k']."
+        )
     if "k_selection" not in record:
         raise ValueError(
             f"No K evidence at adata.uns[{key!r}]['k_selection']: run scc.tl.pcc or "
@@ -84,7 +91,9 @@ def k_selection(
     ax.set_xlabel("number of clusters K")
     ax.xaxis.get_major_locator().set_params(integer=True)  # K is a count: no 5.5 ticks
     ax.set_ylabel("normalised co-association kept")
-    ax.set_ylim(0, 1.02)
+    # room above 1 for the strength written over a split whose level is near 1
+    ax.set_ylim(0, 1.15)
+    ax.set_yticks(np.linspace(0, 1, 6))
     ax.set_title(f"{key}: choice of K")
     ax.legend(frameon=False, fontsize="small")
     return finish(ax.figure, show, save, f"k_selection_{key}", ax)
@@ -116,6 +125,8 @@ def _mark_splits(ax: Axes, table, threshold, chosen: int) -> None:
             ha="center",
             fontsize=7,
             color="C1",
+            # legible over the curve of λ_K it is written on
+            bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.7, "pad": 0.5},
         )
 
 

@@ -11,15 +11,17 @@ under ``f"{key_added}_k{K}"``.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from contextlib import contextmanager
+from numbers import Real
 from typing import Any
 
 import numpy as np
 from anndata import AnnData
 from scanpy import logging as logg
 
-from .._validation import check_key, check_n_clusters
+from .._validation import check_int, check_key, check_n_clusters, k_hint
 from ._anndata import check_copy, get_ensemble
 
 __all__ = ["each_k_key", "fits_each_k"]
@@ -31,21 +33,29 @@ def each_k_key(key_added: str, n_clusters: int) -> str:
 
 
 def is_k_list(n_clusters: Any) -> bool:
-    """Whether ``n_clusters`` names several K (a list, tuple or 1-d array)."""
+    """Whether ``n_clusters`` names several K: any iterable but a string, a mapping or a
+    0-d array (a list, tuple, range, set, 1-d array, pandas Series...)."""
     if isinstance(n_clusters, np.ndarray):
         return n_clusters.ndim > 0
-    return isinstance(n_clusters, list | tuple)
+    return isinstance(n_clusters, Iterable) and not isinstance(n_clusters, str | bytes | Mapping)
 
 
-def check_k_list(n_clusters: Sequence, n_items: int) -> list[int]:
-    """The K of a list, each an integer in ``[2, n_items)``, none twice, at least one."""
-    Ks = list(np.asarray(n_clusters, dtype=object).ravel())
+def check_k_list(n_clusters: Iterable, n_items: int) -> list[int]:
+    """The K of a list, each an integer in ``[2, n_items)``, none twice, at least one; a
+    set in increasing order (it has no order of its own)."""
+    if isinstance(n_clusters, np.ndarray) and n_clusters.ndim > 1:
+        raise ValueError(_nested(n_clusters.tolist()))
+    Ks = list(n_clusters)
+    if isinstance(n_clusters, AbstractSet) and all(isinstance(K, Real) for K in Ks):
+        Ks = sorted(Ks)
     if not Ks:
         raise ValueError(
             "n_clusters=[] names no number of clusters. Give at least one, e.g. "
             "n_clusters=[4, 8], or n_clusters='auto' (an empty "
             ".uns[key]['k_candidates'] means no drop of the evidence reached the threshold)."
         )
+    if any(is_k_list(K) for K in Ks):
+        raise ValueError(_nested(Ks))
     if any(isinstance(K, str) for K in Ks):
         raise ValueError(
             f"n_clusters={list(Ks)!r}: a list holds integers only; fit 'auto' in its own "
@@ -61,11 +71,21 @@ def check_k_list(n_clusters: Sequence, n_items: int) -> list[int]:
     return Ks
 
 
+def _nested(Ks: list) -> str:
+    """Why a list of lists of K is refused (flattened, it could fit K nobody meant)."""
+    return (
+        f"n_clusters={Ks!r} nests lists; give one flat list of K, e.g. n_clusters=[4, 8] "
+        "(each K is fitted and stored under its own key)."
+    )
+
+
 def fits_each_k(fit: Callable) -> Callable:
     """Let the consensus wrapper ``fit`` take ``n_clusters`` as a list of K.
 
-    A list, tuple or 1-d array is checked whole (each K an integer in ``[2, n_obs)``,
-    none twice, the keys valid) before any K is fitted; ``fit`` then runs once per K,
+    A list, tuple, range, 1-d array or any other iterable of integers (a set in
+    increasing order; no string, mapping or nested list) is checked whole (each K an
+    integer in ``[2, n_obs)``, none twice, the keys valid) before any K is fitted, and a
+    single K's type before ``fit`` runs; ``fit`` then runs once per K,
     with ``n_clusters=K`` and ``key_added=f"{key_added}_k{K}"`` and the same other
     arguments, on one copy of ``adata`` when ``copy=True``. A fault in any K (an error
     that only that K meets, Ctrl-C) removes what the earlier K wrote: all K or none.
@@ -77,6 +97,9 @@ def fits_each_k(fit: Callable) -> Callable:
     @functools.wraps(fit)
     def wrapper(adata, n_clusters="auto", *args, **kwargs):
         if not is_k_list(n_clusters):
+            if not (isinstance(n_clusters, str) and n_clusters == "auto"):
+                # refused here, where a list is also taken, so the message names all three
+                check_int(n_clusters, "n_clusters", 2, hint=k_hint(n_clusters, lists=True))
             return fit(adata, n_clusters, *args, **kwargs)
         options = {name: kwargs.get(name, defaults[name]) for name in _READ}
         return _fit_each(fit, adata, n_clusters, args, kwargs, options)

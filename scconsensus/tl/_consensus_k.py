@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -93,6 +93,9 @@ def consensus_k(
     """
     key_added, copy = check_key(key_added), check_copy(adata, copy)
     X = get_rep(adata, use_rep, layer=layer)
+    # checked before the start is logged, which names them
+    max_k = check_int(max_k, "max_k", 2, hint="max_k is the largest k tried: k = 2..max_k.")
+    reps = check_int(reps, "reps", 1)
     kept = _kept_k(keep_k, max_k)
     adata = adata.copy() if copy else adata
     start = logg.info(f"consensus_k: {reps} subsamples of {X.shape[0]} items, k = 2..{max_k}")
@@ -150,8 +153,11 @@ def _kept_k(keep_k: str | int | Sequence[int], max_k: int) -> str | list[int]:
     if isinstance(keep_k, str):
         check_choice(keep_k, ("best", "all"), "keep_k")
         return keep_k
-    values = [keep_k] if isinstance(keep_k, int | np.integer) else list(keep_k)
-    ks = [check_int(k, "keep_k") for k in values]
+    scalar = isinstance(keep_k, np.ndarray) and keep_k.ndim == 0
+    one = scalar or not isinstance(keep_k, Iterable)
+    values = [keep_k] if one else list(keep_k)
+    hint = f"Give 'best', 'all', or k in 2..max_k={max_k} (an integer or a list of them)."
+    ks = [check_int(k, "keep_k", hint=hint) for k in values]
     if not ks or any(not 2 <= k <= int(max_k) for k in ks):
         raise ValueError(
             f"keep_k must be 'best', 'all' or values in 2..max_k={max_k}, got {keep_k!r}."

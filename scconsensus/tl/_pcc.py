@@ -14,7 +14,7 @@ from ..core import FitRoute, PCCConsensus, StartPlan, pcc_consensus
 from ..core.pcc import PCC_PARAMS, Bregman, cluster_relationships, kernels_cached
 from ._anndata import check_copy, get_ensemble, lazy_rep, store_consensus
 from ._candidates import fits_each_k
-from ._selection import log_plan, selection_uns
+from ._selection import clusters_written, log_plan, selection_uns
 
 __all__ = ["pcc"]
 
@@ -99,7 +99,7 @@ def pcc(
     _log_run(out, mode, pairs, fit_size, labels.shape[0])
     adata = adata.copy() if copy else adata
     _store(adata, key_added, out, (ensemble_key, use_rep, relationship_threshold), labels)
-    _log_finish(out, tol, key_added, start)
+    _log_finish(out, tol, adata, key_added, start)
     return adata if copy else None
 
 
@@ -162,8 +162,8 @@ def _log_start(divergence):
     return logg.info(f"running PCC ({getattr(divergence, 'name', divergence)})")
 
 
-def _log_finish(out: PCCConsensus, tol: float, key_added: str, start) -> None:
-    """Warn when the solver stopped at ``max_iter``; say what was written."""
+def _log_finish(out: PCCConsensus, tol: float, adata: AnnData, key_added: str, start) -> None:
+    """Warn when the solver stopped at ``max_iter``; say what was written to ``adata``."""
     res = out.fit
     if not res.converged:
         logg.warning(
@@ -171,7 +171,8 @@ def _log_finish(out: PCCConsensus, tol: float, key_added: str, start) -> None:
             f"(relative gap {res.kkt_gap:.2g} > tol={tol}); raise max_iter for a finer optimum."
         )
     logg.info(
-        f"    finished: {out.membership.shape[1]} clusters, objective {res.objective:.6g}, "
+        f"    finished: {clusters_written(adata, key_added, out.membership.shape[1])}, "
+        f"objective {res.objective:.6g}, "
         f"{res.n_iter} iterations",
         time=start,
         deep=(

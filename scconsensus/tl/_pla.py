@@ -24,7 +24,7 @@ from ..core.pla import (
 )
 from ._anndata import check_copy, get_ensemble, get_rep, lazy_rep, store_consensus
 from ._candidates import fits_each_k
-from ._selection import log_plan, selection_uns
+from ._selection import clusters_written, log_plan, selection_uns
 
 __all__ = ["pla", "transfer"]
 
@@ -173,10 +173,10 @@ def _store(adata: AnnData, key_added: str, out: PLAConsensus, params: dict, star
             uns["cv_scores"] = res.cv_scores
     store_consensus(adata, key_added, membership, params=params, uns=uns, ensemble=ensemble)
     logg.info(
-        "    finished",
+        f"    finished: {clusters_written(adata, key_added, membership.shape[1])}",
         time=start,
         deep=(
-            f"added\n    .obs[{key_added!r}], consensus labels ({membership.shape[1]} clusters)\n"
+            f"added\n    .obs[{key_added!r}], consensus labels\n"
             f"    .obsm['{key_added}_membership'], posteriors p(v|i)\n"
             f"    .uns[{key_added!r}], log-likelihood and weights"
         ),

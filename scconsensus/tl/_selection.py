@@ -1,13 +1,15 @@
-"""What ``tl.pcc`` and ``tl.pla`` report about their plan: the chosen K and the partitions."""
+"""What ``tl.pcc`` and ``tl.pla`` report about their plan (the chosen K and the partitions)
+and about what they wrote (the clusters fitted and the clusters that label cells)."""
 
 from __future__ import annotations
 
 import numpy as np
+from anndata import AnnData
 from scanpy import logging as logg
 
 from ..core import ConsensusPlan
 
-__all__ = ["log_plan", "selection_uns"]
+__all__ = ["clusters_written", "log_plan", "selection_uns"]
 
 
 def log_plan(plan: ConsensusPlan) -> None:
@@ -33,3 +35,17 @@ def selection_uns(plan: ConsensusPlan) -> dict:
         out["k_candidates"] = splits["n_clusters"].to_numpy(dtype=np.int64)
         out["k_splits"] = splits
     return out
+
+
+def clusters_written(adata: AnnData, key_added: str, n_fitted: int) -> str:
+    """The clusters of a stored consensus, for its finish line: ``n_fitted`` membership
+    columns and, when fewer, how many of them label cells (a cluster can carry mass
+    without being any cell's largest membership; it stays in the membership only)."""
+    n_labelled = adata.obs[key_added].cat.categories.size
+    if n_labelled == n_fitted:
+        return f"{n_fitted} clusters"
+    rest = n_fitted - n_labelled
+    return (
+        f"{n_fitted} clusters fitted, {n_labelled} of them label cells (the other {rest} "
+        f"carr{'ies' if rest == 1 else 'y'} mass only: see .obsm['{key_added}_membership'])"
+    )
