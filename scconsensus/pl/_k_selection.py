@@ -60,7 +60,7 @@ def k_selection(
     >>> matplotlib.use("Agg")
     >>> import scconsensus as scc
     >>> adata = scc.datasets.iris()
-    >>> scc.tl.ensemble(adata, n_partitions=40, random_state=0)
+    >>> scc.tl.ensemble(adata, random_state=0)
     >>> scc.tl.pcc(adata)
     >>> ax = scc.pl.k_selection(adata, "pcc", show=False)
     """

@@ -90,7 +90,7 @@ def pla(
     --------
     >>> import scconsensus as scc
     >>> adata = scc.datasets.iris()
-    >>> scc.tl.ensemble(adata, n_partitions=20, k=(2, 6), random_state=0)
+    >>> scc.tl.ensemble(adata, n_partitions=20, k=(2, 4), random_state=0)
     >>> scc.tl.pla(adata, n_clusters=3)
     >>> adata.obsm["pla_membership"].shape
     (150, 3)

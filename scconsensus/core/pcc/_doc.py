@@ -115,7 +115,8 @@ n_clusters
     ``"auto"``: chosen from the ensemble by :func:`scconsensus.core.select_k`, with
     the evidence in ``.uns[key_added]["k_selection"]`` (:func:`scconsensus.pl.k_selection`).
     A list of K (e.g. ``.uns[key_added]["k_candidates"]``, every stable resolution of
-    ``"auto"``, one K per split) fits each K in one call, stored under ``f"{key_added}_k{K}"`` with
+    ``"auto"``, one K per split; a tuple, range or 1-d array too, a set in increasing
+    order) fits each K in one call, stored under ``f"{key_added}_k{K}"`` with
     the other arguments shared; the list is checked (each K in ``[2, n_obs)``, none twice)
     before anything is written.""",
     "pcc_tl": """\

@@ -49,7 +49,8 @@ n_clusters
     no item is assigned to are dropped), or ``"auto"``: chosen from the ensemble by
     :func:`scconsensus.core.select_k`, the evidence in ``.uns[key_added]["k_selection"]``.
     A list of K (e.g. ``.uns[key_added]["k_candidates"]``, every stable resolution of
-    ``"auto"``, one K per split) fits each K in one call, stored under ``f"{key_added}_k{K}"`` with
+    ``"auto"``, one K per split; a tuple, range or 1-d array too, a set in increasing
+    order) fits each K in one call, stored under ``f"{key_added}_k{K}"`` with
     the other arguments shared; the list is checked (each K in ``[2, n_obs)``, none twice)
     before anything is written.""",
     "pla_use_rep": """\
