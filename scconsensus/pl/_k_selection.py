@@ -64,22 +64,9 @@ def k_selection(
     >>> scc.tl.pcc(adata)
     >>> ax = scc.pl.k_selection(adata, "pcc", show=False)
     """
-    adata = check_adata(adata)
-    record = adata.uns.get(key, {})
-    if "k_selection" not in record and "candidates" in record:
-        return _dpp_candidates(record, key, figsize, ax, show, save)
-    if "k_selection" not in record and "pac" in record:
-        raise ValueError(
-            f"adata.uns[{key!r}] holds consensus-k statistics (tl.consensus_k or "
-            f"r.consensus_cluster_plus), not an ensemble's K evidence: plot them with "
-            f"scc.pl.pac(adata, {key!r}) (its best k marked), scc.pl.consensus_cdf or "
-            f"scc.pl.delta_area; the k of lowest PAC is adata.uns[{key!r}]['best_k']."
-        )
+    record = _record(check_adata(adata), key)
     if "k_selection" not in record:
-        raise ValueError(
-            f"No K evidence at adata.uns[{key!r}]['k_selection']: run scc.tl.pcc or "
-            f"scc.tl.pla with n_clusters='auto' (or scc.tl.dpp) and key_added={key!r} first."
-        )
+        return _dpp_candidates(record, key, figsize, ax, show, save)
     table = record["k_selection"]
     ax = get_axes(ax, figsize)
     K = table["n_clusters"].to_numpy()
@@ -97,6 +84,24 @@ def k_selection(
     ax.set_title(f"{key}: choice of K")
     ax.legend(frameon=False, fontsize="small")
     return finish(ax.figure, show, save, f"k_selection_{key}", ax)
+
+
+def _record(adata: AnnData, key: str) -> dict:
+    """``.uns[key]`` if it holds K evidence (PCC's, PLA's or DPP's), else what to run or plot."""
+    record = adata.uns.get(key, {})
+    if "k_selection" in record or "candidates" in record:
+        return record
+    if "pac" in record:
+        raise ValueError(
+            f"adata.uns[{key!r}] holds consensus-k statistics (tl.consensus_k or "
+            f"r.consensus_cluster_plus), not an ensemble's K evidence: plot them with "
+            f"scc.pl.pac(adata, {key!r}) (its best k marked), scc.pl.consensus_cdf or "
+            f"scc.pl.delta_area; the k of lowest PAC is adata.uns[{key!r}]['best_k']."
+        )
+    raise ValueError(
+        f"No K evidence at adata.uns[{key!r}]['k_selection']: run scc.tl.pcc or "
+        f"scc.tl.pla with n_clusters='auto' (or scc.tl.dpp) and key_added={key!r} first."
+    )
 
 
 def _mark_splits(ax: Axes, table, threshold, chosen: int) -> None:
