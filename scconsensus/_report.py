@@ -197,6 +197,33 @@ def _calibration_figures(adata: AnnData, keys: Sequence[str], truth: str | None)
     ]
 
 
+def _k_reason(adata: AnnData, key: str) -> str | None:
+    """Why the result ``key`` has its number of clusters, when it chose it (``"auto"``):
+    ``select_k``'s reason for PCC and PLA, the kernel validity index's for DPP."""
+    rec = adata.uns.get(key)
+    if not hasattr(rec, "get"):
+        return None
+    if "k_selection_reason" in rec:
+        return str(rec["k_selection_reason"])
+    return str(rec["reason"]) if "candidates" in rec and "reason" in rec else None
+
+
+def _k_selection_figures(adata: AnnData, key: str) -> list[_Figure]:
+    """The evidence for the number of clusters of a result that chose it."""
+    if _k_reason(adata, key) is None:
+        return []
+    return [
+        _Figure(
+            f"{key}_k_selection.png",
+            f"`{key}`: the evidence for the number of clusters (PCC, PLA: the eigenvalue "
+            "λ_K(E_K) per candidate K, falling where a further group would be cut; every "
+            "stable resolution marked with its strength. DPP: the kernel validity index, "
+            "lower is better).",
+            _single(lambda ax: pl.k_selection(adata, key, ax=ax, show=False), _WIDE),
+        )
+    ]
+
+
 def _consensus_k_figures(adata: AnnData, key: str) -> list[_Figure]:
     """CDF, delta area and PAC curves of one consensus-k record ``.uns[key]``."""
     return [
@@ -216,6 +243,19 @@ def _consensus_k_figures(adata: AnnData, key: str) -> list[_Figure]:
             _single(lambda ax: pl.pac(adata, key, ax=ax, show=False), _WIDE),
         ),
     ]
+
+
+def _figures(adata, keys, ck_keys, ensemble_key, truth, basis) -> list[_Figure]:
+    """Every figure of the report, in its order."""
+    figures = [
+        figure
+        for key in keys
+        if key in adata.obs
+        for figure in _result_figures(adata, key, ensemble_key, truth, basis)
+    ]
+    figures += [figure for key in keys for figure in _k_selection_figures(adata, key)]
+    figures += _calibration_figures(adata, keys, truth)
+    return figures + [figure for key in ck_keys for figure in _consensus_k_figures(adata, key)]
 
 
 # --------------------------------------------------------------------------- draw
@@ -251,6 +291,31 @@ def _consensus_k_section(adata: AnnData, key: str) -> list[str]:
     return [f"## Choosing k: `{key}` (lowest PAC at k = {best})", "", _markdown_table(table), ""]
 
 
+def _k_section(adata: AnnData, key: str) -> list[str]:
+    """How the result ``key`` chose its number of clusters, and the other candidates."""
+    reason = _k_reason(adata, key)
+    if reason is None:
+        return []
+    lines = [f"## How many groups: `{key}`", "", reason.rstrip(".") + ".", ""]
+    splits = pd.DataFrame(adata.uns[key].get("k_splits", {}))
+    if len(splits) > 1:
+        # object columns: the table's rows keep their K as integers, not as 8.000
+        splits = splits.astype(object)
+        lines += [
+            "Every stable resolution, strongest first; fit others with "
+            f"`tl.{_method(adata, key)}(adata, n_clusters=[...])`:",
+            "",
+            _markdown_table(splits),
+            "",
+        ]
+    return lines
+
+
+def _method(adata: AnnData, key: str) -> str:
+    """The ``tl`` function that wrote ``key`` (its records name it), else ``pcc``."""
+    return "pla" if "log_likelihood" in adata.uns[key] else "pcc"
+
+
 def _markdown(
     adata: AnnData,
     keys: Sequence[str],
@@ -269,6 +334,8 @@ def _markdown(
     table = results_table(adata, keys, truth)
     if not table.empty:
         lines += ["## Consensus results", "", _markdown_table(table), ""]
+    for key in keys:
+        lines += _k_section(adata, key)
     for key in ck_keys:
         lines += _consensus_k_section(adata, key)
     written, failed = drawn
@@ -335,7 +402,9 @@ def write_report(
 
     For every result key in ``.obs``: membership bars, labels/confidence/entropy on an
     embedding (UMAP, else PCA), the co-association heatmap of the ensemble ordered by the
-    result's labels, and the cluster-relationship graph; with a ``truth``, one
+    result's labels, and the cluster-relationship graph; for a result that chose its
+    number of clusters, the evidence (:func:`scconsensus.pl.k_selection`), the reason and
+    the other stable resolutions; with a ``truth``, one
     reliability diagram of the results' confidence (:func:`scconsensus.pl.calibration`).
     For every consensus-k record in ``.uns`` (:func:`scconsensus.tl.consensus_k`,
     :func:`scconsensus.r.consensus_cluster_plus`): consensus CDF, delta area and PAC
@@ -389,14 +458,7 @@ def write_report(
     keys = list(keys)
     ck_keys = [k for k in keys if _has_consensus_k(adata, k)]
     ck_keys += [k for k in adata.uns if _has_consensus_k(adata, k) and k not in ck_keys]
-    figures = [
-        figure
-        for key in keys
-        if key in adata.obs
-        for figure in _result_figures(adata, key, ensemble_key, truth, basis)
-    ]
-    figures += _calibration_figures(adata, keys, truth)
-    figures += [figure for key in ck_keys for figure in _consensus_k_figures(adata, key)]
+    figures = _figures(adata, keys, ck_keys, ensemble_key, truth, basis)
     with atomic_dir(outdir) as tmp:
         drawn = _draw(figures, tmp, progress)
         (tmp / "report.md").write_text(_markdown(adata, keys, ck_keys, drawn, ensemble_key, truth))

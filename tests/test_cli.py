@@ -85,6 +85,26 @@ def test_run_reports_the_confidence_calibration(tmp_path, blobs_adata, capsys):
     assert "](calibration.png)" in text and (figures / "calibration.png").stat().st_size > 0
 
 
+def test_run_reports_how_many_groups(tmp_path, blobs_adata):
+    """Issue 28: the run's report gave no sign of how K was chosen; now the evidence, the
+    reason and the other stable resolutions of a result that chose K, and nothing for a
+    result given its K."""
+    src, figures = tmp_path / "in.h5ad", tmp_path / "fig"
+    blobs_adata.write_h5ad(src)
+    args = ["run", str(src), "--out", str(tmp_path / "out.h5ad"), "--method", "pla"]
+    assert main([*args, "--figures", str(figures), "--no-progress"]) == 0
+    back = ad.read_h5ad(tmp_path / "out.h5ad")
+    text = (figures / "report.md").read_text()
+    section = text.split("## How many groups: `pla`")[1].split("##")[0]
+    assert back.uns["pla"]["k_selection_reason"].rstrip(".") in section
+    assert (figures / "pla_k_selection.png").stat().st_size > 0
+    assert "](pla_k_selection.png)" in text
+    given = tmp_path / "given"
+    assert main([*args, "--n-clusters", "3", "--figures", str(given), "--no-progress"]) == 0
+    text = (given / "report.md").read_text()
+    assert "How many groups" not in text and not (given / "pla_k_selection.png").exists()
+
+
 def test_unknown_method_is_rejected(tmp_path, blobs_adata):
     src = tmp_path / "in.h5ad"
     blobs_adata.write_h5ad(src)
