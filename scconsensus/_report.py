@@ -245,7 +245,14 @@ def _consensus_k_figures(adata: AnnData, key: str) -> list[_Figure]:
     ]
 
 
-def _figures(adata, keys, ck_keys, ensemble_key, truth, basis) -> list[_Figure]:
+def _figures(
+    adata: AnnData,
+    keys: Sequence[str],
+    ck_keys: Sequence[str],
+    ensemble_key: str,
+    truth: str | None,
+    basis: str | None,
+) -> list[_Figure]:
     """Every figure of the report, in its order."""
     figures = [
         figure
