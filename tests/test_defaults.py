@@ -472,6 +472,13 @@ def test_the_finest_k_of_the_ensemble_is_no_split():
     assert sel.table["n_clusters"].max() < 18
 
 
+def test_select_k_on_an_ensemble_that_samples_no_item():
+    """Every entry -1: the error says nothing was sampled, not that partitions have one
+    cluster."""
+    with pytest.raises(ValueError, match="No partition of the ensemble labels any item"):
+        select_k(-np.ones((10, 3), dtype=np.int32))
+
+
 def test_one_resolution_at_its_own_k_warns():
     """Every partition with k clusters and the largest drop after k itself: the ensemble
     cannot tell k groups from more, and says so."""

@@ -263,6 +263,12 @@ def choose_k(
     if n > max_items:
         keep = np.sort(np.random.default_rng(seeds[0]).choice(n, max_items, replace=False))
         labels, numbered = labels[keep], None  # a subset of items may miss a cluster
+    if not (labels >= 0).any():
+        raise ValueError(
+            "No partition of the ensemble labels any item (every entry is -1, 'not "
+            "sampled'): there is nothing to choose a number of clusters from. Build the "
+            "ensemble with tl.ensemble, or check the labels passed."
+        )
     sizes = _partition_sizes(labels, numbered)
     if sizes.max() < 2:
         raise ValueError(
