@@ -472,6 +472,22 @@ def test_the_finest_k_of_the_ensemble_is_no_split():
     assert sel.table["n_clusters"].max() < 18
 
 
+def test_no_split_below_the_finest_k_chooses_it_with_a_warning():
+    """4 clear groups and k = 2..4: no group is cut up to K = 3, so K = 4, the finest k,
+    is chosen (a lower bound, said in a warning), not the largest drop (2)."""
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, 4, 400)
+    X = rng.normal(0, 20, (4, 10))[labels] + rng.normal(0, 1, (400, 10))
+    a = ad.AnnData(X.astype(np.float32))
+    scc.tl.ensemble(a, n_partitions=60, k=(2, 4), random_state=0, progress=False)
+    with pytest.warns(UserWarning, match="no split up to K=3"):
+        sel = select_k(a.obsm["scc_ensemble"])
+    assert sel.n_clusters == 4 and "more than 3 groups" in sel.reason
+    row = sel.table.iloc[-1]
+    assert row["n_clusters"] == 4 and row["chosen"] and np.isnan(row["drop"])
+    assert sel.table["chosen"].sum() == 1
+
+
 def test_select_k_on_an_ensemble_that_samples_no_item():
     """Every entry -1: the error says nothing was sampled, not that partitions have one
     cluster."""

@@ -41,6 +41,10 @@ and subsample seeds; ``benchmarks/README.md``, "K found") any plateau of 5 to 11
 ratio of 1.5 to 3 give the same K on the whole panel and 20 on every planted table; the
 panel's longest plateau before a stronger split is 4 (wine).
 
+**The ensemble's finest k** is no candidate (nothing finer shows whether it splits) unless
+every partition has it; with no split up to the last candidate and the evidence unbroken
+there, it is chosen as a lower bound, with a warning.
+
 **Matching partitions to K.** PCC and PLA model every partition as a draw of
 the same ``K`` soft clusters, so partitions much coarser than ``K`` (merges)
 or much finer (splits) contradict the model and pull the fit towards spreading
@@ -287,9 +291,27 @@ def choose_k(
         threshold,
         sizes.size,
         one_resolution=sizes.min() == sizes.max(),
+        finest=int(sizes.max()),
     )
     table = _table(Ks[:-2], eig[:-2], envelope[:-2], drop, n_parts[:-2], K)
+    if K > Ks[-3]:  # the ensemble's finest k, past the candidates it could judge
+        table = _with_finest(table, labels, sizes, K, seeds[1])
     return _with_candidates(KSelection(int(K), table, threshold, reason))
+
+
+def _with_finest(table: pd.DataFrame, labels, sizes, K: int, seed) -> pd.DataFrame:
+    """``table`` with the chosen row of the ensemble's finest ``K``: its eigenvalue and
+    partitions, no drop (nothing finer to drop to)."""
+    eig, n_parts = _evidence(labels, sizes, np.array([K]), seed)
+    row = {
+        "n_clusters": K,
+        "eigenvalue": eig[0],
+        "envelope": min(float(table["envelope"].iloc[-1]), float(eig[0])),
+        "drop": np.nan,
+        "n_partitions": n_parts[0],
+        "chosen": True,
+    }
+    return pd.concat([table, pd.DataFrame([row])], ignore_index=True).astype(table.dtypes)
 
 
 def _table(Ks, eig, envelope, drop, n_parts, K: int) -> pd.DataFrame:
@@ -429,6 +451,7 @@ def _choose(
     n_partitions: int,
     *,
     one_resolution: bool = False,
+    finest: int = 0,
 ) -> tuple[int, str]:
     """``(K, reason)``: the first clear split that is not a weak coarse level, else the
     largest drop (with a warning when the partitions are too few for the fallback to
@@ -438,6 +461,12 @@ def _choose(
     splits: every ``E_K`` is the whole ensemble and the drops are the eigengaps of one
     matrix, which fall gradually where its clusters overlap. The largest gap then
     decides (the drop after ``k`` is to no partition at all).
+
+    Coarser partitions present, the ensemble's ``finest`` k is no candidate (nothing
+    finer shows whether it splits). When no drop reaches the threshold and the evidence
+    is still unbroken at the last candidate (its running minimum at least ``1 -
+    threshold``), the data hold at least that many groups plus one: ``finest`` is
+    chosen, with a warning that the ensemble cannot show more.
     """
     hit = np.flatnonzero(drop >= threshold)
     if one_resolution:
@@ -450,6 +479,8 @@ def _choose(
             f"co-association drops by >= {threshold:g} ({drop[at]:.3f}) when a group more "
             f"is cut{note}"
         )
+    if finest > Ks[-1] and envelope[-1] >= 1.0 - threshold:
+        return _at_finest(int(Ks[-1]), float(envelope[-1]), finest)
     t = int(np.argmax(drop))
     K = int(Ks[t])
     reason = (
@@ -466,6 +497,23 @@ def _choose(
             UserWarning,
         )
     return K, reason
+
+
+def _at_finest(last: int, kept: float, finest: int) -> tuple[int, str]:
+    """``(finest, reason)`` when no group is cut up to the last candidate ``last``, with a
+    warning: the ensemble cannot show whether there are more than ``finest`` groups."""
+    warn(
+        f"select_k: no split up to K={last}, the finest the ensemble's partitions can judge: "
+        f"the data hold more than {last} groups, and K={finest}, the ensemble's finest k, "
+        "is only a lower bound. Build the ensemble over larger k (tl.ensemble's default "
+        "k='auto' reaches sqrt(n)), or give the number of clusters.",
+        UserWarning,
+    )
+    return finest, (
+        f"K={finest}: no split drops the normalised co-association up to K={last} (it "
+        f"keeps {kept:.3f}), so the data hold more than {last} groups; {finest} is the "
+        "ensemble's finest k, which nothing finer can judge"
+    )
 
 
 def _one_resolution(Ks: np.ndarray, drop: np.ndarray) -> tuple[int, str]:
