@@ -85,13 +85,12 @@ def results_table(adata: AnnData, keys: Sequence[str], truth: str | None) -> pd.
     Columns ``result``, ``clusters``, ``sizes`` (cluster sizes in the order of the
     categories), ``mean confidence`` (when ``.obs[f"{key}_confidence"]`` exists) and
     ``ARI vs {truth}``, ``NMI vs {truth}``, ``H vs {truth}``, ``confidence AUROC vs
-    {truth}`` and ``confidence ECE vs {truth}`` (:func:`scconsensus.tl.compare`'s
-    ``auroc`` and ``ece``: how well the confidence ranks the cells whose class is not
-    their cluster's majority class below the others, and its expected calibration
-    error; NaN without a confidence); empty without results.
+    {truth}`` and ``confidence ECE vs {truth}`` (:func:`scconsensus.tl.compare`'s row,
+    on the cells with a label and a class; ``auroc`` and ``ece``: how well the
+    confidence ranks the cells whose class is not their cluster's majority class below
+    the others, and its expected calibration error; NaN without a confidence); empty
+    without results.
     """
-    from .metrics import adjusted_rand_index, h_criterion, nmi
-
     rows = []
     for key in (k for k in keys if k in adata.obs):
         labels = adata.obs[key]
@@ -103,12 +102,13 @@ def results_table(adata: AnnData, keys: Sequence[str], truth: str | None) -> pd.
         if f"{key}_confidence" in adata.obs:
             row["mean confidence"] = float(adata.obs[f"{key}_confidence"].mean())
         if truth is not None:
-            row[f"ARI vs {truth}"] = adjusted_rand_index(adata.obs[truth], labels)
-            row[f"NMI vs {truth}"] = nmi(adata.obs[truth], labels)
-            row[f"H vs {truth}"] = h_criterion(adata.obs[truth], labels)
-            calibration = tl.compare(adata, [key], truth=truth).iloc[-1]
-            row[f"confidence AUROC vs {truth}"] = float(calibration["auroc"])
-            row[f"confidence ECE vs {truth}"] = float(calibration["ece"])
+            # one reading of the truth for every score: compare leaves out the cells
+            # without a label or a class (an unsampled cell has no label)
+            scores = tl.compare(adata, [key], truth=truth).iloc[-1]
+            for name, column in (("ARI", "ari"), ("NMI", "nmi"), ("H", "h")):
+                row[f"{name} vs {truth}"] = float(scores[column])
+            row[f"confidence AUROC vs {truth}"] = float(scores["auroc"])
+            row[f"confidence ECE vs {truth}"] = float(scores["ece"])
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -205,7 +205,8 @@ def _k_reason(adata: AnnData, key: str) -> str | None:
         return None
     if "k_selection_reason" in rec:
         return str(rec["k_selection_reason"])
-    return str(rec["reason"]) if "candidates" in rec and "reason" in rec else None
+    chose = rec.get("params", {}).get("n_clusters") in (None, "auto")
+    return str(rec["reason"]) if chose and "candidates" in rec and "reason" in rec else None
 
 
 def _k_selection_figures(adata: AnnData, key: str) -> list[_Figure]:

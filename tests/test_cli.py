@@ -105,6 +105,27 @@ def test_run_reports_how_many_groups(tmp_path, blobs_adata):
     assert "How many groups" not in text and not (given / "pla_k_selection.png").exists()
 
 
+def test_report_scores_skip_unlabelled_cells_and_dpp_given_k(blobs_adata):
+    """A cell no partition sampled has no label: the scores leave it out (sklearn raised
+    on the NaN). A DPP result given its K has no "how many groups" section."""
+    import numpy as np
+
+    import scconsensus as scc
+    from scconsensus._report import _k_reason, results_table
+
+    a = blobs_adata.copy()
+    scc.tl.ensemble(a, n_partitions=3, k=(2, 5), random_state=0, progress=False)
+    scc.tl.pcc(a, n_clusters=3, progress=False)
+    assert a.obs["pcc"].isna().any()
+    row = results_table(a, ["pcc"], "truth").iloc[0]
+    want = scc.tl.compare(a, ["pcc"], truth="truth").iloc[-1]
+    assert np.isfinite(row["ARI vs truth"]) and row["ARI vs truth"] == want["ari"]
+    scc.tl.dpp(a, n_clusters=3, progress=False)
+    assert _k_reason(a, "dpp") is None
+    scc.tl.dpp(a, progress=False, key_added="dpp_auto")
+    assert "kernel validity index" in _k_reason(a, "dpp_auto")
+
+
 def test_unknown_method_is_rejected(tmp_path, blobs_adata):
     src = tmp_path / "in.h5ad"
     blobs_adata.write_h5ad(src)

@@ -162,7 +162,8 @@ def test_transferred_confidence_matches_the_definition(seed):
             if fine[r] and mates.any():
                 prec.append((labels[mates] == c).mean())
             own = (ref[:, r] >= 0) & (labels == c)
-            recall.append((mates & own).sum() / own.sum() if own.any() else 0.0)
+            if own.any():  # a partition that sampled none of the cluster says nothing
+                recall.append((mates & own).sum() / own.sum())
         want = 0.5 * (np.mean(prec) if prec else 0.0) + 0.5 * (np.mean(recall) if recall else 0)
         assert got[j] == pytest.approx(want, abs=1e-12)
     assert got[2] == 0.0
@@ -365,3 +366,16 @@ def test_select_k_on_one_resolution_chooses_at_most_that_resolution():
     sel = scc.core.select_k(adata.obsm["scc_ensemble"])
     assert sel.n_clusters == 4
     assert "same number of clusters" in sel.reason
+
+
+def test_an_unlabelled_item_has_no_confidence_in_every_layout():
+    """DPP, CCP and consensus-k store the membership in the own cluster: an item with no
+    label gets NaN there too, as the docs say (it got its largest membership)."""
+    from scconsensus.tl._anndata import store_consensus
+
+    a = ad.AnnData(np.zeros((4, 2)))
+    M = np.array([[0.9, 0.1], [0.8, 0.2], [0.5, 0.5], [0.1, 0.9]])
+    store_consensus(a, "d", M, labels=np.array([0, 0, -1, 1]), params={})
+    conf = a.obs["d_confidence"].to_numpy()
+    assert np.isnan(conf[2]) and a.obs["d"].isna().tolist() == [False, False, True, False]
+    np.testing.assert_allclose(conf[[0, 1, 3]], [0.9, 0.8, 0.9])

@@ -124,8 +124,10 @@ def transferred_confidence(
     predicted by :func:`~scconsensus.core.pla.predict_ensemble_labels`) place them in
     the partitions' clusters; the two shares are those of the ensemble's items in those
     clusters (the new items are co-members of none, so each item's value does not depend
-    on the others transferred with it). ``k`` is that of ``labels``; a new item labelled
-    with a cluster no item of the ensemble carries gets 0.
+    on the others transferred with it). ``k`` is that of ``labels``; a partition that
+    sampled none of a new item's cluster is left out of its second share (it holds no
+    evidence), and a new item labelled with a cluster no item of the ensemble carries
+    gets 0.
 
     Parameters
     ----------
@@ -271,9 +273,9 @@ def _accumulate(
                 else:
                     support[i, 0] += counts[p, a, mine] / total[p, a]
                 seen[i] += 1.0
-            if c >= 0:
-                # an item of the ensemble is in its own cluster: size > 0 but for a
-                # query item whose label no item of the ensemble carries (share 0)
-                if size[p, c] > 0:
-                    recall[i] += counts[p, a, c] / size[p, c]
+            # an item of the ensemble is in its own cluster (size > 0); for a query item a
+            # partition that sampled none of its cluster holds no evidence either way and
+            # is not counted (a label no item carries anywhere ends with a share of 0)
+            if c >= 0 and size[p, c] > 0:
+                recall[i] += counts[p, a, c] / size[p, c]
                 counted[i] += 1.0

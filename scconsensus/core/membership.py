@@ -49,20 +49,22 @@ def hard_labels(membership: np.ndarray) -> np.ndarray:
 
 
 def confidence(membership: np.ndarray, labels: np.ndarray | None = None) -> np.ndarray:
-    """Membership of each item in its own cluster: ``labels`` (``-1``: none), else the largest.
+    """Membership of each item in its own cluster: ``labels`` (``-1``: none, NaN), else
+    the largest.
 
     The two agree where the labels are the argmax (PCC, PLA). DPP's labels are the
     paper's threshold cut and ConsensusClusterPlus's its hierarchical cut, which can
     put a boundary item in a cluster other than its largest membership: its confidence
-    is then its membership in that cluster, not in another.
+    is then its membership in that cluster, not in another. An item with no label has
+    no cluster to be confident in: NaN, as :func:`scconsensus.core.ensemble_confidence`
+    gives it.
     """
     m = np.asarray(membership)
-    top = m.max(axis=1)
     if labels is None:
-        return top
+        return m.max(axis=1)
     labels = np.asarray(labels)
     own = m[np.arange(m.shape[0]), np.maximum(labels, 0)]
-    return np.where(labels >= 0, own, top)
+    return np.where(labels >= 0, own, np.nan)
 
 
 #: Rows per block of :func:`entropy`: 2.6 MB per temporary at 20 clusters.
