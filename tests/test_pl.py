@@ -144,6 +144,27 @@ def test_membership_bars_sort_by_the_stored_confidence_and_put_unlabelled_last()
     plt.close("all")
 
 
+@pytest.mark.parametrize("dtype", ["Float64", "category"])
+def test_membership_bars_read_a_confidence_of_an_extension_dtype(dtype):
+    """np.issubdtype raised TypeError on pandas' extension dtypes: a nullable Float64
+    confidence (with pd.NA) sorts as the float column, a categorical one is not a number."""
+    import anndata as ad
+
+    Y = np.array([[0.9, 0.1], [0.6, 0.4], [0.2, 0.8], [0.3, 0.7], [0.5, 0.5], [0.95, 0.05]])
+    a = ad.AnnData(np.zeros((6, 1)))
+    a.obsm["c_membership"] = Y
+    a.obs["c"] = pd.Categorical.from_codes([0, 0, 1, 1, -1, 0], categories=["0", "1"])
+    values = [0.2, 0.7, 0.9, 0.4, pd.NA, pd.NA]
+    a.obs["c_confidence"] = pd.array(values, dtype="Float64")
+    if dtype == "category":
+        a.obs["c_confidence"] = a.obs["c_confidence"].astype("category")
+    ax = scc.pl.membership(a, "c", show=False)
+    top, _, _ = next(p for p in ax.patches if p.__class__.__name__ == "StepPatch").get_data()
+    # Float64: as the float column (NaN last); category: by the membership, as with none
+    order = [1, 0, 5, 2, 3, 4] if dtype == "Float64" else [5, 0, 1, 2, 3, 4]
+    np.testing.assert_allclose(top, Y[order, 0])
+
+
 @pytest.mark.parametrize("fn", ["consensus_cdf", "delta_area", "pac"])
 def test_consensus_k_curves(adata, tmp_path, fn):
     path = tmp_path / f"{fn}.png"

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 from anndata import AnnData
 from matplotlib.axes import Axes
 from matplotlib.patches import StepPatch
@@ -43,8 +44,10 @@ def _membership_order(adata: AnnData, key: str, Y: np.ndarray) -> np.ndarray:
     # code -1 would index the last column: rank those items by their largest entry instead
     conf = np.where(unlabelled, Y.max(axis=1), Y[rows, np.maximum(labels, 0)])
     name = f"{key}_confidence"
-    if name in adata.obs and np.issubdtype(adata.obs[name].dtype, np.number):
-        stored = adata.obs[name].to_numpy(dtype=np.float64)
+    # pandas' test, not np.issubdtype: that raises TypeError on extension dtypes (a
+    # nullable Float64 column, a categorical one)
+    if name in adata.obs and pd.api.types.is_numeric_dtype(adata.obs[name]):
+        stored = adata.obs[name].to_numpy(dtype=np.float64, na_value=np.nan)
         conf = np.where(unlabelled, conf, stored)
     conf = np.where(np.isnan(conf), -np.inf, conf)  # no value: last within its cluster
     return np.lexsort((-conf, np.where(unlabelled, Y.shape[1], labels)))
