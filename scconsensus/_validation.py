@@ -117,20 +117,20 @@ def check_int(value: Any, name: str, minimum: int | None = None, *, hint: str = 
         raise ValueError(f"{name} must be an integer, got {value!r}.{tail}")
     value = int(value)
     if minimum is not None and value < minimum:
-        least = {0: "a non-negative integer", 1: "a positive integer"}.get(
-            minimum, f"at least {minimum}"
-        )
-        raise ValueError(f"{name} must be {least}, got {value}.{tail}")
+        raise ValueError(f"{name} must be {_integer(minimum, below=True)}, got {value}.{tail}")
     return value
 
 
-def _integer(minimum: int | None) -> str:
-    """The integers ``check_int`` takes, in words."""
+def _integer(minimum: int | None, *, below: bool = False) -> str:
+    """The integers ``check_int`` takes, in words.
+
+    ``below``: for an integer under ``minimum``, which need not be told it is one, so a
+    bound that has no name reads "at least 2" rather than "an integer >= 2".
+    """
     if minimum is None:
         return "an integer"
-    return {0: "a non-negative integer", 1: "a positive integer"}.get(
-        minimum, f"an integer >= {minimum}"
-    )
+    bound = f"at least {minimum}" if below else f"an integer >= {minimum}"
+    return {0: "a non-negative integer", 1: "a positive integer"}.get(minimum, bound)
 
 
 def _is_number(text: str) -> bool:
