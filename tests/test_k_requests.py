@@ -167,6 +167,8 @@ def test_any_flat_iterable_of_k_is_a_list(small, forms, Ks):
         ({"reps": "many"}, "reps must be a positive integer, not the string 'many'"),
         ({"keep_k": 3.5}, r"keep_k must be an integer, got 3\.5\. Give 'best', 'all', or k"),
         ({"keep_k": [2, "x"]}, "keep_k must be an integer, not the string 'x'"),
+        # a mapping is no list of k, as for n_clusters (its keys were kept)
+        ({"keep_k": {3: 4}}, r"keep_k must be an integer, got \{3: 4\}\. Give 'best', 'all'"),
     ],
 )
 def test_consensus_k_refuses_before_it_logs_its_start(adata, kwargs, match):

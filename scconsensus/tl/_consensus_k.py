@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -26,6 +26,7 @@ from ._anndata import (
     sanitize_uns,
     warn_overwrite,
 )
+from ._candidates import is_k_list
 
 #: The statistics and output parameters of :func:`consensus_k` (docstring text).
 _OUTPUT_DOC = """\
@@ -153,9 +154,8 @@ def _kept_k(keep_k: str | int | Sequence[int], max_k: int) -> str | list[int]:
     if isinstance(keep_k, str):
         check_choice(keep_k, ("best", "all"), "keep_k")
         return keep_k
-    scalar = isinstance(keep_k, np.ndarray) and keep_k.ndim == 0
-    one = scalar or not isinstance(keep_k, Iterable)
-    values = [keep_k] if one else list(keep_k)
+    # the rule n_clusters follows: a mapping is no list of k (its keys would be taken)
+    values = list(keep_k) if is_k_list(keep_k) else [keep_k]
     hint = f"Give 'best', 'all', or k in 2..max_k={max_k} (an integer or a list of them)."
     ks = [check_int(k, "keep_k", hint=hint) for k in values]
     if not ks or any(not 2 <= k <= int(max_k) for k in ks):
