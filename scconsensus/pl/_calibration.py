@@ -82,7 +82,12 @@ def calibration(
     return finish(ax.figure, show, save, f"calibration_{'_'.join(curves)}", ax)
 
 
-def _curves(adata: AnnData, keys, truth, n_bins: int) -> dict[str, tuple[pd.DataFrame, str]]:
+def _curves(
+    adata: AnnData,
+    keys: str | Sequence[str] | None,
+    truth: str | pd.Series | Sequence | np.ndarray,
+    n_bins: int,
+) -> dict[str, tuple[pd.DataFrame, str]]:
     """Each key's reliability table and legend label (AUROC, ECE)."""
     keys = result_keys(adata, keys)
     if not keys:

@@ -9,6 +9,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from anndata import AnnData
 from matplotlib.axes import Axes
+from matplotlib.lines import Line2D
 
 from .._docs import doc_params
 from ._utils import as_list, check_adata, finish, get_axes
@@ -137,7 +138,7 @@ def _curve(adata, keys, field, ylabel, title, ax, figsize, show, save, name):
     return finish(ax.figure, show, save, "_".join([name, *map(str, keys)]), ax)
 
 
-def _mark_best(ax: Axes, best_k: int, line, label: str, alone: bool) -> None:
+def _mark_best(ax: Axes, best_k: int, line: Line2D, label: str, alone: bool) -> None:
     """The ``k`` of lowest PAC (``.uns[key]["best_k"]``), marked as ``pl.k_selection``
     marks its chosen K; in the colour of its key's curve when several keys share the axes."""
     color, text = ("C3", "") if alone else (line.get_color(), f"{label}: ")
