@@ -21,9 +21,11 @@ Run from the repository root, one thread::
 
     OMP_NUM_THREADS=1 NUMBA_NUM_THREADS=1 python benchmarks/confidence.py --cache /tmp/conf
 
-``--resample B`` adds the consensus resampled: each row's method refitted ``B`` times on
-random halves of the partitions at the row's ``k``, the share of refits that give the
-cell its label (``B`` x the consensus's time per case).
+``--resample B`` adds the consensus resampled: each row's method refitted ``B`` times at
+the row's ``k``, each time on a random half of all the ensemble's partitions (of every
+``k``), from which the consensus's default ``partitions="matched"`` keeps those whose
+number of clusters is near ``k``; the share of refits that give the cell its label
+(``B`` x the consensus's time per case).
 """
 
 from __future__ import annotations
@@ -167,10 +169,17 @@ def own_coassociation(ensemble: np.ndarray, labels: np.ndarray) -> np.ndarray:
 def resampled_agreement(
     ensemble: np.ndarray, labels: np.ndarray, method: str, n_refits: int, seed: int
 ) -> np.ndarray:
-    """The share of ``n_refits`` consensus refits, each on a random half of the
-    partitions at the labels' ``k`` (``method``: ``"pcc"`` or ``"pla"``), that give the
-    cell its label (each refit's clusters matched to the labels by the Hungarian
-    method): the consensus resampled, the issue's "resampling" candidate."""
+    """The share of ``n_refits`` consensus refits at the labels' ``k`` (``method``:
+    ``"pcc"`` or ``"pla"``) that give the cell its label (each refit's clusters matched
+    to the labels by the Hungarian method): the consensus resampled, the issue's
+    "resampling" candidate.
+
+    Each refit samples half of all the ensemble's partitions, whatever their ``k``; the
+    consensus's default ``StartPlan(partitions="matched")`` then keeps those of the half
+    whose number of clusters is near ``k`` (:func:`scconsensus.core.matched_partitions`),
+    so a refit fits about half of the partitions the full fit used, not exactly half
+    (more distant ones too where the half holds too few near ``k`` and the window widens).
+    """
     from scipy.optimize import linear_sum_assignment
 
     from scconsensus.core import pcc_consensus, pla_consensus
@@ -213,7 +222,7 @@ CANDIDATES = {
     "mean(stored, largest membership)": _mean("stored", "maxmem"),
     "stored * largest membership": lambda s: s["stored"] * s["maxmem"],
 }
-#: With ``--resample``: the consensus refitted on halves of the partitions.
+#: With ``--resample``: the consensus refitted on random halves of all the partitions.
 RESAMPLED = {
     "resampled (agreement over refits on half the partitions)": lambda s: s["resampled"],
     "mean(stored, resampled)": _mean("stored", "resampled"),
@@ -371,7 +380,12 @@ def main() -> None:
     parser.add_argument("--cache", default=None, help="folder for the runs (reused if there)")
     parser.add_argument("--per-dataset", nargs="*", default=None, help="candidates to detail")
     parser.add_argument(
-        "--resample", type=int, default=0, metavar="B", help="add the consensus refitted B times"
+        "--resample",
+        type=int,
+        default=0,
+        metavar="B",
+        help="add the consensus refitted B times at the row's k, each on a random half of all "
+        "the partitions, of which the consensus keeps those near k (partitions='matched')",
     )
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
