@@ -486,6 +486,8 @@ def test_no_split_below_the_finest_k_chooses_it_with_a_warning():
     row = sel.table.iloc[-1]
     assert row["n_clusters"] == 4 and row["chosen"] and np.isnan(row["drop"])
     assert sel.table["chosen"].sum() == 1
+    # a max_k below the finest k bounds K: no lower bound above it
+    assert select_k(a.obsm["scc_ensemble"], max_k=3).n_clusters <= 3
 
 
 def test_select_k_on_an_ensemble_that_samples_no_item():

@@ -291,7 +291,8 @@ def choose_k(
         threshold,
         sizes.size,
         one_resolution=sizes.min() == sizes.max(),
-        finest=int(sizes.max()),
+        # a max_k below the finest k bounds K: the lower bound would pass it
+        finest=int(sizes.max()) if max_k is None or max_k >= sizes.max() else 0,
     )
     table = _table(Ks[:-2], eig[:-2], envelope[:-2], drop, n_parts[:-2], K)
     if K > Ks[-3]:  # the ensemble's finest k, past the candidates it could judge
