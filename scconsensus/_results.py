@@ -136,10 +136,10 @@ def _aligned(adata: AnnData, truth: pd.Series) -> pd.Series:
     missing = adata.obs_names[~adata.obs_names.isin(truth.index)]
     if missing.size and pd.api.types.is_integer_dtype(truth.index.dtype):
         raise ValueError(
-            "truth is a Series with an integer index, and adata.obs_names are names "
-            f"(e.g. {adata.obs_names[:3].tolist()}): a Series is matched to the cells by "
-            "its index. Index it by adata.obs_names, or pass truth.to_numpy() for labels "
-            "in adata's order."
+            "truth is a Series whose index holds integers, and adata.obs_names are "
+            f"strings (e.g. {adata.obs_names[:3].tolist()}): a Series is matched to the "
+            "cells by its index. Index it by adata.obs_names, or pass truth.to_numpy() "
+            "for labels in adata's order."
         )
     if missing.size:
         raise ValueError(

@@ -490,6 +490,34 @@ def test_no_split_below_the_finest_k_chooses_it_with_a_warning():
     assert select_k(a.obsm["scc_ensemble"], max_k=3).n_clusters <= 3
 
 
+def test_the_lower_bound_is_the_next_k_that_keeps_the_groups_not_the_finest_k():
+    """16 groups, k = 2..18 with few partitions above 15: no split up to K = 15, and 16
+    (the next K that keeps the evidence) is chosen, not 18, the finest k."""
+    rng = np.random.default_rng(0)
+    G, truth = 16, np.repeat(np.arange(16), 30)
+    counts = [19, 7, 8, 13, 5, 5, 9, 4, 4, 2, 3, 5, 2, 2, 3, 4, 5]  # k = 2..18
+    merges, alive = [], list(range(G))  # one tree over the groups: coarse cuts agree
+    while len(alive) > 1:
+        a, b = rng.choice(len(alive), 2, replace=False)
+        merges.append((alive[a], alive[b]))
+        alive.pop(b)
+    cols = []
+    for k in np.repeat(np.arange(2, 19), counts):
+        lab = truth.copy()
+        if k <= G:
+            block = np.arange(G)
+            for a, b in merges[: G - k]:
+                block[block == block[b]] = block[a]
+            lab = np.unique(block, return_inverse=True)[1][truth]
+        for new, g in enumerate(rng.choice(G, max(k - G, 0), replace=False), start=G):
+            idx = np.flatnonzero(truth == g)
+            lab[rng.choice(idx, idx.size // 2, replace=False)] = new
+        cols.append(lab)
+    with pytest.warns(UserWarning, match="K=16 is only a lower bound"):
+        sel = select_k(np.stack(cols, axis=1).astype(np.int32))
+    assert sel.n_clusters == 16 and sel.table["n_clusters"].iloc[-1] == 16
+
+
 def test_select_k_on_an_ensemble_that_samples_no_item():
     """Every entry -1: the error says nothing was sampled, not that partitions have one
     cluster."""

@@ -111,7 +111,7 @@ def test_truth_series_is_matched_by_its_index(labelled):
         got = scc.tl.compare(adata, keys=["a", "c"], truth=truth)
         pd.testing.assert_frame_equal(got[cols], want)
         assert got["key_2"].iloc[-1] == "truth"
-    with pytest.raises(ValueError, match=r"an integer index, and adata\.obs_names are names"):
+    with pytest.raises(ValueError, match=r"index holds integers, and adata\.obs_names are strings"):
         scc.tl.compare(adata, keys="c", truth=pd.Series(positional))  # a RangeIndex
     with pytest.raises(
         ValueError, match=r"lacks 2 of the 12 adata\.obs_names \(e\.g\. \['0', '1'\]"

@@ -43,7 +43,7 @@ panel's longest plateau before a stronger split is 4 (wine).
 
 **The ensemble's finest k** is no candidate (nothing finer shows whether it splits) unless
 every partition has it; with no split up to the last candidate and the evidence unbroken
-there, it is chosen as a lower bound, with a warning.
+there, the next ``K`` that keeps it is chosen as a lower bound, with a warning.
 
 **Matching partitions to K.** PCC and PLA model every partition as a draw of
 the same ``K`` soft clusters, so partitions much coarser than ``K`` (merges)
@@ -293,26 +293,15 @@ def choose_k(
         one_resolution=sizes.min() == sizes.max(),
         # a max_k below the finest k bounds K: the lower bound would pass it
         finest=int(sizes.max()) if max_k is None or max_k >= sizes.max() else 0,
+        beyond=eig[-2:],
     )
     table = _table(Ks[:-2], eig[:-2], envelope[:-2], drop, n_parts[:-2], K)
-    if K > Ks[-3]:  # the ensemble's finest k, past the candidates it could judge
-        table = _with_finest(table, labels, sizes, K, seeds[1])
+    if K > Ks[-3]:  # a lower bound past the candidates: its row, without a drop
+        at = K - 2
+        row = (eig[at], envelope[at], np.nan, n_parts[at])
+        bound = _table(np.array([K]), *map(np.atleast_1d, row), K)
+        table = pd.concat([table, bound], ignore_index=True)
     return _with_candidates(KSelection(int(K), table, threshold, reason))
-
-
-def _with_finest(table: pd.DataFrame, labels, sizes, K: int, seed) -> pd.DataFrame:
-    """``table`` with the chosen row of the ensemble's finest ``K``: its eigenvalue and
-    partitions, no drop (nothing finer to drop to)."""
-    eig, n_parts = _evidence(labels, sizes, np.array([K]), seed)
-    row = {
-        "n_clusters": K,
-        "eigenvalue": eig[0],
-        "envelope": min(float(table["envelope"].iloc[-1]), float(eig[0])),
-        "drop": np.nan,
-        "n_partitions": n_parts[0],
-        "chosen": True,
-    }
-    return pd.concat([table, pd.DataFrame([row])], ignore_index=True).astype(table.dtypes)
 
 
 def _table(Ks, eig, envelope, drop, n_parts, K: int) -> pd.DataFrame:
@@ -453,6 +442,7 @@ def _choose(
     *,
     one_resolution: bool = False,
     finest: int = 0,
+    beyond: np.ndarray | None = None,
 ) -> tuple[int, str]:
     """``(K, reason)``: the first clear split that is not a weak coarse level, else the
     largest drop (with a warning when the partitions are too few for the fallback to
@@ -466,8 +456,9 @@ def _choose(
     Coarser partitions present, the ensemble's ``finest`` k is no candidate (nothing
     finer shows whether it splits). When no drop reaches the threshold and the evidence
     is still unbroken at the last candidate (its running minimum at least ``1 -
-    threshold``), the data hold at least that many groups plus one: ``finest`` is
-    chosen, with a warning that the ensemble cannot show more.
+    threshold``; at least ``MIN_PARTITIONS`` partitions), the data hold more groups than
+    it: the larger of the next two ``K`` whose eigenvalue (``beyond``) stays within the
+    threshold is chosen, with a warning that it is a lower bound.
     """
     hit = np.flatnonzero(drop >= threshold)
     if one_resolution:
@@ -480,8 +471,9 @@ def _choose(
             f"co-association drops by >= {threshold:g} ({drop[at]:.3f}) when a group more "
             f"is cut{note}"
         )
-    if finest > Ks[-1] and envelope[-1] >= 1.0 - threshold:
-        return _at_finest(int(Ks[-1]), float(envelope[-1]), finest)
+    unbroken = finest > Ks[-1] and envelope[-1] >= 1.0 - threshold
+    if unbroken and n_partitions >= MIN_PARTITIONS:
+        return _lower_bound(int(Ks[-1]), float(envelope[-1]), beyond, threshold)
     t = int(np.argmax(drop))
     K = int(Ks[t])
     reason = (
@@ -500,20 +492,24 @@ def _choose(
     return K, reason
 
 
-def _at_finest(last: int, kept: float, finest: int) -> tuple[int, str]:
-    """``(finest, reason)`` when no group is cut up to the last candidate ``last``, with a
-    warning: the ensemble cannot show whether there are more than ``finest`` groups."""
+def _lower_bound(last: int, kept: float, beyond, threshold: float) -> tuple[int, str]:
+    """``(K, reason)`` when no group is cut up to the last candidate ``last`` (running
+    minimum ``kept``): the larger of ``last + 1``, ``last + 2`` whose eigenvalue in
+    ``beyond`` stays within ``threshold`` of it (one does, or ``last`` would drop), with
+    a warning that it is a lower bound."""
+    i = max(j for j, value in enumerate(beyond) if value > kept - threshold)
+    K = last + 1 + i
     warn(
-        f"select_k: no split up to K={last}, the finest the ensemble's partitions can judge: "
-        f"the data hold more than {last} groups, and K={finest}, the ensemble's finest k, "
-        "is only a lower bound. Build the ensemble over larger k (tl.ensemble's default "
-        "k='auto' reaches sqrt(n)), or give the number of clusters.",
+        f"select_k: no split up to K={last}, the largest K the ensemble's partitions can "
+        f"judge (too few are finer): the data hold more than {last} groups, and K={K} is "
+        "only a lower bound. Build the ensemble over larger k or with more partitions "
+        "(tl.ensemble's default k='auto' reaches sqrt(n)), or give the number of clusters.",
         UserWarning,
     )
-    return finest, (
-        f"K={finest}: no split drops the normalised co-association up to K={last} (it "
-        f"keeps {kept:.3f}), so the data hold more than {last} groups; {finest} is the "
-        "ensemble's finest k, which nothing finer can judge"
+    return K, (
+        f"K={K}: no split drops the normalised co-association up to K={last} (it keeps "
+        f"{kept:.3f}), so the data hold more than {last} groups; K={K} keeps "
+        f"{beyond[i]:.3f}, a lower bound: too few partitions are finer to judge more"
     )
 
 
