@@ -209,9 +209,28 @@ def _k_reason(adata: AnnData, key: str) -> str | None:
     return str(rec["reason"]) if chose and "candidates" in rec and "reason" in rec else None
 
 
-def _k_selection_figures(adata: AnnData, key: str) -> list[_Figure]:
-    """The evidence for the number of clusters of a result that chose it."""
-    if _k_reason(adata, key) is None:
+def _evidence_drawn_for(adata: AnnData, keys: Sequence[str]) -> dict[str, str]:
+    """``{key: earlier key}`` for results whose K evidence an earlier result already has:
+    PCC and PLA on one ensemble read the same ``select_k`` table, drawn once."""
+    first: dict[str, str] = {}
+    seen: list[tuple[str, pd.DataFrame]] = []
+    for key in keys:
+        rec = adata.uns.get(key)
+        if _k_reason(adata, key) is None or "k_selection" not in rec:
+            continue
+        table = pd.DataFrame(rec["k_selection"])
+        same = next((k for k, t in seen if t.equals(table)), None)
+        if same is None:
+            seen.append((key, table))
+        else:
+            first[key] = same
+    return first
+
+
+def _k_selection_figures(adata: AnnData, key: str, shared: dict[str, str]) -> list[_Figure]:
+    """The evidence for the number of clusters of a result that chose it (none when an
+    earlier result's figure, ``shared[key]``, shows the same)."""
+    if _k_reason(adata, key) is None or key in shared:
         return []
     return [
         _Figure(
@@ -261,7 +280,8 @@ def _figures(
         if key in adata.obs
         for figure in _result_figures(adata, key, ensemble_key, truth, basis)
     ]
-    figures += [figure for key in keys for figure in _k_selection_figures(adata, key)]
+    shared = _evidence_drawn_for(adata, keys)
+    figures += [figure for key in keys for figure in _k_selection_figures(adata, key, shared)]
     figures += _calibration_figures(adata, keys, truth)
     return figures + [figure for key in ck_keys for figure in _consensus_k_figures(adata, key)]
 
@@ -299,12 +319,15 @@ def _consensus_k_section(adata: AnnData, key: str) -> list[str]:
     return [f"## Choosing k: `{key}` (lowest PAC at k = {best})", "", _markdown_table(table), ""]
 
 
-def _k_section(adata: AnnData, key: str) -> list[str]:
-    """How the result ``key`` chose its number of clusters, and the other candidates."""
+def _k_section(adata: AnnData, key: str, shared: dict[str, str]) -> list[str]:
+    """How the result ``key`` chose its number of clusters, and the other candidates
+    (``shared``: the earlier result whose figure shows the same evidence)."""
     reason = _k_reason(adata, key)
     if reason is None:
         return []
     lines = [f"## How many groups: `{key}`", "", reason.rstrip(".") + ".", ""]
+    if key in shared:
+        lines += [f"The evidence is `{shared[key]}`'s (one ensemble): its figure shows it.", ""]
     splits = pd.DataFrame(adata.uns[key].get("k_splits", {}))
     if len(splits) > 1:
         # object columns: the table's rows keep their K as integers, not as 8.000
@@ -342,8 +365,9 @@ def _markdown(
     table = results_table(adata, keys, truth)
     if not table.empty:
         lines += ["## Consensus results", "", _markdown_table(table), ""]
+    shared = _evidence_drawn_for(adata, keys)
     for key in keys:
-        lines += _k_section(adata, key)
+        lines += _k_section(adata, key, shared)
     for key in ck_keys:
         lines += _consensus_k_section(adata, key)
     written, failed = drawn

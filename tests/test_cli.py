@@ -105,6 +105,24 @@ def test_run_reports_how_many_groups(tmp_path, blobs_adata):
     assert "How many groups" not in text and not (given / "pla_k_selection.png").exists()
 
 
+def test_report_draws_one_evidence_for_pcc_and_pla_on_one_ensemble(tmp_path, blobs_adata):
+    """PCC and PLA on one ensemble read the same select_k table: one figure, and PLA's
+    section points to it."""
+    import scconsensus as scc
+    from scconsensus._report import write_report
+
+    a = blobs_adata.copy()
+    scc.tl.ensemble(a, random_state=0, progress=False)
+    scc.tl.pcc(a, progress=False)
+    scc.tl.pla(a, progress=False)
+    path = write_report(a, tmp_path / "r", ["pcc", "pla"], progress=False)
+    text = path.read_text()
+    assert (tmp_path / "r" / "pcc_k_selection.png").exists()
+    assert not (tmp_path / "r" / "pla_k_selection.png").exists()
+    pla_section = text.split("## How many groups: `pla`")[1].split("##")[0]
+    assert "The evidence is `pcc`'s" in pla_section
+
+
 def test_report_scores_skip_unlabelled_cells_and_dpp_given_k(blobs_adata):
     """A cell no partition sampled has no label: the scores leave it out (sklearn raised
     on the NaN). A DPP result given its K has no "how many groups" section."""
