@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import io
+from contextlib import contextmanager
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -104,3 +107,35 @@ def knn_dtypes(monkeypatch) -> list:
         coassociation, "knn_indices", lambda X, *a, **kw: seen.append(X.dtype) or knn(X, *a, **kw)
     )
     return seen
+
+
+@contextmanager
+def scanpy_log(verbosity: str = "warning"):
+    """Everything scanpy's logger writes at ``verbosity`` during the block."""
+    import scanpy as sc
+
+    buffer = io.StringIO()
+    before = sc.settings.verbosity, sc.settings.logfile
+    sc.settings.verbosity, sc.settings.logfile = verbosity, buffer
+    try:
+        yield buffer
+    finally:
+        sc.settings.verbosity, sc.settings.logfile = before
+
+
+def evidence_table(drop: list[float], chosen: int) -> pd.DataFrame:
+    """A :attr:`~scconsensus.core.KSelection.table` from K = 2 on with the drops ``drop``
+    (the envelope falls by each drop)."""
+    drop = np.asarray(drop, dtype=float)
+    Ks = np.arange(2, 2 + drop.size)
+    envelope = 1.0 - np.r_[0.0, np.cumsum(drop)[:-1]]
+    return pd.DataFrame(
+        {
+            "n_clusters": Ks,
+            "eigenvalue": envelope,
+            "envelope": envelope,
+            "drop": drop,
+            "n_partitions": np.full(drop.size, 50),
+            "chosen": Ks == chosen,
+        }
+    )

@@ -8,19 +8,16 @@ inputs end in a result or one of the documented exceptions, never an internal on
 
 from __future__ import annotations
 
-import io
 import os
 import subprocess
 import sys
-from contextlib import contextmanager
 
 import anndata as ad
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
-import scanpy as sc
-from _helpers import assert_unchanged, fails_cleanly
+from _helpers import assert_unchanged, fails_cleanly, scanpy_log
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -57,18 +54,6 @@ def small():
 @pytest.fixture
 def adata(small):
     return small.copy()
-
-
-@contextmanager
-def scanpy_log():
-    """Everything scanpy's logger writes (warnings included) during the block."""
-    buffer = io.StringIO()
-    verbosity, logfile = sc.settings.verbosity, sc.settings.logfile
-    sc.settings.verbosity, sc.settings.logfile = "warning", buffer
-    try:
-        yield buffer
-    finally:
-        sc.settings.verbosity, sc.settings.logfile = verbosity, logfile
 
 
 # ------------------------------------------------------------------ "unchanged" check

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import anndata as ad
 import numpy as np
-import pandas as pd
 import pytest
+from _helpers import evidence_table
 
 import scconsensus as scc
 from scconsensus.core import (
@@ -536,24 +536,6 @@ def test_one_resolution_at_its_own_k_warns():
     assert sel.n_clusters == 4 and "may hold more than 4 groups" in sel.reason
 
 
-def _evidence_table(drop: list[float], chosen: int) -> pd.DataFrame:
-    """A :attr:`KSelection.table` from K = 2 on with the drops ``drop`` (the envelope
-    falls by each drop)."""
-    drop = np.asarray(drop, dtype=float)
-    Ks = np.arange(2, 2 + drop.size)
-    envelope = 1.0 - np.r_[0.0, np.cumsum(drop)[:-1]]
-    return pd.DataFrame(
-        {
-            "n_clusters": Ks,
-            "eigenvalue": envelope,
-            "envelope": envelope,
-            "drop": drop,
-            "n_partitions": np.full(drop.size, 50),
-            "chosen": Ks == chosen,
-        }
-    )
-
-
 @pytest.mark.parametrize(
     ("plateau", "chosen", "read_at"),
     # chosen and read_at: offsets from the split's first K; None: the later split chosen
@@ -567,7 +549,7 @@ def test_a_split_over_several_k_is_one_candidate(plateau, chosen, read_at):
     drop = [0.0] * plateau + [0.06, 0.3, 0.1] + [0.0] * 6 + [0.05]
     first, last = 2 + plateau, 1 + len(drop)
     K = last if chosen is None else first + chosen
-    sel = KSelection(K, _evidence_table(drop, K), 0.05, "")
+    sel = KSelection(K, evidence_table(drop, K), 0.05, "")
     splits = sel.splits
     assert splits["k_first"].tolist() == [first, last]
     assert splits["k_last"].tolist() == [first + 2, last]
@@ -583,7 +565,7 @@ def test_splits_are_read_once_and_given_as_copies(monkeypatch):
     original = resolution._stable_splits
     monkeypatch.setattr(resolution, "_stable_splits", lambda *a: reads.append(1) or original(*a))
     drop = [0.0, 0.06, 0.3, 0.1] + [0.0] * 6 + [0.05]
-    sel = KSelection(3, _evidence_table(drop, 3), 0.05, "")
+    sel = KSelection(3, evidence_table(drop, 3), 0.05, "")
     first = sel.splits
     first["n_clusters"] = 99  # the caller's copy: the selection keeps its own
     assert sel.candidates == [3, 12] and sel.splits["n_clusters"].tolist() == [3, 12]
@@ -688,7 +670,7 @@ def test_pl_k_selection_marks_a_split_over_several_k_once():
     matplotlib.use("Agg")
     drop = [0.0] * 3 + [0.06, 0.3, 0.1] + [0.0] * 6 + [0.05]
     adata = ad.AnnData(np.zeros((3, 1)))
-    table = _evidence_table(drop, 5)
+    table = evidence_table(drop, 5)
     adata.uns["pcc"] = {"k_selection": table, "k_selection_threshold": 0.05}
     ax = scc.pl.k_selection(adata, "pcc", show=False)
     (marks,) = [line for line in ax.get_lines() if line.get_label() == "stable resolutions"]

@@ -4,9 +4,6 @@ and the plots of the evidence for K."""
 
 from __future__ import annotations
 
-import io
-from contextlib import contextmanager
-
 import anndata as ad
 import matplotlib
 
@@ -16,23 +13,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
-import scanpy as sc
-from _helpers import fails_cleanly
+from _helpers import evidence_table, fails_cleanly, scanpy_log
 
 import scconsensus as scc
 from scconsensus.core import plan_consensus
-
-
-@contextmanager
-def info_log():
-    """Everything scanpy's logger writes at verbosity "info" during the block."""
-    buffer = io.StringIO()
-    verbosity, logfile = sc.settings.verbosity, sc.settings.logfile
-    sc.settings.verbosity, sc.settings.logfile = "info", buffer
-    try:
-        yield buffer
-    finally:
-        sc.settings.verbosity, sc.settings.logfile = verbosity, logfile
 
 
 @pytest.fixture(autouse=True)
@@ -76,7 +60,7 @@ def _mass_without_label() -> ad.AnnData:
 
 def test_pcc_finish_line_counts_the_clusters_that_label_cells():
     a = _mass_without_label()
-    with info_log() as log:
+    with scanpy_log("info") as log:
         scc.tl.pcc(a, n_clusters=4, partitions="all", progress=False)
     assert a.obsm["pcc_membership"].shape[1] == 4 and a.obs["pcc"].nunique() == 3
     assert (
@@ -88,7 +72,7 @@ def test_pcc_finish_line_counts_the_clusters_that_label_cells():
 @pytest.mark.parametrize("method", ["pcc", "pla", "dpp"])
 def test_finish_line_counts_the_clusters_written(adata, method):
     kwargs = {"n_runs": 5} if method == "dpp" else {"n_clusters": 3}
-    with info_log() as log:
+    with scanpy_log("info") as log:
         getattr(scc.tl, method)(adata, **kwargs)
     n = adata.obs[method].cat.categories.size
     assert adata.obsm[f"{method}_membership"].shape[1] == n
@@ -148,7 +132,7 @@ def test_dpp_names_its_own_forms(adata):
 def test_any_flat_iterable_of_k_is_a_list(small, forms, Ks):
     a, b = small.copy(), small.copy()
     scc.tl.pcc(a, n_clusters=Ks, progress=False)
-    with info_log() as log:
+    with scanpy_log("info") as log:
         scc.tl.pcc(b, n_clusters=forms, progress=False)
     assert f"n_clusters={Ks}: one fit per K" in log.getvalue()  # a set in increasing order
     for K in Ks:
@@ -172,7 +156,7 @@ def test_any_flat_iterable_of_k_is_a_list(small, forms, Ks):
     ],
 )
 def test_consensus_k_refuses_before_it_logs_its_start(adata, kwargs, match):
-    with info_log() as log:
+    with scanpy_log("info") as log:
         fails_cleanly(scc.tl.consensus_k, adata, match, **{"reps": 3, **kwargs})
     assert "consensus_k:" not in log.getvalue()  # no "k = 2..auto"
 
@@ -186,29 +170,12 @@ def test_consensus_k_keeps_an_integral_k_given_in_any_form(adata, keep_k):
 # ------------------------------------------------------------------- 3: the plots
 
 
-def _evidence(drop: list[float], chosen: int) -> pd.DataFrame:
-    """An evidence table from K = 2 on whose running minimum falls by each drop."""
-    drop = np.asarray(drop, dtype=float)
-    Ks = np.arange(2, 2 + drop.size)
-    envelope = 1.0 - np.r_[0.0, np.cumsum(drop)[:-1]]
-    return pd.DataFrame(
-        {
-            "n_clusters": Ks,
-            "eigenvalue": envelope,
-            "envelope": envelope,
-            "drop": drop,
-            "n_partitions": np.full(drop.size, 50),
-            "chosen": Ks == chosen,
-        }
-    )
-
-
 def test_k_selection_leaves_room_for_a_strength_near_one():
     # a split whose level is 1.0 (nested data at K=4, a one-resolution ensemble): its
     # strength was written above the axes' top, over the title
     a = ad.AnnData(np.zeros((3, 1)))
     a.uns["pcc"] = {
-        "k_selection": _evidence([0.0, 0.06, 0.0, 0.0, 0.0, 0.5, 0.0, 0.0], 3),
+        "k_selection": evidence_table([0.0, 0.06, 0.0, 0.0, 0.0, 0.5, 0.0, 0.0], 3),
         "k_selection_threshold": 0.05,
     }
     ax = scc.pl.k_selection(a, "pcc", show=False)
