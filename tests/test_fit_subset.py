@@ -117,6 +117,23 @@ def test_settings_take_none_only_where_it_means_each_methods_default(monkeypatch
     assert scc.settings.auto_fit_size is None
 
 
+@pytest.mark.parametrize("method", ["pcc", "pla"])
+def test_tl_fits_auto_subset_by_default(monkeypatch, method):
+    # both methods fit at most settings.auto_fit_size items unless told otherwise
+    adata = scc.datasets.iris()
+    scc.tl.ensemble(adata, 30, k=3, random_state=0, progress=False)
+    monkeypatch.setattr(scc.settings, "auto_fit_size", 100)
+
+    def fitted(key: str) -> int:  # PCC records the count, PLA the fitted items
+        rec = adata.uns[key]
+        return rec["fit_size"] if method == "pcc" else len(rec["fit_index"])
+
+    getattr(scc.tl, method)(adata, n_clusters=3, progress=False)
+    assert fitted(method) == 100
+    getattr(scc.tl, method)(adata, n_clusters=3, fit_size=None, key_added="all", progress=False)
+    assert fitted("all") == 150
+
+
 def test_pcc_plan_keeps_the_matched_partitions_row_major():
     # the extension's pair counts read an item's labels as one row: a column-major copy
     # of the matched partitions made them 8-14x slower at 10^6 items

@@ -148,7 +148,7 @@ def test_tl_flat_keywords_default_to_the_core_records():
 
     wrappers = {
         tl.pcc: [core.StartPlan(), core.PCC_ROUTE],
-        tl.pla: [core.pla.Weighting(), core.StartPlan(), core.FitRoute()],
+        tl.pla: [core.pla.Weighting(), core.StartPlan(), core.PLA_ROUTE],
         tl.dpp: [core.dpp.DPPSampling(), core.dpp.DPPCut(), core.dpp.DPPRoute()],
         tl.consensus_k: [core.consensus_k.Resampling()],
         tl.ensemble: [core.PartitionOptions()],

@@ -103,7 +103,8 @@ def test_transfer_by_nearest_neighbour():
     ref = full[::2].copy()
     new = full[1::2].copy()
     del new.obsm["scc_ensemble"]
-    # k >= 3: partitions that merge two blobs pull extended posteriors toward the bigger one
+    # k >= 3: partitions that merge two blobs would pull eq. 26's posteriors toward the
+    # bigger one (the fold-in starts there)
     scc.tl.ensemble(ref, n_partitions=15, k=(3, 5), use_rep="X", random_state=1)
     scc.tl.pla(ref, n_clusters=3, random_state=0)
     assert scc.tl.pla_transfer(new, ref, use_rep="X") is None

@@ -13,7 +13,7 @@ from . import coassociation
 from ._callable import callable_module
 from ._confidence import ensemble_confidence, ensemble_support, transferred_confidence
 from ._ensemble_pairs import ensemble_pairs
-from ._options import PCC_ROUTE, FitRoute, PartitionOptions, StartPlan
+from ._options import PCC_ROUTE, PLA_ROUTE, FitRoute, PartitionOptions, StartPlan
 from ._plan import ConsensusPlan, plan_consensus
 from ._resolution import KSelection, matched_partitions, select_k
 from ._spectral import incidence_spectrum, partition_sizes, spectral_consensus
@@ -35,6 +35,7 @@ callable_module(coassociation.__name__, coassociation.coassociation)
 
 __all__ = [
     "PCC_ROUTE",
+    "PLA_ROUTE",
     "Bregman",
     "ConsensusK",
     "ConsensusPlan",

@@ -17,6 +17,7 @@ from .._docs import doc_params
 
 __all__ = [
     "PCC_ROUTE",
+    "PLA_ROUTE",
     "FitRoute",
     "PartitionOptions",
     "StartPlan",
@@ -112,10 +113,10 @@ class FitRoute:
     fit_size, fit_fraction
         Fit on this many items (or ``ceil(fit_fraction n)``) drawn at random and extend
         to the rest; ``None``: every item; ``"auto"``: at most ``settings.auto_fit_size``
-        (``None``: 10,000 for PCC, 20,000 for PLA). The default is each method's
-        (:data:`PCC_ROUTE`: ``"auto"``; PLA: ``None``): a ``FitRoute`` built from
-        scratch fits every item, so to change one field of PCC's route keep the others
-        with ``dataclasses.replace(PCC_ROUTE, mode="sparse")``.
+        (``None``: 10,000 for PCC, 20,000 for PLA). Both methods default to ``"auto"``
+        (:data:`PCC_ROUTE`, :data:`PLA_ROUTE`); a ``FitRoute`` built from scratch fits
+        every item, so to change one field of a method's route keep the others with
+        ``dataclasses.replace(PCC_ROUTE, mode="sparse")``.
     """
 
     mode: str = "auto"
@@ -128,6 +129,10 @@ class FitRoute:
 #: :func:`~scconsensus.core.pcc_consensus`'s default route: it fits at most
 #: ``settings.auto_fit_size`` items (``None``: 10,000) and extends to the rest.
 PCC_ROUTE = FitRoute(fit_size="auto")
+
+#: :func:`~scconsensus.core.pla_consensus`'s default route: it fits at most
+#: ``settings.auto_fit_size`` items (``None``: 20,000) and folds the rest in.
+PLA_ROUTE = FitRoute(fit_size="auto")
 
 
 @doc_params()

@@ -19,8 +19,10 @@ __all__ = ["auto_fit_size", "fit_count", "fit_subset"]
 #: on 20,000 does (recall at data seeds 0-2: 0.00/0.88/0.50 against 0.00/0.97/0.49 for a
 #: population of 0.1 %, 0.91/1.00/1.00 against 0.92/1.00/1.00 for 0.5 %; the uniform
 #: partners before it: 0.00/0.54/0.30 and 0.58/1.00/1.00 on 20,000), at half the CPU
-#: (``benchmarks/pcc_fit_size.py``). PLA's kNN extension lost half of such a
-#: population's cells fitted on 10,000 (recall 0.76 -> 0.45 at 0.5 %, seed 1).
+#: (``benchmarks/pcc_fit_size.py``). PLA's eq. 26 extension lost half of such a
+#: population's cells fitted on 10,000 (recall 0.76 -> 0.45 at 0.5 %, seed 1); its
+#: fold-in keeps 0.97 and 1.00 at seeds 0-1 on 20,000 (``--method pla``; 10,000 not
+#: measured with it).
 AUTO_FIT_SIZE = {"pcc": 10_000, "pla": 20_000}
 
 

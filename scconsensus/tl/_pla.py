@@ -50,7 +50,7 @@ def pla(
     mode: str = "auto",
     n_neighbors: int = 10,
     n_random: int = 30,
-    fit_size: int | str | None = None,
+    fit_size: int | str | None = "auto",
     fit_fraction: float | None = None,
     use_rep: str | None = None,
     random_state: RandomState = 0,
@@ -146,6 +146,7 @@ PARAMS = (
     "max_iter",
     "tol",
     "random_state",
+    "extension",
 )
 
 
@@ -196,10 +197,10 @@ def transfer(
 ) -> AnnData | None:
     """:func:`scconsensus.tl.pla_transfer` with the reference first (its arguments).
 
-    Lange & Buhmann (2005), eqs. 22–26: every partition of the reference ensemble
-    labels each new cell, which gives its co-association with the fitted reference
-    cells; its posterior is ``p(v|x) = Σ_i p(i|x) p(v|i)``. The public function
-    (``tl/_transfer.py``) documents the parameters and takes Scanpy's order.
+    Lange & Buhmann (2005), Sect. 3.3: every partition of the reference ensemble
+    labels each new cell, and :func:`~scconsensus.core.pla.pla_extend` folds it into
+    the fitted model from eq. 26's posterior ``p(v|x) = Σ_i p(i|x) p(v|i)``. The public
+    function (``tl/_transfer.py``) documents the parameters and takes Scanpy's order.
     """
     if not isinstance(adata_ref, AnnData) or not isinstance(adata_new, AnnData):
         raise ValueError("adata_ref and adata_new must both be AnnData objects.")
@@ -225,7 +226,7 @@ def transfer(
     adata_new = adata_new.copy() if copy else adata_new
     params = {"reference_key": key, "use_rep": use_rep, "n_neighbors": n_neighbors}
     params["new_ensemble_key"] = new_ensemble_key
-    uns = {"transferred_from": key, "weights": weights}
+    uns = {"transferred_from": key, "weights": weights, "extension": "fold_in"}
     uns["confidence"] = _confidence_note(labels_new.shape[1], labels_ref.shape[1])
     reference = (labels_ref[:, known], adata_ref.obs[key].cat.codes.to_numpy())
     store_consensus(

@@ -29,9 +29,9 @@ def pla_transfer(
 
     Arguments in :func:`scanpy.tl.ingest`'s order: the new data first, the reference
     second. Every partition of the reference ensemble labels each new cell (a
-    nearest-neighbour vote among the reference cells it sampled, in ``use_rep``), which
-    gives its co-association with the fitted reference cells; its posterior is
-    ``p(v|x) = Σ_i p(i|x) p(v|i)`` (Lange & Buhmann 2005, eqs. 22–26).
+    nearest-neighbour vote among the reference cells it sampled, in ``use_rep``); its
+    posteriors make these labels most likely under the fitted clusters' labels (Lange &
+    Buhmann 2005, Sect. 3.3, folded in: :func:`~scconsensus.core.pla.pla_extend`).
 
     The reference must hold the ensemble (``.obsm[params["ensemble_key"]]``), the fit
     of :func:`pla` (``.obs[key]``, ``.obsm[f"{key}_membership"]``, ``.uns[key]``) and a

@@ -32,8 +32,10 @@ cv_score
 fit_size, fit_fraction
     Fit on ``r`` randomly chosen items (or ``ceil(fit_fraction n)``), more than
     ``n_clusters``, and give the rest posteriors by the out-of-sample extension
-    (Sect. 3.3); ``r >= n`` fits all. ``fit_size="auto"``: at most
-    ``settings.auto_fit_size`` items (``None``: 20,000; PCC's extension needs fewer).""",
+    (Sect. 3.3; by default each item is folded into the fitted model, see
+    :func:`~scconsensus.core.pla.pla_extend`); ``r >= n`` or ``None`` fits all.
+    ``fit_size="auto"``: at most ``settings.auto_fit_size`` items (``None``: 20,000;
+    PCC's extension needs fewer).""",
     "pla_stop": """\
 max_iter, tol
     EM stops after ``max_iter`` steps or when the relative log-likelihood change
@@ -101,6 +103,12 @@ init
     ``(n_items, n_clusters)`` starting posteriors ``p(v|i)`` (rows on the simplex),
     e.g. :func:`scconsensus.core.plan_consensus`'s spectral start; it counts as the
     first of the ``n_init`` EM runs, the others start at random.""",
+    "pla_fit_index": """\
+fit_index
+    The items to fit (increasing indices) instead of drawing ``fit_size`` or
+    ``fit_fraction`` of them; ``init`` may then give their rows only.
+    :func:`~scconsensus.core.pla_consensus` passes its plan's subset, on which the
+    spectral start was computed.""",
     "pla_route": """\
 mode
     ``"dense"`` (all pairs, O(r²K) per EM step), ``"sparse"`` (the pairs of

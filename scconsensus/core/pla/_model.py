@@ -326,7 +326,7 @@ def _best_start(problem, K, init, fit_index, n_init, seed, em_kw) -> PLAFit:
     Z = problem.z(np.ones(L))
     fits = []
     if init is not None:
-        P0 = np.asarray(init, dtype=np.float64)[fit_index]
+        P0 = init if init.shape[0] == fit_index.size else init[fit_index]
         W0 = P0 / np.maximum(P0.sum(axis=0, keepdims=True), _TINY)
         fits.append(pla_em(Z, K, init=(P0, W0), **em_kw))
         n_init -= 1
@@ -371,6 +371,7 @@ def pla(
     random_state: RandomState = 0,
     progress: bool | None = None,
     init: np.ndarray | None = None,
+    fit_index: np.ndarray | None = None,
 ) -> PLAResult:
     """Probabilistic Label Aggregation (Lange & Buhmann 2005), optionally weighted.
 
@@ -389,6 +390,7 @@ def pla(
     {pla_n_init}
     {pla_stop}
     {pla_core}
+    {pla_fit_index}
 
     Returns
     -------
@@ -404,13 +406,11 @@ def pla(
     ((60, 3), True)
     """
     members = as_members(ensemble)
-    n = members.n_items
-    K = check_n_clusters(n_clusters, n)
+    n, K = members.n_items, check_n_clusters(n_clusters, members.n_items)
     n_init, em_kw = _check_run(mode, n_init, max_iter, tol, n_neighbors, n_random)
-    init = _check_init(init, n, K)
     s_em, s_fit, s_pairs, s_cv = seed_sequence(random_state).spawn(4)
-    fit_index = fit_subset(n, fit_size, fit_fraction, K, np.random.default_rng(s_fit), method="pla")
-    fit_index = np.arange(n) if fit_index is None else fit_index
+    fit_index = _fit_items(n, K, fit_index, (fit_size, fit_fraction), s_fit)
+    init = _check_init(init, n, K, fit_index.size)
     w = check_options(weighting, Weighting, "weighting")
     lam, cv_score = w.lam, w.cv_score
     weighting = (weighted, lam, w.lam_grid, w.cv_folds, cv_score, max_outer)
@@ -490,16 +490,48 @@ def check_pla_args(
     check_weighting(weighted, lam, lam_grid, cv_folds, cv_score, max_outer, n_fit)
 
 
-def _check_init(init, n: int, K: int) -> np.ndarray | None:
-    """``init`` as finite, non-negative ``(n, K)`` posteriors, or ``None``."""
+def _check_init(init, n: int, K: int, n_fit: int) -> np.ndarray | None:
+    """``init`` as finite, non-negative ``(n, K)`` or ``(n_fit, K)`` posteriors, or ``None``."""
     if init is None:
         return None
     init = np.asarray(init, dtype=np.float64)
-    if init.shape != (n, K) or not np.all(np.isfinite(init)) or (init < 0).any():
+    rows = f"{n}" if n_fit == n else f"{n} or {n_fit} (the fitted items)"
+    if (
+        init.ndim != 2
+        or init.shape[0] not in (n, n_fit)
+        or init.shape[1] != K
+        or not np.all(np.isfinite(init))
+        or (init < 0).any()
+    ):
         raise ValueError(
-            f"init must be finite, non-negative ({n}, {K}) posteriors, got shape {init.shape}."
+            f"init must be finite, non-negative posteriors with {rows} rows and {K} "
+            f"columns, got shape {init.shape}."
         )
     return init
+
+
+def _fit_items(n: int, K: int, fit_index, size: tuple, seed) -> np.ndarray:
+    """The items to fit: ``fit_index`` checked, else drawn by ``size`` (``fit_size``,
+    ``fit_fraction``) from ``seed``; all of them when ``size`` says so."""
+    if fit_index is not None:
+        return _check_fit_index(fit_index, n, K, size)
+    drawn = fit_subset(n, *size, K, np.random.default_rng(seed), method="pla")
+    return np.arange(n) if drawn is None else drawn
+
+
+def _check_fit_index(fit_index, n: int, K: int, size: tuple) -> np.ndarray:
+    """A given ``fit_index``: increasing, distinct indices, more than ``K`` of them."""
+    if size != (None, None):
+        raise ValueError("Pass fit_index or fit_size/fit_fraction, not both.")
+    index = np.asarray(fit_index)
+    if index.ndim != 1 or not np.issubdtype(index.dtype, np.integer):
+        raise ValueError("fit_index must be a 1-D array of item indices.")
+    if index.size <= K or index[0] < 0 or index[-1] >= n or np.any(np.diff(index) <= 0):
+        raise ValueError(
+            f"fit_index must hold more than n_clusters={K} increasing, distinct indices "
+            f"in 0..{n - 1}."
+        )
+    return index.astype(np.int64, copy=False)
 
 
 def _problem(fit_members, fit_index, n, mode, X, pairs, n_neighbors, n_random, diagonal, seed):

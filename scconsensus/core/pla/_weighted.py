@@ -94,13 +94,14 @@ def _heldout_scores(
 ) -> tuple[float, float, float]:
     """Held-out scores per unit mass: NLL of ``Z_α``, eq. 27 (that minus λH(α)), NLL of ``Z``.
 
-    The held-out items get posteriors from the out-of-sample extension (eqs. 22-26);
-    ``p(x) = Σ_i p(i) p(x|i)`` with ``p(x|i) = z_ix / (Σ_b z_ib + z_ix)``.
+    The held-out items get posteriors from the paper's out-of-sample extension (eqs.
+    22-26, as its cross-validation does); ``p(x) = Σ_i p(i) p(x|i)`` with
+    ``p(x|i) = z_ix / (Σ_b z_ib + z_ix)``.
     """
     L = problem.n_partitions
     m_train = problem.members.subset(train)
     m_test = problem.members.subset(test)
-    post, _ = _extend(fit.posteriors, m_train, m_test, alpha)
+    post, _ = _extend(fit.posteriors, m_train, m_test, alpha, "paper")
     Zb = problem.block(test, train, alpha)
     Zu = problem.block(test, train, np.full(L, 1.0 / L))
     p_train = d_train / d_train.sum()
