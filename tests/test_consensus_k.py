@@ -6,7 +6,7 @@ import anndata as ad
 import numpy as np
 import pandas as pd
 import pytest
-from _helpers import block_matrix
+from _helpers import block_matrix, scanpy_log
 
 import scconsensus as scc
 from scconsensus.core.consensus_k import (
@@ -372,3 +372,20 @@ def test_feature_subsample_too_small_to_correlate_is_refused():
     generate_ensemble(
         X, 3, "kmeans", k=3, progress=False, options=PartitionOptions(feature_subsample=0.1)
     )
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"max_k": 9}, "too large for 8 items per subsample"),
+        ({"method": "kmedians"}, "method"),
+        ({"resolution": 1.0}, "does not use"),
+    ],
+)
+def test_tl_refuses_before_logging_the_start(kwargs, match):
+    # the log named a run that the core then refused: checked first now
+    adata = scc.datasets.iris()[:10].copy()
+    with scanpy_log("info") as log, pytest.raises(ValueError, match=match):
+        scc.tl.consensus_k(adata, reps=5, distance="euclidean", **kwargs)
+    assert "consensus_k:" not in log.getvalue()
+    assert "consensus_k" not in adata.uns

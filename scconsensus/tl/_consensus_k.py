@@ -15,7 +15,7 @@ from scanpy import logging as logg
 from .._docs import doc_params
 from .._progress import check_progress
 from .._validation import RandomState, check_choice, check_int, check_key
-from ..core.consensus_k import Resampling
+from ..core.consensus_k import Resampling, check_consensus_k
 from ..core.consensus_k import consensus_k as _consensus_k
 from ._anndata import (
     assign_all,
@@ -94,10 +94,11 @@ def consensus_k(
     """
     key_added, copy = check_key(key_added), check_copy(adata, copy)
     X = get_rep(adata, use_rep, layer=layer)
-    # checked before the start is logged, which names them
-    max_k = check_int(max_k, "max_k", 2, hint="max_k is the largest k tried: k = 2..max_k.")
-    reps = check_int(reps, "reps", 1)
-    kept = _kept_k(keep_k, max_k)
+    resampling = Resampling(
+        p_item=p_item, p_feature=p_feature, method=method, distance=distance, linkage=linkage
+    )
+    run = (resampling, bool(store_matrices), ensemble_kwargs)
+    max_k, reps, kept = _checked(X.shape, max_k, reps, keep_k, run)
     adata = adata.copy() if copy else adata
     start = logg.info(f"consensus_k: {reps} subsamples of {X.shape[0]} items, k = 2..{max_k}")
     t0 = time.perf_counter()
@@ -105,9 +106,7 @@ def consensus_k(
         X.toarray() if sp.issparse(X) else X,
         max_k,
         reps,
-        resampling=Resampling(
-            p_item=p_item, p_feature=p_feature, method=method, distance=distance, linkage=linkage
-        ),
+        resampling=resampling,
         final_linkage=final_linkage,
         pac_window=pac_window,
         random_state=random_state,
@@ -147,6 +146,19 @@ def _write(
         time=start,
         deep=f"added .obsm['{key_added}_labels'], {keys} and .uns[{key_added!r}]",
     )
+
+
+def _checked(shape, max_k, reps, keep_k, run: tuple) -> tuple[int, int, str | list[int]]:
+    """``(max_k, reps, kept k)``, all of the run (``run``: the resampling record,
+    ``store_matrices``, the ensemble's keywords) checked before the start is logged."""
+    max_k = check_int(max_k, "max_k", 2, hint="max_k is the largest k tried: k = 2..max_k.")
+    reps = check_int(reps, "reps", 1)
+    kept = _kept_k(keep_k, max_k)
+    resampling, keep_matrices, ensemble_kwargs = run
+    check_consensus_k(
+        shape, max_k, reps, resampling=resampling, keep_matrices=keep_matrices, **ensemble_kwargs
+    )
+    return max_k, reps, kept
 
 
 def _kept_k(keep_k: str | int | Sequence[int], max_k: int) -> str | list[int]:

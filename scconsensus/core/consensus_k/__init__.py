@@ -30,7 +30,7 @@ Modules, one job each: ``_result`` (:class:`ConsensusK` and its ``.uns`` record)
 and :func:`consensus_k` end to end).
 """
 
-from ._engine import FIXED_K_METHODS, consensus_k, resample_partitions
+from ._engine import FIXED_K_METHODS, check_consensus_k, consensus_k, resample_partitions
 from ._options import Resampling
 from ._result import ConsensusK
 from ._statistics import (
@@ -49,6 +49,7 @@ __all__ = [
     "ConsensusK",
     "Resampling",
     "cdf_area",
+    "check_consensus_k",
     "cluster_consensus",
     "consensus_cdf",
     "consensus_k",

@@ -180,6 +180,61 @@ def _resample_hc(
     return {int(k): np.ascontiguousarray(stacked[j]) for j, k in enumerate(ks)}
 
 
+def _checked_run(
+    shape: tuple[int, int],
+    max_k: int,
+    reps: int,
+    resampling: Resampling,
+    ensemble_kwargs: Mapping[str, Any],
+) -> tuple[int, int, tuple[int, int]]:
+    """``(max_k, reps, (items, features) per subsample)``, every option checked."""
+    n, p = shape
+    check_choice(resampling.method, FIXED_K_METHODS, "method")
+    check_choice(resampling.distance, DISTANCES, "distance")
+    check_choice(resampling.linkage, LINKAGES, "linkage")
+    p_item = check_fraction(resampling.p_item, "p_item")
+    p_feature = check_fraction(resampling.p_feature, "p_feature")
+    reps = check_int(reps, "reps", 1)
+    n_sub = max(2, round(p_item * n))
+    max_k = check_int(max_k, "max_k", 2)
+    if max_k >= n_sub:
+        raise ValueError(
+            too_many_clusters(
+                "max_k", max_k, n_sub, f"items per subsample (p_item={p_item} of {n})"
+            )
+        )
+    _check_ensemble_kwargs(ensemble_kwargs, resampling.method)
+    return max_k, reps, (n_sub, max(1, round(p_feature * p)))
+
+
+def check_consensus_k(
+    shape: tuple[int, int],
+    max_k: int = 6,
+    reps: int = 50,
+    *,
+    resampling: Resampling | None = None,
+    keep_matrices: bool = False,
+    **ensemble_kwargs: Any,
+) -> None:
+    """Refuse what :func:`consensus_k` would refuse on data of this ``shape``, at once.
+
+    For a caller that reports the run before it starts (``tl.consensus_k`` logs it):
+    every option, ``max_k`` against the items per subsample, and the dense memory.
+
+    Examples
+    --------
+    >>> from scconsensus.core.consensus_k import check_consensus_k
+    >>> check_consensus_k((150, 4), max_k=6)
+    >>> check_consensus_k((10, 4), max_k=9)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: max_k=9 ...
+    """
+    resampling = check_options(resampling, Resampling, "resampling")
+    max_k, *_ = _checked_run(shape, max_k, reps, resampling, ensemble_kwargs)
+    _check_memory(shape[0], max_k, keep_matrices)
+
+
 @doc_params()
 def resample_partitions(
     X: np.ndarray,
@@ -215,29 +270,13 @@ def resample_partitions(
     ``{k: (n_items, reps) int32 labels}``, ``-1`` where a subsample left the item out.
     """
     resampling = check_options(resampling, Resampling, "resampling")
-    p_item, p_feature = resampling.p_item, resampling.p_feature
-    method, distance, linkage = resampling.method, resampling.distance, resampling.linkage
     X = check_matrix(X)
     if not isinstance(X, np.ndarray):
         X = X.toarray()
-    n, p = X.shape
-    check_choice(method, FIXED_K_METHODS, "method")
-    check_choice(distance, DISTANCES, "distance")
-    check_choice(linkage, LINKAGES, "linkage")
-    p_item = check_fraction(p_item, "p_item")
-    p_feature = check_fraction(p_feature, "p_feature")
-    reps = check_int(reps, "reps", 1)
-    n_sub = max(2, round(p_item * n))
-    n_feat = max(1, round(p_feature * p))
-    max_k = check_int(max_k, "max_k", 2)
-    if max_k >= n_sub:
-        raise ValueError(
-            too_many_clusters(
-                "max_k", max_k, n_sub, f"items per subsample (p_item={p_item} of {n})"
-            )
-        )
+    max_k, reps, (n_sub, n_feat) = _checked_run(X.shape, max_k, reps, resampling, ensemble_kwargs)
+    method, distance, linkage = resampling.method, resampling.distance, resampling.linkage
+    p_item, p_feature = resampling.p_item, resampling.p_feature
     n_jobs = check_n_jobs(n_jobs)
-    _check_ensemble_kwargs(ensemble_kwargs, method)
     ks = np.arange(2, max_k + 1)
     if method.startswith("hc"):
         link = method[3:] or linkage
