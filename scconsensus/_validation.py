@@ -153,7 +153,8 @@ def k_hint(value: Any, *, lists: bool = False, nearest: bool = False) -> str:
         forms = '"auto" or None (the number chosen from the data) or an integer >= 1'
     elif lists:
         forms = (
-            '"auto" (K chosen from the ensemble), an integer >= 2 or a list of them, e.g. [4, 8]'
+            '"auto" (K chosen from the ensemble), an integer >= 2 or a list of them, e.g. '
+            "[4, 8] (c(4, 8) in R)"
         )
     else:
         forms = '"auto" (K chosen from the ensemble) or an integer >= 2'
