@@ -380,6 +380,9 @@ def test_feature_subsample_too_small_to_correlate_is_refused():
         ({"max_k": 9}, "too large for 8 items per subsample"),
         ({"method": "kmedians"}, "method"),
         ({"resolution": 1.0}, "does not use"),
+        ({"final_linkage": "bogus"}, "final_linkage"),
+        ({"pac_window": (0.9, 0.1)}, "pac_window"),
+        ({"n_jobs": 0}, "n_jobs=0"),
     ],
 )
 def test_tl_refuses_before_logging_the_start(kwargs, match):

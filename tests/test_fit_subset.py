@@ -215,3 +215,24 @@ def test_plan_adds_the_nearest_partitions_until_every_sampled_item_is_in_one():
     assert covered[2:].all() and coverable[2:].all()
     np.testing.assert_array_equal(_cover_items(labels, ks, 3, np.array([0, 1])), [0, 1, 2])
     np.testing.assert_array_equal(_cover_items(labels, ks, 3, np.array([0, 1, 2])), [0, 1, 2])
+
+
+@pytest.mark.parametrize("method", ["pcc", "pla"])
+def test_fitted_subset_follows_every_kind_of_seed(method):
+    # a numpy integer or a Generator drew seed 0's subset before
+    adata = scc.datasets.iris()
+    scc.tl.ensemble(adata, 30, k=3, random_state=0, progress=False)
+    record = {"pcc": "fit_indices", "pla": "fit_index"}[method]
+    keys = itertools.count()
+
+    def subset(seed) -> np.ndarray:
+        key = f"s{next(keys)}"
+        run = getattr(scc.tl, method)
+        run(adata, n_clusters=3, fit_size=100, random_state=seed, key_added=key, progress=False)
+        return np.asarray(adata.uns[key][record])
+
+    assert np.array_equal(subset(5), subset(np.int64(5)))
+    assert not np.array_equal(subset(5), subset(6))
+    rng = np.random.default_rng
+    assert np.array_equal(subset(rng(7)), subset(rng(7)))
+    assert not np.array_equal(subset(rng(7)), subset(rng(8)))

@@ -97,7 +97,7 @@ def consensus_k(
     resampling = Resampling(
         p_item=p_item, p_feature=p_feature, method=method, distance=distance, linkage=linkage
     )
-    run = (resampling, bool(store_matrices), ensemble_kwargs)
+    run = (resampling, final_linkage, pac_window, n_jobs, bool(store_matrices), ensemble_kwargs)
     max_k, reps, kept = _checked(X.shape, max_k, reps, keep_k, run)
     adata = adata.copy() if copy else adata
     start = logg.info(f"consensus_k: {reps} subsamples of {X.shape[0]} items, k = 2..{max_k}")
@@ -149,15 +149,17 @@ def _write(
 
 
 def _checked(shape, max_k, reps, keep_k, run: tuple) -> tuple[int, int, str | list[int]]:
-    """``(max_k, reps, kept k)``, all of the run (``run``: the resampling record,
-    ``store_matrices``, the ensemble's keywords) checked before the start is logged."""
+    """``(max_k, reps, kept k)``, all of the run checked before the start is logged
+    (``run``: the resampling record, ``final_linkage``, ``pac_window``, ``n_jobs``,
+    ``store_matrices``, the ensemble's keywords)."""
     max_k = check_int(max_k, "max_k", 2, hint="max_k is the largest k tried: k = 2..max_k.")
     reps = check_int(reps, "reps", 1)
     kept = _kept_k(keep_k, max_k)
-    resampling, keep_matrices, ensemble_kwargs = run
+    resampling, final_linkage, pac_window, n_jobs, keep_matrices, ensemble_kwargs = run
     check_consensus_k(
-        shape, max_k, reps, resampling=resampling, keep_matrices=keep_matrices, **ensemble_kwargs
-    )
+        shape, max_k, reps, resampling=resampling, final_linkage=final_linkage,
+        pac_window=pac_window, n_jobs=n_jobs, keep_matrices=keep_matrices, **ensemble_kwargs,
+    )  # fmt: skip
     return max_k, reps, kept
 
 

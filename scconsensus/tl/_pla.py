@@ -225,8 +225,8 @@ def transfer(
     )
     adata_new = adata_new.copy() if copy else adata_new
     params = {"reference_key": key, "use_rep": use_rep, "n_neighbors": n_neighbors}
-    params["new_ensemble_key"] = new_ensemble_key
-    uns = {"transferred_from": key, "weights": weights, "extension": "fold_in"}
+    params.update(new_ensemble_key=new_ensemble_key, extension="fold_in")
+    uns = {"transferred_from": key, "weights": weights}
     uns["confidence"] = _confidence_note(labels_new.shape[1], labels_ref.shape[1])
     reference = (labels_ref[:, known], adata_ref.obs[key].cat.codes.to_numpy())
     store_consensus(

@@ -41,7 +41,7 @@ from ..coassociation import coassociation
 from ..ensemble import DISTANCES, LINKAGES, METHODS, PartitionOptions, generate_ensemble
 from ._options import Resampling
 from ._result import ConsensusK
-from ._statistics import summarize_consensus
+from ._statistics import FINAL_LINKAGES, _check_window, summarize_consensus
 
 #: Methods with a fixed number of clusters (Leiden and kmeans_split choose their own).
 FIXED_K_METHODS = tuple(m for m in METHODS if m not in ("leiden", "kmeans_split"))
@@ -213,6 +213,9 @@ def check_consensus_k(
     reps: int = 50,
     *,
     resampling: Resampling | None = None,
+    final_linkage: str = "average",
+    pac_window: Sequence[float] = (0.1, 0.9),
+    n_jobs: int | None = 1,
     keep_matrices: bool = False,
     **ensemble_kwargs: Any,
 ) -> None:
@@ -220,6 +223,7 @@ def check_consensus_k(
 
     For a caller that reports the run before it starts (``tl.consensus_k`` logs it):
     every option, ``max_k`` against the items per subsample, and the dense memory.
+    (``random_state`` is read when the run starts.)
 
     Examples
     --------
@@ -232,6 +236,9 @@ def check_consensus_k(
     """
     resampling = check_options(resampling, Resampling, "resampling")
     max_k, *_ = _checked_run(shape, max_k, reps, resampling, ensemble_kwargs)
+    check_choice(final_linkage, FINAL_LINKAGES, "final_linkage")
+    _check_window(pac_window)
+    check_n_jobs(n_jobs)
     _check_memory(shape[0], max_k, keep_matrices)
 
 
@@ -436,8 +443,12 @@ def consensus_k(
     """
     resampling = check_options(resampling, Resampling, "resampling")
     X = check_matrix(X)
+    # refused before the resampling, not after it
+    check_consensus_k(
+        X.shape, max_k, reps, resampling=resampling, final_linkage=final_linkage,
+        pac_window=pac_window, n_jobs=n_jobs, keep_matrices=keep_matrices, **ensemble_kwargs,
+    )  # fmt: skip
     max_k = check_int(max_k, "max_k", 2)
-    _check_memory(X.shape[0], max_k, keep_matrices)
     parts = resample_partitions(
         X,
         max_k,

@@ -114,6 +114,10 @@ def delta_area(area: Sequence[float]) -> np.ndarray:
     return out
 
 
+#: Linkages of the final clustering of ``1 - M_k`` (CCP's ``finalLinkage``).
+FINAL_LINKAGES = ("single", "average", "complete", "ward", "weighted")
+
+
 def _check_window(window: Sequence[float]) -> tuple[float, float]:
     try:
         lo, hi = (float(w) for w in window)
@@ -219,7 +223,7 @@ def consensus_labels(M: np.ndarray, k: int, linkage: str = "average") -> np.ndar
     from scipy.spatial.distance import squareform
 
     M = _check_consensus_matrix(M)
-    check_choice(linkage, ("single", "average", "complete", "ward", "weighted"), "final_linkage")
+    check_choice(linkage, FINAL_LINKAGES, "final_linkage")
     n = M.shape[0]
     if not 2 <= int(k) <= n:
         raise ValueError(f"k={k} must lie between 2 and the number of items ({n}).")

@@ -283,8 +283,9 @@ def _plan(labels, n_clusters, partitions, init, random_state, fit_size, fit_frac
     whether every partition is numbered 0..k-1)``."""
 
     def subset(K: int):
-        # a generator of its own, so the subset does not shift the solver's random stream
-        rng = check_rng(random_state if isinstance(random_state, int | None) else 0)
+        # a seed gives a generator of its own (the solver's streams do not shift); a
+        # Generator is drawn from, so that every random choice goes through it
+        rng = check_rng(random_state)
         return fit_subset(labels.shape[0], fit_size, fit_fraction, K, rng, method="pcc")
 
     check_choice(partitions, PARTITIONS, "partitions")

@@ -158,8 +158,9 @@ def _subset(n_items: int, route: FitRoute, random_state: RandomState):
     does (at 3·10⁵ items it took 21 of PLA's 34 s on every item)."""
 
     def subset(K: int) -> np.ndarray | None:
-        # a generator of its own, as PCC's: the subset does not shift the fit's streams
-        rng = check_rng(random_state if isinstance(random_state, int | None) else 0)
+        # a seed gives a generator of its own (the fit's streams do not shift); a
+        # Generator is drawn from, so that every random choice goes through it
+        rng = check_rng(random_state)
         return fit_subset(n_items, route.fit_size, route.fit_fraction, K, rng, method="pla")
 
     return subset

@@ -34,8 +34,8 @@ fit_size, fit_fraction
     ``n_clusters``, and give the rest posteriors by the out-of-sample extension
     (Sect. 3.3; by default each item is folded into the fitted model, see
     :func:`~scconsensus.core.pla.pla_extend`); ``r >= n`` or ``None`` fits all.
-    ``fit_size="auto"``: at most ``settings.auto_fit_size`` items (``None``: 20,000;
-    PCC's extension needs fewer).""",
+    ``fit_size="auto"`` (``tl.pla``'s default): at most ``settings.auto_fit_size``
+    items (``None``: 20,000; PCC's extension needs fewer).""",
     "pla_stop": """\
 max_iter, tol
     EM stops after ``max_iter`` steps or when the relative log-likelihood change

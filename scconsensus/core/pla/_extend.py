@@ -54,7 +54,8 @@ __all__ = ["EXTENSIONS", "pla_extend", "predict_ensemble_labels"]
 EXTENSIONS = ("fold_in", "paper")
 _FOLD_IN_MAX_ITER = 1000
 #: Stop when no cluster can raise the item's mean log-likelihood per unit weight by more
-#: (EM's fixed-point bound: the gap to the optimum is at most ``log max_v g_v``).
+#: (the gap to the optimum is at most ``log max_v g_v / Σ weight`` by Jensen, at most
+#: that ratio minus 1, which is what is tested).
 _FOLD_IN_GAP = 1e-6
 #: The fold-in's start keeps this share uniform, so that EM can still move mass to a
 #: cluster that eq. 26 gives none.

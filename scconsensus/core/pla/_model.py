@@ -409,8 +409,7 @@ def pla(
     n, K = members.n_items, check_n_clusters(n_clusters, members.n_items)
     n_init, em_kw = _check_run(mode, n_init, max_iter, tol, n_neighbors, n_random)
     s_em, s_fit, s_pairs, s_cv = seed_sequence(random_state).spawn(4)
-    fit_index = _fit_items(n, K, fit_index, (fit_size, fit_fraction), s_fit)
-    init = _check_init(init, n, K, fit_index.size)
+    fit_index, init = _fit_items(n, K, fit_index, (fit_size, fit_fraction), s_fit, init)
     w = check_options(weighting, Weighting, "weighting")
     lam, cv_score = w.lam, w.cv_score
     weighting = (weighted, lam, w.lam_grid, w.cv_folds, cv_score, max_outer)
@@ -510,13 +509,15 @@ def _check_init(init, n: int, K: int, n_fit: int) -> np.ndarray | None:
     return init
 
 
-def _fit_items(n: int, K: int, fit_index, size: tuple, seed) -> np.ndarray:
-    """The items to fit: ``fit_index`` checked, else drawn by ``size`` (``fit_size``,
-    ``fit_fraction``) from ``seed``; all of them when ``size`` says so."""
+def _fit_items(n: int, K: int, fit_index, size: tuple, seed, init) -> tuple:
+    """``(items to fit, init checked)``: ``fit_index`` checked, else drawn by ``size``
+    (``fit_size``, ``fit_fraction``) from ``seed``, all of them when ``size`` says so.
+    ``init`` may give the fitted rows only where the caller chose them."""
     if fit_index is not None:
-        return _check_fit_index(fit_index, n, K, size)
+        index = _check_fit_index(fit_index, n, K, size)
+        return index, _check_init(init, n, K, index.size)
     drawn = fit_subset(n, *size, K, np.random.default_rng(seed), method="pla")
-    return np.arange(n) if drawn is None else drawn
+    return np.arange(n) if drawn is None else drawn, _check_init(init, n, K, n)
 
 
 def _check_fit_index(fit_index, n: int, K: int, size: tuple) -> np.ndarray:
@@ -526,12 +527,15 @@ def _check_fit_index(fit_index, n: int, K: int, size: tuple) -> np.ndarray:
     index = np.asarray(fit_index)
     if index.ndim != 1 or not np.issubdtype(index.dtype, np.integer):
         raise ValueError("fit_index must be a 1-D array of item indices.")
+    if index.size and index.max() >= n:  # before the cast: a uint64 could wrap
+        raise ValueError(f"fit_index holds {index.max()}; items are numbered 0..{n - 1}.")
+    index = index.astype(np.int64)
     if index.size <= K or index[0] < 0 or index[-1] >= n or np.any(np.diff(index) <= 0):
         raise ValueError(
             f"fit_index must hold more than n_clusters={K} increasing, distinct indices "
             f"in 0..{n - 1}."
         )
-    return index.astype(np.int64, copy=False)
+    return index
 
 
 def _problem(fit_members, fit_index, n, mode, X, pairs, n_neighbors, n_random, diagonal, seed):
