@@ -7,7 +7,7 @@ import itertools
 import anndata as ad
 import numpy as np
 import pytest
-from _helpers import planted
+from _helpers import planted, scanpy_log
 
 import scconsensus as scc
 from scconsensus._validation import check_labels
@@ -54,7 +54,7 @@ def test_fit_count_auto_has_no_cliff(method):
     [
         (10, 0.5, "either fit_size or fit_fraction, not both"),
         (None, 1.5, "fit_fraction"),
-        ("all", None, "fit_size='all'"),
+        ("all", None, "fit_size='all' is not supported.*None to fit every item"),
         (2.5, None, "fit_size must be an integer"),
         (0, None, "fit_size must be a positive integer"),
     ],
@@ -128,8 +128,11 @@ def test_tl_fits_auto_subset_by_default(monkeypatch, method):
         rec = adata.uns[key]
         return rec["fit_size"] if method == "pcc" else len(rec["fit_index"])
 
-    getattr(scc.tl, method)(adata, n_clusters=3, progress=False)
+    with scanpy_log("info") as log:
+        getattr(scc.tl, method)(adata, n_clusters=3, progress=False)
     assert fitted(method) == 100
+    if method == "pla":  # the user is told that most cells were folded in
+        assert "fitted 100 of 150 cells (fit_size='auto'); the other 50 folded in" in log.getvalue()
     getattr(scc.tl, method)(adata, n_clusters=3, fit_size=None, key_added="all", progress=False)
     assert fitted("all") == 150
 

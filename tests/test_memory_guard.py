@@ -137,7 +137,7 @@ def test_dpp_dense_refused(low_limit, adata):
 @pytest.mark.parametrize("method", ["pcc", "pla"])
 def test_oversize_dense_route_refused_before_planning(monkeypatch, method):
     # 200,000 cells: PCC fits 10,000 items by default (its solver needs 4.5 GiB), PLA
-    # all of them; refused before the plan (K, partitions, start), not after ~12 s of it
+    # 20,000; refused before the plan (K, partitions, start), not after ~12 s of it
     from scconsensus.core import _plan
     from scconsensus.core.pcc import _consensus as _pcc_consensus
     from scconsensus.core.pla import _consensus as _pla_consensus
@@ -150,6 +150,6 @@ def test_oversize_dense_route_refused_before_planning(monkeypatch, method):
     monkeypatch.setattr(settings, "max_dense_bytes", 2 * 1024**3)
     a = AnnData(np.zeros((200_000, 1), dtype=np.float32))
     a.obsm["scc_ensemble"] = np.zeros((200_000, 2), dtype=np.int32)
-    n = {"pcc": 10000, "pla": 200000}[method]
+    n = {"pcc": 10000, "pla": 20000}[method]
     with pytest.raises(MemoryError, match=rf"{n} x {n} working arrays.*\(\d+\.\d GiB\)"):
         getattr(scc.tl, method)(a, n_clusters=3, mode="dense")

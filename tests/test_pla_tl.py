@@ -126,7 +126,7 @@ def test_transferred_cells_get_the_references_kind_of_confidence():
     scc.tl.pla(ref, n_clusters=3, random_state=0)
     scc.tl.pla_transfer(new, ref, use_rep="X")
     ens = ref.obsm["scc_ensemble"]
-    placed = scc.core.predict_ensemble_labels(ref.X, ens, new.X)  # every partition
+    placed = scc.core.predict_ensemble_labels(ref.X, ens, new.X, n_neighbors=15)  # all
     want = scc.core.transferred_confidence(
         ens, ref.obs["pla"].cat.codes, placed, new.obs["pla"].cat.codes
     )

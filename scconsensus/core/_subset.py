@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._settings import settings
-from .._validation import check_choice, check_fraction, check_int
+from .._validation import check_fraction, check_int
 
 __all__ = ["auto_fit_size", "fit_count", "fit_subset"]
 
@@ -58,8 +58,12 @@ def fit_count(
     ValueError
         If both are given, or either is not a count / fraction.
     """
+    if isinstance(fit_size, str) and fit_size != "auto":
+        raise ValueError(
+            f"fit_size={fit_size!r} is not supported; give 'auto' (at most "
+            "settings.auto_fit_size items), a number of items, or None to fit every item."
+        )
     if isinstance(fit_size, str):
-        check_choice(fit_size, ("auto",), "fit_size")
         fit_size = None if fit_fraction is not None else auto_fit_size(method)
     if fit_size is not None and fit_fraction is not None:
         raise ValueError("Pass either fit_size or fit_fraction, not both.")

@@ -154,6 +154,11 @@ def _store(adata: AnnData, key_added: str, out: PLAConsensus, params: dict, star
     """Write the consensus layout, ``.uns[key_added]`` as :func:`pla` says, and log it."""
     log_plan(out.plan)
     res, plan, keep, membership = out.fit, out.plan, out.clusters, out.membership
+    if res.fit_index.size < adata.n_obs:
+        logg.info(
+            f"    fitted {res.fit_index.size} of {adata.n_obs} cells (fit_size="
+            f"{params['fit_size']!r}); the other {adata.n_obs - res.fit_index.size} folded in"
+        )
     uns = {
         "log_likelihood": res.log_likelihood,
         "log_likelihood_trace": res.log_likelihood_trace,
@@ -190,7 +195,7 @@ def transfer(
     key: str = "pla",
     *,
     use_rep: str | None = None,
-    n_neighbors: int = 1,
+    n_neighbors: int = 15,
     new_ensemble_key: str | None = None,
     key_added: str | None = None,
     copy: bool = False,

@@ -20,7 +20,7 @@ def pla_transfer(
     key: str = "pla",
     *,
     use_rep: str | None = None,
-    n_neighbors: int = 1,
+    n_neighbors: int = 15,
     new_ensemble_key: str | None = None,
     key_added: str | None = None,
     copy: bool = False,
@@ -57,7 +57,7 @@ def pla_transfer(
     use_rep
         Representation in both objects (default ``X_pca`` when present, else ``X``).
     n_neighbors
-        Voters of the nearest-neighbour predictor.
+        Voters of the nearest-neighbour predictor per partition (1 follows noise).
     new_ensemble_key
         ``.obsm`` key of ``adata`` holding its labels in the reference's partitions.
     key_added

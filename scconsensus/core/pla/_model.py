@@ -530,10 +530,12 @@ def _check_fit_index(fit_index, n: int, K: int, size: tuple) -> np.ndarray:
     if index.size and index.max() >= n:  # before the cast: a uint64 could wrap
         raise ValueError(f"fit_index holds {index.max()}; items are numbered 0..{n - 1}.")
     index = index.astype(np.int64)
-    if index.size <= K or index[0] < 0 or index[-1] >= n or np.any(np.diff(index) <= 0):
+    if index.size <= K:
+        raise ValueError(f"fit_index holds {index.size} items; fit more than n_clusters={K}.")
+    if index.min() < 0 or np.any(np.diff(index) <= 0):
         raise ValueError(
-            f"fit_index must hold more than n_clusters={K} increasing, distinct indices "
-            f"in 0..{n - 1}."
+            f"fit_index must be increasing, distinct indices in 0..{n - 1}; pass "
+            "np.unique(fit_index)."
         )
     return index
 
