@@ -390,6 +390,19 @@ def test_fold_in_gives_a_near_empty_cluster_no_items():
     assert out.argmax(1).tolist() == [0, 0]
 
 
+def test_fold_in_in_chunks_gives_the_same_bits(monkeypatch):
+    # the kernel runs on chunks of rows so that Ctrl-C is heard between them
+    from scconsensus.core.pla import _extend
+
+    rng = np.random.default_rng(3)
+    lab = rng.integers(0, 6, size=(600, 12)).astype(np.int32)
+    lab[rng.random(lab.shape) < 0.2] = -1
+    post = rng.dirichlet(np.ones(4), size=200)
+    whole = pla_extend(post, lab[:200], lab[200:])
+    monkeypatch.setattr(_extend, "_FOLD_IN_CHUNK", 7)
+    np.testing.assert_array_equal(pla_extend(post, lab[:200], lab[200:]), whole)
+
+
 def test_fold_in_same_bits_for_any_numba_thread_count():
     import os
     import subprocess
