@@ -29,7 +29,6 @@ from ..._validation import (
     check_matrix,
     check_min_mass,
     check_options,
-    check_rng,
     random_state_record,
 )
 from .._ensemble_pairs import ensemble_pairs
@@ -38,7 +37,7 @@ from .._laps import Laps
 from .._options import PCC_ROUTE, FitRoute, StartPlan, options_record, takes_records
 from .._pairs import check_pairs
 from .._plan import INITS, PARTITIONS, ConsensusPlan, plan_checked
-from .._subset import fit_count, fit_subset
+from .._subset import fit_count, plan_subset
 from ..coassociation import coassociation, sample_pairs
 from ..membership import hard_labels, labelled_first, warn_in_no_partition
 from ._core import SOLVERS, check_run, pcc
@@ -281,13 +280,7 @@ def _extend(ensemble, fit_idx, res, divergence, n_neighbors, n_random, random_st
 def _plan(labels, n_clusters, partitions, init, random_state, fit_size, fit_fraction):
     """``(plan, labels of its partitions, those of the fitted items, fitted subset or None,
     whether every partition is numbered 0..k-1)``."""
-
-    def subset(K: int):
-        # a seed gives a generator of its own (the solver's streams do not shift); a
-        # Generator is drawn from, so that every random choice goes through it
-        rng = check_rng(random_state)
-        return fit_subset(labels.shape[0], fit_size, fit_fraction, K, rng, method="pcc")
-
+    subset = plan_subset(labels.shape[0], fit_size, fit_fraction, random_state, method="pcc")
     check_choice(partitions, PARTITIONS, "partitions")
     check_choice(init, INITS, "init")
     # the numbering checked once for the whole call (0.2 s at 10^6 items, 100 partitions):

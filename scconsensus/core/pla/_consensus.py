@@ -20,12 +20,11 @@ from ..._validation import (
     RandomState,
     check_choice,
     check_options,
-    check_rng,
     random_state_record,
 )
 from .._options import PLA_ROUTE, FitRoute, StartPlan, options_record, takes_records
 from .._plan import ConsensusPlan, plan_consensus
-from .._subset import fit_count, fit_subset
+from .._subset import fit_count, plan_subset
 from ..membership import labelled_first, order_clusters
 from ._doc import PLA_PARAMS
 from ._model import PLAResult, check_pla_args, pla
@@ -125,17 +124,18 @@ def pla_consensus(
     route = check_options(route, FitRoute, "route", PLA_ROUTE)
     weighting = check_options(weighting, Weighting, "weighting")
     check_choice(start.init, ("spectral", "random"), "init")
-    n_fit = fit_count(labels.shape[0], route.fit_size, route.fit_fraction, method="pla")
+    size = (route.fit_size, route.fit_fraction)
+    n_fit = fit_count(len(labels), *size, method="pla")
     check_pla_args(  # before the plan: an oversize or ill-posed fit fails at once
         n_fit, mode=route.mode, weighted=weighted, **options_record(weighting),
         n_neighbors=route.n_neighbors, n_random=route.n_random, n_init=start.n_init,
         max_iter=max_iter, tol=tol,
     )  # fmt: skip
     mode, X = _route(route.mode, n_fit, X)
+    subset = plan_subset(len(labels), *size, random_state, method="pla")
     plan = plan_consensus(
         labels, n_clusters, partitions=start.partitions, init=start.init,
-        random_state=random_state, smoothing=START_SMOOTHING,
-        subset=_subset(labels.shape[0], route, random_state),
+        random_state=random_state, smoothing=START_SMOOTHING, subset=subset,
     )  # fmt: skip
     res = pla(
         labels[:, plan.columns], plan.n_clusters, weighted=weighted, weighting=weighting,
@@ -145,25 +145,11 @@ def pla_consensus(
     )  # fmt: skip
     params = {"n_clusters": n_clusters, "weighted": weighted, **options_record(weighting)}
     params["lam_grid"] = [float(x) for x in weighting.lam_grid]
-    params.update(max_iter=max_iter, tol=tol, **options_record(start, route))
+    params.update(max_iter=max_iter, tol=tol, extension="fold_in", **options_record(start, route))
     params.update(mode=res.mode, random_state=random_state_record(random_state))
-    params["extension"] = "fold_in"  # how items outside the fit were placed (earlier: eq. 26)
     keep = order_clusters(res.posteriors, min_mass=1e-8)
     membership, _, kept, _ = labelled_first(res.posteriors[:, keep])
     return PLAConsensus(membership, res, plan, keep[kept], params)
-
-
-def _subset(n_items: int, route: FitRoute, random_state: RandomState):
-    """The plan's fitted items given ``K``, so that the spectral start costs what the fit
-    does (at 3·10⁵ items it took 21 of PLA's 34 s on every item)."""
-
-    def subset(K: int) -> np.ndarray | None:
-        # a seed gives a generator of its own (the fit's streams do not shift); a
-        # Generator is drawn from, so that every random choice goes through it
-        rng = check_rng(random_state)
-        return fit_subset(n_items, route.fit_size, route.fit_fraction, K, rng, method="pla")
-
-    return subset
 
 
 def _route(mode: str, n_fit: int, X) -> tuple[str, np.ndarray | None]:
