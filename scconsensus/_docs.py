@@ -123,6 +123,13 @@ mode
 n_neighbors, n_random
     Pairs per item in sparse mode: ``n_neighbors`` nearest neighbours and ``n_random``
     uniformly random partners (:func:`scconsensus.core.sample_pairs`).""",
+    "pairs": """\
+pairs
+    Within-cluster partners of the sparse route: ``"knn"`` (kNN of the
+    representation; pynndescent above 50,000 items), ``"ensemble"`` (partners
+    drawn from the item's cluster in random ensemble partitions, no kNN:
+    :func:`scconsensus.core.ensemble_pairs`) or ``"auto"`` (``"ensemble"``
+    above 100,000 items or without a representation, else ``"knn"``).""",
     "method": """\
 method
     Base clustering: ``"kmeans"``, ``"kmeans_split"``, ``"hc"`` / ``"hc_single"`` /

@@ -728,3 +728,39 @@ def test_predict_labels_large_ids_keep_their_ids():
     np.testing.assert_array_equal(
         predict_ensemble_labels(X, _large_ids(labels), Xn, n_neighbors=3), _large_ids(pred)
     )
+
+
+def test_argmax_labels_of_hard_and_soft_members():
+    """The partners of the sparse route are drawn from each item's largest membership per
+    partition: the labels themselves for a hard ensemble, -1 where a partition has none."""
+    labels = np.array([[0, 1, -1], [1, 1, 0], [2, 0, 1], [-1, 0, 0]], dtype=np.int32)
+    assert np.array_equal(as_members(labels, compact=False).argmax_labels(), labels)
+    soft = [
+        np.array([[0.7, 0.3], [0.2, 0.8], [0.5, 0.5], [0.0, 0.0]]),
+        np.array([[0.1, 0.2, 0.7], [0.6, 0.3, 0.1], [0.0, 1.0, 0.0], [0.3, 0.3, 0.4]]),
+    ]
+    got = as_members(soft).argmax_labels()
+    assert np.array_equal(got[:, 1], [2, 0, 1, 2])
+    assert np.array_equal(got[[0, 1, 3], 0], [0, 1, -1]) and got[2, 0] in (0, 1)
+
+
+@pytest.mark.parametrize("soft", [False, True])
+def test_sparse_pairs_sources(planted_ensemble, soft):
+    """``pairs``: ``"auto"`` draws partners from the ensemble without ``X`` and kNN with it;
+    an array is used as given; the dense route has none. Each recovers the planted groups."""
+    truth, labels = planted_ensemble
+    ensemble = [np.eye(labels.max() + 1)[lab] * (lab >= 0)[:, None] for lab in labels.T]
+    ensemble = ensemble if soft else labels
+    X = np.eye(3)[truth] * 10 + np.random.default_rng(1).normal(size=(truth.size, 3))
+    runs = {
+        "ensemble": {},
+        "knn": {"X": X},
+        "given": {"pairs": all_pairs(truth.size)},
+    }
+    for source, kw in runs.items():
+        res = pla(ensemble, 3, mode="sparse", random_state=0, **kw)
+        assert res.pair_source == source
+        assert h_criterion(truth, res.labels) == 1.0
+    assert pla(ensemble, 3, mode="dense", random_state=0).pair_source is None
+    with pytest.raises(ValueError, match="pairs='nn' is not supported"):
+        pla(ensemble, 3, mode="sparse", pairs="nn")

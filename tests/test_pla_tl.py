@@ -283,3 +283,45 @@ def test_knn_pairs_read_float32_x_as_it_is(adata, monkeypatch):
     assert seen == [np.dtype(np.float32)]
     assert a.X.dtype == np.float32 and np.array_equal(a.X, before)
     assert adjusted_rand_index(a.obs["truth"], a.obs["pla"]) > 0.9
+
+
+def _clear_groups(n_groups=20, n_per=100, seed=0):
+    """Clear Gaussian groups in 50 dimensions (centres N(0, 3²), unit noise), in ``.X`` only."""
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(scale=3.0, size=(n_groups, 50))
+    truth = np.repeat(np.arange(n_groups), n_per)
+    a = ad.AnnData((centres[truth] + rng.standard_normal((truth.size, 50))).astype(np.float32))
+    a.obs["truth"] = pd.Categorical(truth.astype(str))
+    scc.tl.ensemble(a, random_state=seed, progress=False)
+    return a
+
+
+def test_sparse_route_without_a_representation_draws_partners_from_the_ensemble():
+    """Without ``X_pca`` PLA's sparse route drew random pairs only, of which those with no
+    co-association are dropped: a handful of pairs per item inside its own group, and
+    3-17 cells of a clear group labelled with its neighbour (ARI 0.91 on 20 clear groups
+    of 150 cells; 0.90 at 10,000 cells, the default route there). Partners drawn from the
+    ensemble, as PCC's ``pairs="auto"`` does, give each item its group's evidence."""
+    a = _clear_groups()
+    assert "X_pca" not in a.obsm
+    scc.tl.pla(a, n_clusters=20, mode="sparse", random_state=0, progress=False)
+    assert a.uns["pla"]["pair_source"] == "ensemble"
+    assert a.uns["pla"]["params"]["pairs"] == "auto"
+    assert adjusted_rand_index(a.obs["truth"], a.obs["pla"]) > 0.99
+    a.obsm["X_pca"] = a.X
+    scc.tl.pla(a, n_clusters=20, mode="sparse", random_state=0, progress=False)
+    assert a.uns["pla"]["pair_source"] == "knn"
+    assert adjusted_rand_index(a.obs["truth"], a.obs["pla"]) > 0.99
+    scc.tl.pla(a, n_clusters=20, mode="dense", random_state=0, progress=False)
+    assert "pair_source" not in a.uns["pla"]
+
+
+def test_pairs_is_checked_before_anything_is_written(adata):
+    a = adata.copy()
+    for bad, match in [("bogus", "pairs='bogus' is not supported"), ("knn", "needs a repr")]:
+        with pytest.raises(ValueError, match=match):
+            scc.tl.pla(a, n_clusters=3, mode="sparse", pairs=bad)
+        assert "pla" not in a.uns
+    scc.tl.pla(a, n_clusters=3, mode="sparse", pairs="ensemble", random_state=0)
+    assert a.uns["pla"]["pair_source"] == "ensemble"
+    assert h_criterion(a.obs["truth"], a.obs["pla"]) == 1.0

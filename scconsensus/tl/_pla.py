@@ -50,6 +50,7 @@ def pla(
     mode: str = "auto",
     n_neighbors: int = 10,
     n_random: int = 30,
+    pairs: str = "auto",
     fit_size: int | str | None = "auto",
     fit_fraction: float | None = None,
     use_rep: str | None = None,
@@ -73,7 +74,7 @@ def pla(
     {pla_stop}
     {pla_plan}
     {mode}
-    {n_neighbors_n_random}
+    {pla_pairs}
     {pla_fit_subset}
     {pla_use_rep}
     {random_state}
@@ -96,8 +97,7 @@ def pla(
     (150, 3)
     """
     key_added, copy = check_key(key_added), check_copy(adata, copy)
-    progress = check_progress(progress)
-    labels = get_ensemble(adata, ensemble_key)
+    progress, labels = check_progress(progress), get_ensemble(adata, ensemble_key)
     X, start = lazy_rep(adata, use_rep), logg.info(f"running {'weighted ' if weighted else ''}PLA")
     start_plan = StartPlan(init=init, partitions=partitions, n_init=n_init)
     route = FitRoute(mode=mode, n_neighbors=n_neighbors, n_random=n_random, fit_size=fit_size,
@@ -105,7 +105,7 @@ def pla(
     out = pla_consensus(
         labels, n_clusters, weighted,
         weighting=_weighting(weighted, lam, lam_grid, cv_folds, cv_score),
-        max_iter=max_iter, tol=tol, start=start_plan, route=route, X=X,
+        max_iter=max_iter, tol=tol, start=start_plan, route=route, X=X, pairs=pairs,
         random_state=random_state, progress=progress,
     )  # fmt: skip
     adata = adata.copy() if copy else adata
@@ -138,6 +138,7 @@ PARAMS = (
     "use_rep",
     "n_neighbors",
     "n_random",
+    "pairs",
     "fit_size",
     "fit_fraction",
     "n_init",
@@ -173,6 +174,8 @@ def _store(adata: AnnData, key_added: str, out: PLAConsensus, params: dict, star
         "partitions_used": plan.columns,
         **selection_uns(plan),
     }
+    if res.pair_source is not None:
+        uns["pair_source"] = res.pair_source
     if params["weighted"]:
         uns["objective_trace"] = res.objective_trace
         if not res.cv_scores.empty:

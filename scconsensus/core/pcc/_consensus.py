@@ -26,19 +26,17 @@ from ..._validation import (
     check_dense_route,
     check_int,
     check_labels,
-    check_matrix,
     check_min_mass,
     check_options,
     random_state_record,
 )
-from .._ensemble_pairs import ensemble_pairs
 from .._labels import _numbered
 from .._laps import Laps
 from .._options import PCC_ROUTE, FitRoute, StartPlan, options_record, takes_records
-from .._pairs import check_pairs
+from .._pair_source import NO_PAIRS, PAIRS, fitted_rows, pair_source, sampled_pairs
 from .._plan import INITS, PARTITIONS, ConsensusPlan, plan_checked
 from .._subset import fit_count, plan_subset
-from ..coassociation import coassociation, sample_pairs
+from ..coassociation import coassociation
 from ..membership import hard_labels, labelled_first, warn_in_no_partition
 from ._core import SOLVERS, check_run, pcc
 from ._divergences import Bregman
@@ -50,17 +48,11 @@ from ._result import PCCResult
 __all__ = ["PCCConsensus", "pcc_consensus"]
 
 MODES = ("auto", "dense", "sparse", "lowrank")
-PAIRS = ("auto", "knn", "ensemble")
 #: What a too large dense co-association's MemoryError suggests instead.
 DENSE_ADVICE = (
     "Use mode='sparse' (sampled pairs), mode='lowrank' (divergence='l2' only: all pairs "
     "in linear memory)"
 )
-#: Above this many fitted items, ``pairs="auto"`` draws within-cluster partners from
-#: the ensemble instead of a kNN graph.
-ENSEMBLE_PAIRS_ABOVE = 100_000
-
-NO_PAIRS = "Give n_neighbors > 0 or n_random > 0 pairs per item (sparse mode samples them)."
 
 
 @dataclass
@@ -312,31 +304,12 @@ def _co_association(fitted, mode, X, n_all, fit_idx, pairs, n_neighbors, n_rando
         check_dense_route("pcc", fitted.shape[0], what="Dense PCC", advice=DENSE_ADVICE)
         C, N = coassociation(fitted, "dense")
         return C, N, {"route": "dense"}
-    source = _pair_source(pairs, fitted.shape[0], X is not None)
-    if source == "ensemble":
-        P = _ensemble_and_random_pairs(fitted, n_neighbors, n_random, random_state)
-    else:
-        X = check_matrix(X() if callable(X) else X, "X", keep_float32=True)
-        if X.shape[0] != n_all:
-            raise ValueError(f"X has {X.shape[0]} rows but the ensemble has {n_all} items.")
-        X = X if fit_idx is None else X[fit_idx]
-        kw = {"n_neighbors": n_neighbors, "n_random": n_random, "random_state": random_state}
-        P = sample_pairs(fitted.shape[0], X, **kw)
+    source = pair_source(pairs, fitted.shape[0], X is not None)
+    partners = fitted_rows(X, n_all, fit_idx) if source == "knn" else fitted
+    kw = {"n_neighbors": n_neighbors, "n_random": n_random, "random_state": random_state}
+    P = sampled_pairs(fitted.shape[0], source, partners, **kw)
     C, N = coassociation(fitted, "sparse", pairs=P)
     return C, N, {"route": "sparse", "n_pairs": int(N.nnz // 2), "pair_source": source}
-
-
-def _pair_source(pairs: str, n: int, has_rep: bool) -> str:
-    """``"knn"`` or ``"ensemble"`` within-cluster partners for ``n`` fitted items."""
-    if pairs == "auto":
-        return "ensemble" if n > ENSEMBLE_PAIRS_ABOVE or not has_rep else "knn"
-    if pairs == "knn" and not has_rep:
-        raise ValueError(
-            "pairs='knn' needs a representation: compute adata.obsm['X_pca'] "
-            "(sc.pp.pca) or pass use_rep= (X= in scconsensus.core.pcc_consensus), "
-            "or use pairs='ensemble'."
-        )
-    return pairs
 
 
 def _pairs_per_item(n_neighbors, n_random, mode) -> tuple[int, int]:
@@ -349,17 +322,3 @@ def _pairs_per_item(n_neighbors, n_random, mode) -> tuple[int, int]:
     if mode == "sparse" and n_neighbors == n_random == 0:
         raise ValueError(NO_PAIRS)
     return n_neighbors, n_random
-
-
-def _ensemble_and_random_pairs(labels, n_per_item, n_random, random_state) -> np.ndarray:
-    """Within-cluster pairs drawn from the ensemble plus uniformly random pairs."""
-    n = labels.shape[0]
-    parts = []
-    if n_per_item > 0:
-        parts.append(ensemble_pairs(labels, n_per_item, random_state=random_state))
-    if n_random > 0:
-        parts.append(sample_pairs(n, None, n_random=n_random, random_state=random_state))
-    if not parts:
-        raise ValueError(NO_PAIRS)
-    rows, cols = check_pairs(np.concatenate(parts), n)
-    return np.column_stack([rows, cols])

@@ -1,5 +1,7 @@
 """Parameter text shared by :func:`scconsensus.core.pcc.pcc`, ``pcc_consensus`` and ``tl.pcc``."""
 
+from ..._docs import PARAMS
+
 PCC_PARAMS = {
     # --- the solver on a co-association (core.pcc.pcc) ---
     "pcc_counts": """\
@@ -77,13 +79,6 @@ mode
 n_neighbors, n_random
     Pairs per item on the sparse route: ``n_neighbors`` within-cluster partners
     (kNN or ensemble draws, see ``pairs``) and ``n_random`` uniformly random ones.""",
-    "pcc_pairs": """\
-pairs
-    Within-cluster partners of the sparse route: ``"knn"`` (kNN of the
-    representation; pynndescent above 50,000 items), ``"ensemble"`` (partners
-    drawn from the item's cluster in random ensemble partitions, no kNN:
-    :func:`scconsensus.core.ensemble_pairs`) or ``"auto"`` (``"ensemble"``
-    above 100,000 items or without a representation, else ``"knn"``).""",
     "pcc_plan": """\
 init
     ``"spectral"`` (default): the smoothed one-hot of the spectral consensus of
@@ -145,4 +140,5 @@ Build the ensemble with ``predict_unsampled=True`` or more partitions to label t
 }
 #: ``tl.pcc`` takes ``pairs`` right after the pairs per item (``pcc_consensus`` after
 #: its ``route`` record)
-PCC_PARAMS["pcc_route"] = PCC_PARAMS["pcc_mode"] + "\n" + PCC_PARAMS["pcc_pairs"]
+PCC_PARAMS["pcc_pairs"] = PARAMS["pairs"]
+PCC_PARAMS["pcc_route"] = PCC_PARAMS["pcc_mode"] + "\n" + PARAMS["pairs"]

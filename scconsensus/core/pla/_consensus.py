@@ -81,6 +81,7 @@ def pla_consensus(
     start: StartPlan | None = None,
     route: FitRoute | None = None,
     X: np.ndarray | Callable[[], np.ndarray] | None = None,
+    pairs: str = "auto",
     random_state: RandomState = 0,
     progress: bool | None = None,
 ) -> PLAConsensus:
@@ -101,8 +102,8 @@ def pla_consensus(
         :class:`~scconsensus.core.FitRoute` (``tl.pla`` documents each); ``None``:
         :data:`~scconsensus.core.PLA_ROUTE` (``fit_size="auto"``).
     X
-        ``(n_items, n_features)`` representation for the kNN pairs of the sparse route,
-        or a function returning it (called only then); ``None``: random pairs.
+        Representation for the sparse route's kNN pairs, or a function returning it.
+    {pairs}
     {random_state}
     {progress}
 
@@ -123,15 +124,10 @@ def pla_consensus(
     start = check_options(start, StartPlan, "start")
     route = check_options(route, FitRoute, "route", PLA_ROUTE)
     weighting = check_options(weighting, Weighting, "weighting")
-    check_choice(start.init, ("spectral", "random"), "init")
     size = (route.fit_size, route.fit_fraction)
-    n_fit = fit_count(len(labels), *size, method="pla")
-    check_pla_args(  # before the plan: an oversize or ill-posed fit fails at once
-        n_fit, mode=route.mode, weighted=weighted, **options_record(weighting),
-        n_neighbors=route.n_neighbors, n_random=route.n_random, n_init=start.n_init,
-        max_iter=max_iter, tol=tol,
-    )  # fmt: skip
-    mode, X = _route(route.mode, n_fit, X)
+    mode, X = _checked_route(
+        len(labels), route, start, (weighted, weighting), (max_iter, tol), pairs, X
+    )
     subset = plan_subset(len(labels), *size, random_state, method="pla")
     plan = plan_consensus(
         labels, n_clusters, partitions=start.partitions, init=start.init,
@@ -139,25 +135,40 @@ def pla_consensus(
     )  # fmt: skip
     res = pla(
         labels[:, plan.columns], plan.n_clusters, weighted=weighted, weighting=weighting,
-        mode=mode, X=X, n_neighbors=route.n_neighbors, n_random=route.n_random,
+        mode=mode, X=X, pairs=pairs, n_neighbors=route.n_neighbors, n_random=route.n_random,
         fit_index=plan.fit_indices, n_init=start.n_init, max_iter=max_iter, tol=tol,
         random_state=random_state, progress=progress, init=plan.start,
     )  # fmt: skip
     params = {"n_clusters": n_clusters, "weighted": weighted, **options_record(weighting)}
     params["lam_grid"] = [float(x) for x in weighting.lam_grid]
     params.update(max_iter=max_iter, tol=tol, extension="fold_in", **options_record(start, route))
-    params.update(mode=res.mode, random_state=random_state_record(random_state))
+    params.update(mode=res.mode, pairs=pairs, random_state=random_state_record(random_state))
     keep = order_clusters(res.posteriors, min_mass=1e-8)
     membership, _, kept, _ = labelled_first(res.posteriors[:, keep])
     return PLAConsensus(membership, res, plan, keep[kept], params)
 
 
-def _route(mode: str, n_fit: int, X) -> tuple[str, np.ndarray | None]:
-    """``(mode, X)``: the sparse route's representation, read only when it is taken.
+def _checked_route(n: int, route, start, weighting, stop, pairs: str, X):
+    """``(mode, X)`` as :func:`_route` gives them, once the arguments of the fit have been
+    checked on the items it will fit: an oversize or ill-posed fit fails before the plan."""
+    check_choice(start.init, ("spectral", "random"), "init")
+    n_fit = fit_count(n, route.fit_size, route.fit_fraction, method="pla")
+    (weighted, weighting), (max_iter, tol) = weighting, stop
+    check_pla_args(
+        n_fit, mode=route.mode, weighted=weighted, **options_record(weighting),
+        n_neighbors=route.n_neighbors, n_random=route.n_random, n_init=start.n_init,
+        max_iter=max_iter, tol=tol, pairs=pairs,
+    )  # fmt: skip
+    return _route(route.mode, n_fit, X)
+
+
+def _route(mode: str, n_fit: int, X) -> tuple[str, np.ndarray | Callable | None]:
+    """``(mode, X)``: the sparse route's representation, read only when its kNN pairs are
+    drawn (:func:`~scconsensus.core._pair_source.fitted_rows`).
 
     ``"auto"`` stays ``"auto"`` up to ``settings.dense_auto_max_items`` fitted items
     (:func:`~scconsensus.core.pla.pla` resolves it to the dense route).
     """
     if mode == "dense" or (mode == "auto" and n_fit <= settings.dense_auto_max_items):
         return mode, None
-    return "sparse", X() if callable(X) else X
+    return "sparse", X

@@ -1,5 +1,7 @@
 """Parameter text shared by :func:`scconsensus.core.pla.pla` and ``tl.pla``."""
 
+from ..._docs import PARAMS
+
 PLA_PARAMS = {
     "pla_weighted": """\
 weighted
@@ -73,8 +75,9 @@ partitions
     "pla_uns": """\
 ``.uns[key_added]`` holds ``params``, ``log_likelihood``, ``log_likelihood_trace``,
 ``cluster_priors``, ``weights`` (α), ``lam``, ``cv_scores``, ``fit_index`` (items
-the model was fitted on) and ``fitted_n_obs`` (the cells of the object it was fitted on:
-``tl.pla_transfer`` refuses a reference subset since).
+the model was fitted on), ``fitted_n_obs`` (the cells of the object it was fitted on:
+``tl.pla_transfer`` refuses a reference subset since), ``n_stored`` (entries of ``Z``
+the fit read) and, on the sparse route, ``pair_source`` (``"knn"`` or ``"ensemble"``).
 
 Items that no partition of the ensemble sampled carry no co-association evidence: they
 get uniform posteriors (``1 / k`` each), a missing hard label (NaN in
@@ -116,17 +119,26 @@ mode
     O(pairs·K) per step, no ``r x r`` temporary) or ``"auto"`` (dense up to
     ``settings.dense_auto_max_items`` fitted items).
 X
-    ``(n, p)`` representation for kNN pairs in sparse mode (random pairs only
-    when omitted).
+    ``(n, p)`` representation for the kNN pairs of the sparse route.
 pairs
-    ``(m, 2)`` item pairs for sparse mode; overrides ``X``/``n_neighbors``/``n_random``.
+    ``"auto"``, ``"knn"`` or ``"ensemble"``: where the sparse route's
+    within-cluster partners come from, as in :func:`scconsensus.tl.pla`
+    (``"auto"``: kNN of ``X``, from the ensemble without ``X`` or above 100,000
+    fitted items); or ``(m, 2)`` item pairs, which override ``X``,
+    ``n_neighbors`` and ``n_random``.
 n_neighbors, n_random
-    Pairs per item for sparse mode (see ``sample_pairs``).
+    Pairs per item on the sparse route: within-cluster partners and uniformly
+    random ones.
 diagonal
     Include ``z_ii`` (``Z = Σ Y_l Y_lᵀ`` has it; the paper keeps it).""",
 }
 #: ``tl.pla`` takes ``n_init`` right after ``init`` and ``partitions`` (its start plan)
 PLA_PARAMS["pla_plan"] += "\n" + PLA_PARAMS["pla_n_init"]
+PLA_PARAMS["pla_pairs"] = """\
+n_neighbors, n_random
+    Pairs per item on the sparse route: ``n_neighbors`` within-cluster partners
+    (kNN or ensemble draws, see ``pairs``) and ``n_random`` uniformly random ones.
+""" + PARAMS["pairs"]
 PLA_PARAMS["pla_weighting"] = PLA_PARAMS["pla_weighted"] + "\n" + PLA_PARAMS["pla_lambda"]
 PLA_PARAMS["pla_weighting_record"] = """\
 weighting

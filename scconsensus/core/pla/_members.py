@@ -71,6 +71,22 @@ class Members:
         """Per-column weight ``α_l`` of the partition each column belongs to."""
         return np.ascontiguousarray(np.asarray(alpha, dtype=np.float64)[self.part])
 
+    def argmax_labels(self) -> np.ndarray:
+        """``(n_items, L)`` int32: each item's largest membership per partition, ``-1``
+        where it has none (the labels themselves for a hard ensemble)."""
+        H = self.H.tocoo()
+        keep = H.data > 0
+        row, col, val = H.row[keep], H.col[keep], H.data[keep]
+        part = self.part[col]
+        first_col = np.searchsorted(self.part, np.arange(self.n_partitions))
+        order = np.lexsort((-val, part, row))
+        row, part, col = row[order], part[order], col[order]
+        lead = np.ones(row.size, dtype=bool)
+        lead[1:] = (row[1:] != row[:-1]) | (part[1:] != part[:-1])
+        labels = np.full((self.n_items, self.n_partitions), -1, dtype=np.int32)
+        labels[row[lead], part[lead]] = col[lead] - first_col[part[lead]]
+        return labels
+
     def sampled(self) -> np.ndarray:
         """``(n_items,)`` number of partitions that give item ``i`` any membership."""
         H = self.H.tocoo()

@@ -30,7 +30,6 @@ from ..._validation import (
     check_choice,
     check_dense_route,
     check_int,
-    check_matrix,
     check_n_clusters,
     check_number,
     check_options,
@@ -40,14 +39,15 @@ from ..._validation import (
 )
 from ..._warnings import warn
 from .._options import takes_records
+from .._pair_source import PAIRS
 from .._subset import fit_subset
-from ..coassociation import sample_pairs
 from ..membership import warn_in_no_partition
 from ._doc import PLA_PARAMS
 from ._em import _TINY, PLAFit, pla_em
 from ._extend import _extend
-from ._members import Members, as_members, symmetric_pattern
+from ._members import Members, as_members
 from ._options import LAMBDA_GRID, Weighting
+from ._pattern import sparse_pattern
 from ._problem import Problem
 from ._weighted import (
     _full_rows,
@@ -109,6 +109,9 @@ class PLAResult:
         ``"dense"`` or ``"sparse"``.
     n_stored
         Stored entries of ``Z`` (``r²`` when dense; pattern entries when sparse).
+    pair_source
+        Where the sparse route's within-cluster partners came from: ``"knn"``,
+        ``"ensemble"`` or ``"given"`` (``pairs`` as an array); ``None`` when dense.
     """
 
     posteriors: np.ndarray
@@ -128,50 +131,7 @@ class PLAResult:
     cv_scores: pd.DataFrame
     mode: str
     n_stored: int
-
-
-def _sparse_pattern(
-    members: Members,
-    fit_index: np.ndarray,
-    n_total: int,
-    X,
-    pairs,
-    n_neighbors: int,
-    n_random: int,
-    diagonal: bool,
-    seed,
-) -> tuple[sp.csr_matrix, np.ndarray]:
-    r = fit_index.size
-    if pairs is not None:
-        pairs = np.asarray(pairs)
-        if pairs.ndim != 2 or pairs.shape[1] != 2 or pairs.dtype.kind not in "iu":
-            raise ValueError(f"pairs must be an (m, 2) integer array, got {pairs.shape}.")
-        if pairs.size and (pairs.min() < 0 or pairs.max() >= n_total):
-            raise ValueError(f"pairs index items outside 0..{n_total - 1}.")
-        local = np.full(n_total, -1, dtype=np.int64)
-        local[fit_index] = np.arange(r)
-        mapped = local[pairs]
-        pairs = mapped[(mapped >= 0).all(axis=1)]
-        pairs = pairs[pairs[:, 0] != pairs[:, 1]]
-    else:
-        if X is not None:
-            # float32 searched as it is, as PCC's kNN pairs are: the same pairs for the
-            # same data, and no float64 copy of all of X (400 MB at 10^6 x 50)
-            X = check_matrix(X, "X", keep_float32=True)
-            if X.shape[0] != n_total:
-                raise ValueError(f"X has {X.shape[0]} rows but the ensemble has {n_total} items.")
-            X = X[fit_index]
-            if sp.issparse(X):
-                X = X.toarray()
-        pairs = sample_pairs(r, X, n_neighbors=n_neighbors, n_random=n_random, random_state=seed)
-    pattern = symmetric_pattern(r, pairs, diagonal=diagonal)
-    # keep only pairs that carry co-association under uniform weights: zeros add nothing
-    probe = Problem(members, pattern).z(np.full(members.n_partitions, 1.0))
-    probe.eliminate_zeros()
-    probe.sort_indices()
-    values = probe.data.copy()
-    probe.data[:] = 1.0
-    return probe, values
+    pair_source: str | None = None
 
 
 def merge_duplicates(
@@ -357,7 +317,7 @@ def pla(
     weighting: Weighting | None = None,
     mode: str = "auto",
     X: np.ndarray | None = None,
-    pairs: np.ndarray | None = None,
+    pairs: np.ndarray | str = "auto",
     n_neighbors: int = 10,
     n_random: int = 30,
     diagonal: bool = True,
@@ -407,7 +367,8 @@ def pla(
     """
     members = as_members(ensemble)
     n, K = members.n_items, check_n_clusters(n_clusters, members.n_items)
-    n_init, em_kw = _check_run(mode, n_init, max_iter, tol, n_neighbors, n_random)
+    pairs = "auto" if pairs is None else pairs
+    n_init, em_kw = _check_run(mode, n_init, max_iter, tol, n_neighbors, n_random, pairs)
     s_em, s_fit, s_pairs, s_cv = seed_sequence(random_state).spawn(4)
     fit_index, init = _fit_items(n, K, fit_index, (fit_size, fit_fraction), s_fit, init)
     w = check_options(weighting, Weighting, "weighting")
@@ -417,7 +378,7 @@ def pla(
     warn_unused_lam(weighted, lam)
     fit_members = members.subset(fit_index)
     route = (mode, X, pairs, n_neighbors, n_random, diagonal, s_pairs)
-    problem, mode, n_stored = _problem(fit_members, fit_index, n, *route)
+    problem, mode, *stored = _problem(fit_members, fit_index, n, *route)
     _warn_uncovered(members, fit_index)
     fit = _first_fit(problem, K, init, fit_index, n_init, s_em, em_kw)
     restarts = fit.restart_log_likelihoods
@@ -427,12 +388,14 @@ def pla(
         cv = {"lam_grid": lam_grid, "cv_folds": int(cv_folds), "cv_score": cv_score, "seed": s_cv}
         cv.update(n_init=n_init, progress=progress)
         fit = _weighting(problem, K, fit, lam, weights, cv, outer)
-    return _result(fit, restarts, (members, fit_members, fit_index), weights, mode, n_stored)
+    return _result(fit, restarts, (members, fit_members, fit_index), weights, mode, stored)
 
 
-def _result(fit, restarts, items, weights: dict, mode: str, n_stored: int) -> PLAResult:
-    """The :class:`PLAResult` of all items (``items``: members, fitted members, fit index)."""
+def _result(fit, restarts, items, weights: dict, mode: str, stored) -> PLAResult:
+    """The :class:`PLAResult` of all items (``items``: members, fitted members, fit index;
+    ``stored``: ``Z``'s stored entries and the pairs' source)."""
     members, fit_members, fit_index = items
+    n_stored, pair_source = stored
     posteriors, likelihoods, priors = _all_items(fit, members, fit_members, fit_index, weights)
     return PLAResult(
         posteriors=posteriors,
@@ -448,13 +411,16 @@ def _result(fit, restarts, items, weights: dict, mode: str, n_stored: int) -> PL
         restart_log_likelihoods=restarts,
         mode=mode,
         n_stored=n_stored,
+        pair_source=pair_source,
         **weights,
     )
 
 
-def _check_run(mode, n_init, max_iter, tol, n_neighbors, n_random) -> tuple[int, dict]:
+def _check_run(mode, n_init, max_iter, tol, n_neighbors, n_random, pairs="auto"):
     """``(n_init, em_kw)``: the run arguments of :func:`pla` checked."""
     check_choice(mode, ("auto", "dense", "sparse"), "mode")
+    if isinstance(pairs, str):  # an array is checked where it is read
+        check_choice(pairs, PAIRS, "pairs")
     check_int(n_neighbors, "n_neighbors", 0)
     check_int(n_random, "n_random", 0)
     n_init = check_restarts(n_init, "n_init")
@@ -477,13 +443,14 @@ def check_pla_args(
     max_iter: int,
     tol: float,
     max_outer: int = 30,
+    pairs: str = "auto",
 ) -> None:
     """Check the arguments of :func:`pla` before any work (the plan included).
 
     For callers that plan the consensus first (:func:`pla_consensus`); ``n_fit`` bounds
     the cross-validation folds. :func:`pla` checks them again, on the items it fits.
     """
-    _check_run(mode, n_init, max_iter, tol, n_neighbors, n_random)
+    _check_run(mode, n_init, max_iter, tol, n_neighbors, n_random, pairs)
     if mode == "dense":  # before the plan: an oversize call fails at once
         check_dense_route("pla", n_fit, what="Dense PLA")
     check_weighting(weighted, lam, lam_grid, cv_folds, cv_score, max_outer, n_fit)
@@ -541,7 +508,8 @@ def _check_fit_index(fit_index, n: int, K: int, size: tuple) -> np.ndarray:
 
 
 def _problem(fit_members, fit_index, n, mode, X, pairs, n_neighbors, n_random, diagonal, seed):
-    """``(problem, mode, n_stored)``: the EM problem on all pairs or on sampled ones."""
+    """``(problem, mode, n_stored, pair_source)``: the EM problem on all pairs or on
+    sampled ones (``pair_source`` ``None`` on all pairs)."""
     n_neighbors = check_int(n_neighbors, "n_neighbors", 0)
     n_random = check_int(n_random, "n_random", 0)
     r = fit_index.size
@@ -551,11 +519,12 @@ def _problem(fit_members, fit_index, n, mode, X, pairs, n_neighbors, n_random, d
         raise ValueError("diagonal=False is only supported with mode='sparse'.")
     if mode == "dense":
         check_dense_route("pla", r, what="Dense PLA")
-        return Problem(fit_members), mode, r * r
-    pattern, z_ones = _sparse_pattern(
-        fit_members, fit_index, n, X, pairs, n_neighbors, n_random, diagonal, seed
+        return Problem(fit_members), mode, r * r, None
+    counts = (n_neighbors, n_random)
+    pattern, z_ones, source = sparse_pattern(
+        fit_members, fit_index, n, X, pairs, counts, diagonal, seed
     )
-    return Problem(fit_members, pattern, z_ones=z_ones), mode, int(pattern.nnz)
+    return Problem(fit_members, pattern, z_ones=z_ones), mode, int(pattern.nnz), source
 
 
 def _warn_uncovered(members, fit_index) -> None:
