@@ -123,6 +123,10 @@ mode
 n_neighbors, n_random
     Pairs per item in sparse mode: ``n_neighbors`` nearest neighbours and ``n_random``
     uniformly random partners (:func:`scconsensus.core.sample_pairs`).""",
+    "pairs_per_item": """\
+n_neighbors, n_random
+    Pairs per item on the sparse route: ``n_neighbors`` within-cluster partners
+    (kNN or ensemble draws, see ``pairs``) and ``n_random`` uniformly random ones.""",
     "pairs": """\
 pairs
     Within-cluster partners of the sparse route: ``"knn"`` (kNN of the

@@ -75,10 +75,7 @@ mode
     costs O(n R K) time and the fit O(n (R + K)) memory for ``R`` partitions
     (about 30 steps, 2 s at 20,000 items, K = 20; ``benchmarks/lowrank.py``);
     ``fit_size="auto"`` then fits every item. Its ``objective`` leaves out the
-    constant ``sum_{i<j} c_ij^2 / N_ij``.
-n_neighbors, n_random
-    Pairs per item on the sparse route: ``n_neighbors`` within-cluster partners
-    (kNN or ensemble draws, see ``pairs``) and ``n_random`` uniformly random ones.""",
+    constant ``sum_{i<j} c_ij^2 / N_ij``.""",
     "pcc_plan": """\
 init
     ``"spectral"`` (default): the smoothed one-hot of the spectral consensus of
@@ -140,5 +137,6 @@ Build the ensemble with ``predict_unsampled=True`` or more partitions to label t
 }
 #: ``tl.pcc`` takes ``pairs`` right after the pairs per item (``pcc_consensus`` after
 #: its ``route`` record)
+PCC_PARAMS["pcc_mode"] += "\n" + PARAMS["pairs_per_item"]
 PCC_PARAMS["pcc_pairs"] = PARAMS["pairs"]
 PCC_PARAMS["pcc_route"] = PCC_PARAMS["pcc_mode"] + "\n" + PARAMS["pairs"]

@@ -134,11 +134,7 @@ diagonal
 }
 #: ``tl.pla`` takes ``n_init`` right after ``init`` and ``partitions`` (its start plan)
 PLA_PARAMS["pla_plan"] += "\n" + PLA_PARAMS["pla_n_init"]
-PLA_PARAMS["pla_pairs"] = """\
-n_neighbors, n_random
-    Pairs per item on the sparse route: ``n_neighbors`` within-cluster partners
-    (kNN or ensemble draws, see ``pairs``) and ``n_random`` uniformly random ones.
-""" + PARAMS["pairs"]
+PLA_PARAMS["pla_pairs"] = PARAMS["pairs_per_item"] + "\n" + PARAMS["pairs"]
 PLA_PARAMS["pla_weighting"] = PLA_PARAMS["pla_weighted"] + "\n" + PLA_PARAMS["pla_lambda"]
 PLA_PARAMS["pla_weighting_record"] = """\
 weighting
