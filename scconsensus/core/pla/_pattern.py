@@ -6,6 +6,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._pair_source import fitted_rows, pair_source, sampled_pairs
+from .._pairs import check_pairs
 from ._members import Members, symmetric_pattern
 from ._problem import Problem
 
@@ -50,13 +51,8 @@ def sparse_pattern(
 
 def _local_pairs(pairs, fit_index: np.ndarray, n_total: int) -> np.ndarray:
     """Given pairs over all items, as pairs of positions in ``fit_index`` (others dropped)."""
-    pairs = np.asarray(pairs)
-    if pairs.ndim != 2 or pairs.shape[1] != 2 or pairs.dtype.kind not in "iu":
-        raise ValueError(f"pairs must be an (m, 2) integer array, got {pairs.shape}.")
-    if pairs.size and (pairs.min() < 0 or pairs.max() >= n_total):
-        raise ValueError(f"pairs index items outside 0..{n_total - 1}.")
+    rows, cols = check_pairs(pairs, n_total)
     local = np.full(n_total, -1, dtype=np.int64)
     local[fit_index] = np.arange(fit_index.size)
-    mapped = local[pairs]
-    mapped = mapped[(mapped >= 0).all(axis=1)]
-    return mapped[mapped[:, 0] != mapped[:, 1]]
+    mapped = np.column_stack([local[rows], local[cols]])
+    return mapped[(mapped >= 0).all(axis=1)]
