@@ -127,6 +127,11 @@ n_neighbors, n_random
 n_neighbors, n_random
     Pairs per item on the sparse route: ``n_neighbors`` within-cluster partners
     (kNN or ensemble draws, see ``pairs``) and ``n_random`` uniformly random ones.""",
+    "pairs_use_rep": """\
+use_rep
+    Representation for the sparse route's kNN pairs: ``.obsm[use_rep]``
+    (``"X"``: ``adata.X``); default ``X_pca`` when present, else the matrix the
+    ensemble at ``ensemble_key`` clustered (its ``use_rep``/``layer``).""",
     "pairs": """\
 pairs
     Within-cluster partners of the sparse route: ``"knn"`` (kNN of the

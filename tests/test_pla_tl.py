@@ -297,12 +297,14 @@ def _clear_groups(n_groups=20, n_per=100, seed=0):
 
 
 def test_sparse_route_without_a_representation_draws_partners_from_the_ensemble():
-    """Without ``X_pca`` PLA's sparse route drew random pairs only, of which those with no
-    co-association are dropped: a handful of pairs per item inside its own group, and
-    3-17 cells of a clear group labelled with its neighbour (ARI 0.91 on 20 clear groups
-    of 150 cells; 0.90 at 10,000 cells, the default route there). Partners drawn from the
-    ensemble, as PCC's ``pairs="auto"`` does, give each item its group's evidence."""
+    """Without a representation PLA's sparse route drew random pairs only, of which those
+    with no co-association are dropped: a handful of pairs per item inside its own group,
+    and 3-17 cells of a clear group labelled with its neighbour (ARI 0.91 on 20 clear
+    groups of 150 cells; 0.90 at 10,000 cells, the default route there). Partners drawn
+    from the ensemble, as PCC's ``pairs="auto"`` does, give each item its group's evidence.
+    An ensemble without :func:`scconsensus.tl.ensemble`'s record has no representation."""
     a = _clear_groups()
+    del a.uns["scc_ensemble"]
     assert "X_pca" not in a.obsm
     scc.tl.pla(a, n_clusters=20, mode="sparse", random_state=0, progress=False)
     assert a.uns["pla"]["pair_source"] == "ensemble"
@@ -318,6 +320,7 @@ def test_sparse_route_without_a_representation_draws_partners_from_the_ensemble(
 
 def test_pairs_is_checked_before_anything_is_written(adata):
     a = adata.copy()
+    del a.uns["scc_ensemble"]  # no record of the ensemble's representation
     for bad, match in [("bogus", "pairs='bogus' is not supported"), ("knn", "needs a repr")]:
         with pytest.raises(ValueError, match=match):
             scc.tl.pla(a, n_clusters=3, mode="sparse", pairs=bad)

@@ -106,8 +106,8 @@ class FitRoute:
     Attributes
     ----------
     mode
-        ``"dense"`` (all pairs), ``"sparse"`` (sampled pairs) or ``"auto"`` (dense up to
-        ``settings.dense_auto_max_items`` fitted items); PCC also has ``"lowrank"``.
+        ``"dense"`` (all pairs), ``"sparse"`` (sampled pairs) or ``"auto"``
+        (:func:`~scconsensus.core._pair_source.auto_mode`); PCC also has ``"lowrank"``.
     n_neighbors, n_random
         Pairs per item on the sparse route: within-cluster partners and random ones.
     fit_size, fit_fraction

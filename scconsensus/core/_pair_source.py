@@ -1,11 +1,13 @@
-"""The pairs a sparse route counts: within-cluster partners plus uniformly random ones.
+"""The sparse route of PCC and PLA, and the pairs it counts: within-cluster partners plus
+uniformly random ones.
 
 PCC and PLA fit the co-association on sampled pairs above
-``settings.dense_auto_max_items`` items (Lourenço et al. 2015, Sect. 5.4). Random pairs
-carry the between-cluster evidence; the within-cluster evidence needs partners that
-share the item's cluster, from the kNN graph of a representation or drawn from the
-ensemble itself (:func:`~scconsensus.core.ensemble_pairs`). Random pairs alone leave
-each item a handful of pairs inside its own group: PLA on 20 clear groups of 3,000
+``settings.dense_auto_max_items`` items (Lourenço et al. 2015, Sect. 5.4), or above
+``settings.dense_auto_max_items_knn`` where kNN pairs can be drawn (:func:`auto_mode`).
+Random pairs carry the between-cluster evidence; the within-cluster evidence needs
+partners that share the item's cluster, from the kNN graph of a representation or drawn
+from the ensemble itself (:func:`~scconsensus.core.ensemble_pairs`). Random pairs alone
+leave each item a handful of pairs inside its own group: PLA on 20 clear groups of 3,000
 items without a representation reached ARI 0.91 on them, against 1.00 with partners.
 """
 
@@ -13,12 +15,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._settings import settings
 from .._validation import RandomState, check_choice, check_matrix
 from ._ensemble_pairs import ensemble_pairs
 from ._pairs import check_pairs
 from .coassociation import sample_pairs
 
-__all__ = ["PAIRS", "fitted_rows", "pair_source", "sampled_pairs"]
+__all__ = ["PAIRS", "auto_mode", "fitted_rows", "pair_source", "sampled_pairs"]
 
 PAIRS = ("auto", "knn", "ensemble")
 #: Above this many fitted items, ``pairs="auto"`` draws within-cluster partners from
@@ -41,6 +44,22 @@ def pair_source(pairs: str, n: int, has_rep: bool) -> str:
             "or use pairs='ensemble'."
         )
     return pairs
+
+
+def auto_mode(n: int, pairs, has_rep: bool) -> str:
+    """PCC's and PLA's ``mode="auto"`` for ``n`` fitted items: ``"dense"`` or ``"sparse"``.
+
+    All pairs up to ``settings.dense_auto_max_items``; where the sparse route would draw
+    kNN pairs (``pairs`` ``"auto"`` or ``"knn"`` with a representation), only up to
+    ``settings.dense_auto_max_items_knn``. Pairs drawn from the ensemble or at random
+    did not match all pairs at these sizes; kNN pairs did better on clear groups of
+    unequal sizes, where all pairs merge the smaller groups.
+    """
+    limit = settings.dense_auto_max_items
+    if isinstance(pairs, str) and has_rep and pairs in ("auto", "knn"):
+        if pairs == "knn" or n <= ENSEMBLE_PAIRS_ABOVE:
+            limit = min(limit, settings.dense_auto_max_items_knn)
+    return "dense" if n <= limit else "sparse"
 
 
 def fitted_rows(X, n_total: int, fit_index: np.ndarray | None):

@@ -111,16 +111,23 @@ def get_rep(
     return check_matrix(rep, f"adata.obsm[{use_rep!r}]", keep_float32=keep_float32)
 
 
-def lazy_rep(adata: AnnData, use_rep: str | None):
+def lazy_rep(adata: AnnData, use_rep: str | None, ensemble_key: str):
     """The representation for the sparse route's kNN pairs, checked now and read when drawn.
 
-    A function returning :func:`get_rep`'s matrix, or ``None`` when there is none to read
-    (no ``use_rep`` and no ``X_pca``: the core then draws its pairs otherwise).
+    A function returning :func:`get_rep`'s matrix: ``use_rep``, else ``X_pca``, else the
+    matrix :func:`scconsensus.tl.ensemble` clustered for ``ensemble_key`` (the ensemble's
+    own view of the items, so their kNN share its clusters). ``None`` when there is none
+    to read (an ensemble without that record): the core then draws its pairs otherwise.
     """
     check_use_rep(adata, use_rep)
+    layer = None
     if use_rep is None and "X_pca" not in adata.obsm:
-        return None
-    return lambda: get_rep(adata, use_rep, keep_float32=True)
+        record = adata.uns.get(ensemble_key)
+        params = record.get("params") if isinstance(record, Mapping) else None
+        if not isinstance(params, Mapping):
+            return None
+        use_rep, layer = params.get("use_rep"), params.get("layer")
+    return lambda: get_rep(adata, use_rep, layer=layer, keep_float32=True)
 
 
 def check_use_rep(adata: AnnData, use_rep: str | None) -> None:

@@ -88,7 +88,7 @@ def pcc(
     labels, copy = get_ensemble(adata, ensemble_key), check_copy(adata, copy)
     min_mass = check_min_mass(min_mass, labels.shape[0])
     check_number(relationship_threshold, "relationship_threshold", within=(0.0, 1.0))
-    X, start = lazy_rep(adata, use_rep), _log_start(divergence)  # use_rep checked first
+    X, start = lazy_rep(adata, use_rep, ensemble_key), _log_start(divergence)
     route = FitRoute(mode=mode, n_neighbors=n_neighbors, n_random=n_random, fit_size=fit_size,
                      fit_fraction=fit_fraction)  # fmt: skip
     out = pcc_consensus(

@@ -97,8 +97,8 @@ def pla(
     (150, 3)
     """
     key_added, copy = check_key(key_added), check_copy(adata, copy)
-    progress, labels = check_progress(progress), get_ensemble(adata, ensemble_key)
-    X, start = lazy_rep(adata, use_rep), logg.info(f"running {'weighted ' if weighted else ''}PLA")
+    labels, X = get_ensemble(adata, ensemble_key), lazy_rep(adata, use_rep, ensemble_key)
+    progress, start = check_progress(progress), logg.info(f"running {_name(weighted)}")
     start_plan = StartPlan(init=init, partitions=partitions, n_init=n_init)
     route = FitRoute(mode=mode, n_neighbors=n_neighbors, n_random=n_random, fit_size=fit_size,
                      fit_fraction=fit_fraction)  # fmt: skip
@@ -112,6 +112,10 @@ def pla(
     params = {**out.params, "lam": lam, "ensemble_key": ensemble_key, "use_rep": use_rep}
     _store(adata, key_added, out, {name: params[name] for name in PARAMS}, start, labels)
     return adata if copy else None
+
+
+def _name(weighted: bool) -> str:
+    return "weighted PLA" if weighted else "PLA"
 
 
 def _weighting(weighted, lam, lam_grid, cv_folds, cv_score) -> Weighting:

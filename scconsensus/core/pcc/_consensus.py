@@ -19,7 +19,6 @@ import numpy as np
 
 from ..._docs import doc_params
 from ..._progress import progress_bar
-from ..._settings import settings
 from ..._validation import (
     RandomState,
     check_choice,
@@ -33,7 +32,7 @@ from ..._validation import (
 from .._labels import _numbered
 from .._laps import Laps
 from .._options import PCC_ROUTE, FitRoute, StartPlan, options_record, takes_records
-from .._pair_source import NO_PAIRS, PAIRS, fitted_rows, pair_source, sampled_pairs
+from .._pair_source import NO_PAIRS, PAIRS, auto_mode, fitted_rows, pair_source, sampled_pairs
 from .._plan import INITS, PARTITIONS, ConsensusPlan, plan_checked
 from .._subset import fit_count, plan_subset
 from ..coassociation import coassociation
@@ -298,8 +297,9 @@ def _co_association(fitted, mode, X, n_all, fit_idx, pairs, n_neighbors, n_rando
 
     ``record`` holds the ``route`` and, on the sparse one, ``n_pairs`` and ``pair_source``.
     """
-    dense = fitted.shape[0] <= settings.dense_auto_max_items
-    if mode == "dense" or (mode == "auto" and dense):
+    if mode == "auto":
+        mode = auto_mode(fitted.shape[0], pairs, X is not None)
+    if mode == "dense":
         # coassociation's own check would name only the sparse route
         check_dense_route("pcc", fitted.shape[0], what="Dense PCC", advice=DENSE_ADVICE)
         C, N = coassociation(fitted, "dense")

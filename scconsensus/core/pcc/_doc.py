@@ -68,7 +68,8 @@ min_mass
 mode
     ``"dense"``: all ``n^2`` pairs; ``"sparse"``: sampled pairs (Sect. 5.4:
     within-cluster partners plus ``n_random`` random partners per item);
-    ``"auto"``: dense up to ``scconsensus.settings.dense_auto_max_items`` items.
+    ``"auto"``: all pairs up to ``scconsensus.settings.dense_auto_max_items`` fitted
+    items, or ``settings.dense_auto_max_items_knn`` where kNN pairs can be drawn.
     ``"lowrank"`` (``divergence="l2"`` only): all pairs without an ``n x n``
     matrix, from the co-association's low-rank form ``C = sum_l H_l H_l^T``
     (:func:`scconsensus.core.pcc.pcc_lowrank`; batch steps only): each step
@@ -112,8 +113,6 @@ n_clusters
     the other arguments shared; the list is checked (each K in ``[2, n_obs)``, none twice)
     before anything is written.""",
     "pcc_tl": """\
-use_rep
-    Representation for the kNN pairs (default ``X_pca`` when present).
 relationship_threshold
     Memberships below this, in ``[0, 1]``, are ignored in the cluster-relationship matrix.""",
     "pcc_n_init": """\
@@ -139,4 +138,5 @@ Build the ensemble with ``predict_unsampled=True`` or more partitions to label t
 #: its ``route`` record)
 PCC_PARAMS["pcc_mode"] += "\n" + PARAMS["pairs_per_item"]
 PCC_PARAMS["pcc_pairs"] = PARAMS["pairs"]
+PCC_PARAMS["pcc_tl"] = PARAMS["pairs_use_rep"] + "\n" + PCC_PARAMS["pcc_tl"]
 PCC_PARAMS["pcc_route"] = PCC_PARAMS["pcc_mode"] + "\n" + PARAMS["pairs"]

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..._docs import doc_params
-from ..._settings import settings
 from ..._validation import (
     RandomState,
     check_choice,
@@ -23,6 +22,7 @@ from ..._validation import (
     random_state_record,
 )
 from .._options import PLA_ROUTE, FitRoute, StartPlan, options_record, takes_records
+from .._pair_source import auto_mode
 from .._plan import ConsensusPlan, plan_consensus
 from .._subset import fit_count, plan_subset
 from ..membership import labelled_first, order_clusters
@@ -159,16 +159,16 @@ def _checked_route(n: int, route, start, weighting, stop, pairs: str, X):
         n_neighbors=route.n_neighbors, n_random=route.n_random, n_init=start.n_init,
         max_iter=max_iter, tol=tol, pairs=pairs,
     )  # fmt: skip
-    return _route(route.mode, n_fit, X)
+    return _route(route.mode, n_fit, X, pairs)
 
 
-def _route(mode: str, n_fit: int, X) -> tuple[str, np.ndarray | Callable | None]:
+def _route(mode: str, n_fit: int, X, pairs: str) -> tuple[str, np.ndarray | Callable | None]:
     """``(mode, X)``: the sparse route's representation, read only when its kNN pairs are
     drawn (:func:`~scconsensus.core._pair_source.fitted_rows`).
 
-    ``"auto"`` stays ``"auto"`` up to ``settings.dense_auto_max_items`` fitted items
-    (:func:`~scconsensus.core.pla.pla` resolves it to the dense route).
+    ``"auto"`` stays ``"auto"`` where :func:`~scconsensus.core._pair_source.auto_mode`
+    takes all pairs (:func:`~scconsensus.core.pla.pla` resolves it to the dense route).
     """
-    if mode == "dense" or (mode == "auto" and n_fit <= settings.dense_auto_max_items):
+    if mode == "dense" or (mode == "auto" and auto_mode(n_fit, pairs, X is not None) == "dense"):
         return mode, None
     return "sparse", X

@@ -57,10 +57,6 @@ n_clusters
     order) fits each K in one call, stored under ``f"{key_added}_k{K}"`` with
     the other arguments shared; the list is checked (each K in ``[2, n_obs)``, none twice)
     before anything is written.""",
-    "pla_use_rep": """\
-use_rep
-    Representation whose kNN pairs are used in sparse mode (default ``X_pca``
-    when present); random pairs carry the rest.""",
     "pla_plan": """\
 init
     ``"spectral"`` (default): start EM from the spectral consensus of the
@@ -117,7 +113,8 @@ mode
     ``"dense"`` (all pairs, O(r²K) per EM step), ``"sparse"`` (the pairs of
     ``pairs`` or of :func:`~scconsensus.core.coassociation.sample_pairs`,
     O(pairs·K) per step, no ``r x r`` temporary) or ``"auto"`` (dense up to
-    ``settings.dense_auto_max_items`` fitted items).
+    ``settings.dense_auto_max_items`` fitted items, ``settings.dense_auto_max_items_knn``
+    where kNN pairs can be drawn).
 X
     ``(n, p)`` representation for the kNN pairs of the sparse route.
 pairs
@@ -134,6 +131,7 @@ diagonal
 }
 #: ``tl.pla`` takes ``n_init`` right after ``init`` and ``partitions`` (its start plan)
 PLA_PARAMS["pla_plan"] += "\n" + PLA_PARAMS["pla_n_init"]
+PLA_PARAMS["pla_use_rep"] = PARAMS["pairs_use_rep"]
 PLA_PARAMS["pla_pairs"] = PARAMS["pairs_per_item"] + "\n" + PARAMS["pairs"]
 PLA_PARAMS["pla_weighting"] = PLA_PARAMS["pla_weighted"] + "\n" + PLA_PARAMS["pla_lambda"]
 PLA_PARAMS["pla_weighting_record"] = """\

@@ -24,7 +24,6 @@ import pandas as pd
 import scipy.sparse as sp
 
 from ..._docs import doc_params
-from ..._settings import settings
 from ..._validation import (
     RandomState,
     check_choice,
@@ -39,7 +38,7 @@ from ..._validation import (
 )
 from ..._warnings import warn
 from .._options import takes_records
-from .._pair_source import PAIRS
+from .._pair_source import PAIRS, auto_mode
 from .._subset import fit_subset
 from ..membership import warn_in_no_partition
 from ._doc import PLA_PARAMS
@@ -514,7 +513,7 @@ def _problem(fit_members, fit_index, n, mode, X, pairs, n_neighbors, n_random, d
     n_random = check_int(n_random, "n_random", 0)
     r = fit_index.size
     if mode == "auto":
-        mode = "dense" if r <= settings.dense_auto_max_items else "sparse"
+        mode = auto_mode(r, pairs, X is not None)
     if mode == "dense" and not diagonal:
         raise ValueError("diagonal=False is only supported with mode='sparse'.")
     if mode == "dense":

@@ -1,0 +1,78 @@
+"""PCC's and PLA's ``mode="auto"``: all pairs, or sampled kNN pairs where a representation
+is at hand (``settings.dense_auto_max_items_knn``), and the representation it reads."""
+
+from __future__ import annotations
+
+import anndata as ad
+import numpy as np
+import pandas as pd
+import pytest
+
+import scconsensus as scc
+from scconsensus.core._pair_source import auto_mode
+from scconsensus.metrics import adjusted_rand_index
+
+
+def test_auto_mode_takes_sampled_pairs_earlier_where_knn_pairs_can_be_drawn(monkeypatch):
+    monkeypatch.setattr(scc.settings, "dense_auto_max_items", 5_000)
+    monkeypatch.setattr(scc.settings, "dense_auto_max_items_knn", 1_000)
+    assert auto_mode(1_000, "auto", True) == "dense"
+    assert auto_mode(1_001, "auto", True) == "sparse"
+    assert auto_mode(1_001, "knn", True) == "sparse"
+    # ensemble partners, no representation, or given pairs: the all-pairs limit
+    assert auto_mode(1_001, "ensemble", True) == "dense"
+    assert auto_mode(1_001, "auto", False) == "dense"
+    assert auto_mode(1_001, np.array([[0, 1]]), True) == "dense"
+    assert auto_mode(5_001, "ensemble", False) == "sparse"
+    # the lower of the two limits holds
+    monkeypatch.setattr(scc.settings, "dense_auto_max_items_knn", 9_000)
+    assert auto_mode(5_001, "auto", True) == "sparse"
+
+
+def test_the_knn_limit_is_a_checked_setting():
+    with pytest.raises(ValueError, match="dense_auto_max_items_knn must be a whole number"):
+        scc.settings.dense_auto_max_items_knn = "many"
+
+
+def _groups(n_per=60, seed=0):
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(scale=3.0, size=(3, 10))
+    truth = np.repeat(np.arange(3), n_per)
+    a = ad.AnnData((centres[truth] + rng.standard_normal((truth.size, 10))).astype(np.float32))
+    a.obs["truth"] = pd.Categorical(truth.astype(str))
+    scc.tl.ensemble(a, n_partitions=20, random_state=seed, progress=False)
+    return a
+
+
+@pytest.mark.parametrize("method", ["pcc", "pla"])
+def test_auto_route_draws_knn_pairs_of_the_ensembles_representation(method, monkeypatch):
+    """Without ``X_pca`` the kNN pairs come from the matrix the ensemble clustered
+    (here ``X``); an ensemble without that record has no representation, and stays on
+    all pairs up to ``dense_auto_max_items``."""
+    monkeypatch.setattr(scc.settings, "dense_auto_max_items_knn", 100)
+    a = _groups()
+    fit = getattr(scc.tl, method)
+    fit(a, n_clusters=3, random_state=0, progress=False)
+    assert a.uns[method]["pair_source"] == "knn"
+    assert adjusted_rand_index(a.obs["truth"], a.obs[method]) == 1.0
+    fit(a, n_clusters=3, pairs="ensemble", random_state=0, progress=False)
+    assert "pair_source" not in a.uns[method]  # all pairs
+    del a.uns["scc_ensemble"]
+    fit(a, n_clusters=3, random_state=0, progress=False)
+    assert "pair_source" not in a.uns[method]
+
+
+@pytest.mark.parametrize("method", ["pcc", "pla"])
+def test_defaults_find_every_clear_group_of_unequal_sizes(method):
+    """Issue 28's planted check at 2,000 cells: 20 clear groups of Dirichlet(2) sizes (the
+    smallest of 20 cells). On all pairs PCC labelled 18 of them and PLA 19 on this seed
+    (two or one of the smallest merged into a neighbour); on kNN pairs, 20."""
+    rng = np.random.default_rng(1)
+    centres = rng.normal(scale=3.0, size=(20, 50))
+    truth = rng.choice(20, size=2_000, p=rng.dirichlet(np.full(20, 2.0)))
+    a = ad.AnnData((centres[truth] + rng.standard_normal((2_000, 50))).astype(np.float32))
+    scc.tl.ensemble(a, random_state=1, progress=False)
+    getattr(scc.tl, method)(a, random_state=1, progress=False)
+    labels = a.obs[method].cat.codes.to_numpy()
+    assert np.unique(labels).size == 20
+    assert adjusted_rand_index(truth, labels) > 0.98
