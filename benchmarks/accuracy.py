@@ -466,7 +466,7 @@ def _relative_split(Ks, drop, envelope, share: float) -> int:
     (tried as select_k's rule on 2026-11-25 and not kept: see benchmarks/README.md)."""
     from scconsensus.core._resolution import _runs
 
-    runs = _runs(drop >= THRESHOLD)
+    runs = _runs(drop, envelope, THRESHOLD)
     if not runs:
         return int(Ks[np.argmax(drop)])
     fall = [envelope[a] - (envelope[b - 1] - drop[b - 1]) for a, b in runs]
