@@ -32,15 +32,16 @@ def route(uns: dict) -> str:
     return f"sparse/{uns['pair_source']}"
 
 
-def run(kind: str, n: int, seed: int, methods) -> str:
+def run(kind: str, n: int, seed: int, methods, ensemble_method: str) -> str:
     """One table row: each method's clusters (ARI, CPU s, route)."""
-    import scconsensus as scc
     from accuracy import clear_groups
+
+    import scconsensus as scc
     from scconsensus.metrics import adjusted_rand_index
 
     adata = clear_groups(kind, n, seed)
     truth = adata.obs["truth"].cat.codes.to_numpy()
-    scc.tl.ensemble(adata, random_state=seed, progress=False)
+    scc.tl.ensemble(adata, method=ensemble_method, random_state=seed, progress=False)
     cells = [f"{kind} {n:,}", str(seed)]
     for method in methods:
         start = time.process_time()
@@ -57,8 +58,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", nargs="+", type=int, default=[2_000, 10_000])
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2, 3, 4])
-    parser.add_argument("--kinds", nargs="+", default=["clear_equal", "clear_unequal"])
     parser.add_argument("--methods", nargs="+", default=["pcc", "pla"], choices=("pcc", "pla"))
+    parser.add_argument(
+        "--kinds", nargs="+", default=["clear_equal", "clear_unequal"], help="or nested"
+    )
+    parser.add_argument("--ensemble-method", default="kmeans", help="tl.ensemble's method")
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
     logging.disable(logging.WARNING)
@@ -67,7 +71,7 @@ def main() -> None:
     for n in args.sizes:
         for kind in args.kinds:
             for seed in args.seeds:
-                print(run(kind, n, seed, args.methods), flush=True)
+                print(run(kind, n, seed, args.methods, args.ensemble_method), flush=True)
 
 
 if __name__ == "__main__":
