@@ -16,17 +16,19 @@ from scconsensus.metrics import adjusted_rand_index
 def test_auto_mode_takes_sampled_pairs_earlier_where_knn_pairs_can_be_drawn(monkeypatch):
     monkeypatch.setattr(scc.settings, "dense_auto_max_items", 5_000)
     monkeypatch.setattr(scc.settings, "dense_auto_max_items_knn", 1_000)
-    assert auto_mode(1_000, "auto", True) == "dense"
-    assert auto_mode(1_001, "auto", True) == "sparse"
-    assert auto_mode(1_001, "knn", True) == "sparse"
-    # ensemble partners, no representation, or given pairs: the all-pairs limit
-    assert auto_mode(1_001, "ensemble", True) == "dense"
-    assert auto_mode(1_001, "auto", False) == "dense"
-    assert auto_mode(1_001, np.array([[0, 1]]), True) == "dense"
-    assert auto_mode(5_001, "ensemble", False) == "sparse"
+    assert auto_mode(1_000, "auto", True, 10) == "dense"
+    assert auto_mode(1_001, "auto", True, 10) == "sparse"
+    assert auto_mode(1_001, "knn", True, 10) == "sparse"
+    # ensemble partners, no representation, no kNN partners or given pairs: the
+    # all-pairs limit
+    assert auto_mode(1_001, "ensemble", True, 10) == "dense"
+    assert auto_mode(1_001, "auto", False, 10) == "dense"
+    assert auto_mode(1_001, "auto", True, 0) == "dense"
+    assert auto_mode(1_001, np.array([[0, 1]]), True, 10) == "dense"
+    assert auto_mode(5_001, "ensemble", False, 10) == "sparse"
     # the lower of the two limits holds
     monkeypatch.setattr(scc.settings, "dense_auto_max_items_knn", 9_000)
-    assert auto_mode(5_001, "auto", True) == "sparse"
+    assert auto_mode(5_001, "auto", True, 10) == "sparse"
 
 
 def test_the_knn_limit_is_a_checked_setting():
@@ -60,6 +62,59 @@ def test_auto_route_draws_knn_pairs_of_the_ensembles_representation(method, monk
     del a.uns["scc_ensemble"]
     fit(a, n_clusters=3, random_state=0, progress=False)
     assert "pair_source" not in a.uns[method]
+
+
+@pytest.mark.parametrize("method", ["pcc", "pla"])
+def test_the_limit_counts_fitted_items_and_knn_partners(method, monkeypatch):
+    monkeypatch.setattr(scc.settings, "dense_auto_max_items_knn", 100)
+    a, fit = _groups(), getattr(scc.tl, method)
+    fit(a, n_clusters=3, fit_size=90, random_state=0, progress=False)
+    assert "pair_source" not in a.uns[method]
+    fit(a, n_clusters=3, fit_size=150, random_state=0, progress=False)
+    assert a.uns[method]["pair_source"] == "knn"
+    fit(a, n_clusters=3, n_neighbors=0, random_state=0, progress=False)
+    assert "pair_source" not in a.uns[method]  # random pairs alone: all pairs instead
+
+
+@pytest.mark.parametrize("method", ["pcc", "pla"])
+def test_an_ensemble_record_without_its_matrix_is_no_representation(method, monkeypatch):
+    """A record :func:`scconsensus.tl.ensemble` did not write, or whose matrix is gone,
+    leaves the call as it was without one: all pairs, and ``pairs="knn"`` refused."""
+    monkeypatch.setattr(scc.settings, "dense_auto_max_items_knn", 100)
+    a, fit = _groups(), getattr(scc.tl, method)
+    records = [{"params": {}}, {**a.uns["scc_ensemble"], "params": {"layer": "gone"}}]
+    for record in records:
+        a.uns["scc_ensemble"] = record
+        fit(a, n_clusters=3, random_state=0, progress=False)
+        assert "pair_source" not in a.uns[method]
+        with pytest.raises(ValueError, match="pairs='knn' needs a representation"):
+            fit(a, n_clusters=3, mode="sparse", pairs="knn", random_state=0, progress=False)
+
+
+def _logged(call) -> str:
+    import io
+
+    import scanpy as sc
+
+    old, buffer = (sc.settings.verbosity, sc.settings.logfile), io.StringIO()
+    sc.settings.verbosity, sc.settings.logfile = 3, buffer
+    try:
+        call()
+    finally:
+        sc.settings.verbosity, sc.settings.logfile = old
+    return buffer.getvalue()
+
+
+def test_the_ensembles_matrix_is_named_in_the_log_and_x_pca_comes_first(monkeypatch):
+    monkeypatch.setattr(scc.settings, "dense_auto_max_items_knn", 100)
+    a = _groups()
+    kw = {"n_clusters": 3, "random_state": 0, "progress": False}
+    text = _logged(lambda: scc.tl.pcc(a, mode="sparse", pairs="knn", **kw))
+    assert "kNN pairs of adata.X, the matrix the ensemble clustered" in text
+    a.obsm["X_pca"] = a.X[:, :2].copy()
+    text = _logged(lambda: scc.tl.pcc(a, **kw))
+    assert a.uns["pcc"]["pair_source"] == "knn"
+    assert "the matrix the ensemble clustered" not in text
 
 
 @pytest.mark.parametrize("method", ["pcc", "pla"])

@@ -40,23 +40,23 @@ def pair_source(pairs: str, n: int, has_rep: bool) -> str:
     if pairs == "knn" and not has_rep:
         raise ValueError(
             "pairs='knn' needs a representation: compute adata.obsm['X_pca'] "
-            "(sc.pp.pca) or pass use_rep= (X= in the core functions), "
-            "or use pairs='ensemble'."
+            "(sc.pp.pca), pass use_rep= (X= in the core functions) or build the ensemble "
+            "with tl.ensemble (its matrix is used), or use pairs='ensemble'."
         )
     return pairs
 
 
-def auto_mode(n: int, pairs, has_rep: bool) -> str:
+def auto_mode(n: int, pairs, has_rep: bool, n_neighbors: int) -> str:
     """PCC's and PLA's ``mode="auto"`` for ``n`` fitted items: ``"dense"`` or ``"sparse"``.
 
     All pairs up to ``settings.dense_auto_max_items``; where the sparse route would draw
-    kNN pairs (``pairs`` ``"auto"`` or ``"knn"`` with a representation), only up to
-    ``settings.dense_auto_max_items_knn``. Pairs drawn from the ensemble or at random
-    did not match all pairs at these sizes; kNN pairs did better on clear groups of
-    unequal sizes, where all pairs merge the smaller groups.
+    kNN pairs (``n_neighbors > 0``, ``pairs`` ``"auto"`` or ``"knn"`` with a
+    representation), only up to ``settings.dense_auto_max_items_knn``. Pairs drawn from
+    the ensemble or at random did not match all pairs at these sizes; kNN pairs did
+    better on clear groups of unequal sizes, where all pairs merge the smaller groups.
     """
     limit = settings.dense_auto_max_items
-    if isinstance(pairs, str) and has_rep and pairs in ("auto", "knn"):
+    if isinstance(pairs, str) and has_rep and n_neighbors > 0 and pairs in ("auto", "knn"):
         if pairs == "knn" or n <= ENSEMBLE_PAIRS_ABOVE:
             limit = min(limit, settings.dense_auto_max_items_knn)
     return "dense" if n <= limit else "sparse"

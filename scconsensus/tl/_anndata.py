@@ -117,17 +117,47 @@ def lazy_rep(adata: AnnData, use_rep: str | None, ensemble_key: str):
     A function returning :func:`get_rep`'s matrix: ``use_rep``, else ``X_pca``, else the
     matrix :func:`scconsensus.tl.ensemble` clustered for ``ensemble_key`` (the ensemble's
     own view of the items, so their kNN share its clusters). ``None`` when there is none
-    to read (an ensemble without that record): the core then draws its pairs otherwise.
+    to read (no such record, or its matrix is gone): the core then draws its pairs
+    otherwise, as it did before the record was read.
     """
     check_use_rep(adata, use_rep)
-    layer = None
-    if use_rep is None and "X_pca" not in adata.obsm:
-        record = adata.uns.get(ensemble_key)
-        params = record.get("params") if isinstance(record, Mapping) else None
-        if not isinstance(params, Mapping):
-            return None
-        use_rep, layer = params.get("use_rep"), params.get("layer")
-    return lambda: get_rep(adata, use_rep, layer=layer, keep_float32=True)
+    if use_rep is not None or "X_pca" in adata.obsm:
+        return lambda: get_rep(adata, use_rep, keep_float32=True)
+    built_on = _ensemble_rep(adata, ensemble_key)
+    if built_on is None:
+        return None
+    use_rep, layer = built_on
+
+    def read():
+        logg.info(
+            f"    kNN pairs of {_rep_name(use_rep, layer)}, the matrix the ensemble clustered"
+        )
+        return get_rep(adata, use_rep, layer=layer, keep_float32=True)
+
+    return read
+
+
+def _rep_name(use_rep: str | None, layer: str | None) -> str:
+    if layer is not None:
+        return f"adata.layers[{layer!r}]"
+    return "adata.X" if use_rep in (None, "X") else f"adata.obsm[{use_rep!r}]"
+
+
+def _ensemble_rep(adata: AnnData, ensemble_key: str) -> tuple[str | None, str | None] | None:
+    """``(use_rep, layer)`` recorded by :func:`scconsensus.tl.ensemble` for
+    ``ensemble_key`` while that matrix is still there to read, else ``None``."""
+    record = adata.uns.get(ensemble_key)
+    if not isinstance(record, Mapping) or not {"params", "partitions"} <= set(record):
+        return None
+    params = record["params"] if isinstance(record["params"], Mapping) else {}
+    use_rep, layer = params.get("use_rep"), params.get("layer")
+    if layer is not None:
+        there = layer in adata.layers
+    elif use_rep is not None and use_rep != "X":
+        there = use_rep in adata.obsm
+    else:  # adata.X, which tl.ensemble reads without use_rep only up to a width
+        there = adata.X is not None and (use_rep == "X" or adata.n_vars <= MAX_FEATURES_WITHOUT_REP)
+    return (use_rep, layer) if there else None
 
 
 def check_use_rep(adata: AnnData, use_rep: str | None) -> None:

@@ -73,7 +73,7 @@ def pla(
     {ensemble_key}
     {pla_stop}
     {pla_plan}
-    {mode}
+    {pla_mode}
     {pla_pairs}
     {pla_fit_subset}
     {pla_use_rep}

@@ -298,7 +298,7 @@ def _co_association(fitted, mode, X, n_all, fit_idx, pairs, n_neighbors, n_rando
     ``record`` holds the ``route`` and, on the sparse one, ``n_pairs`` and ``pair_source``.
     """
     if mode == "auto":
-        mode = auto_mode(fitted.shape[0], pairs, X is not None)
+        mode = auto_mode(fitted.shape[0], pairs, X is not None, n_neighbors)
     if mode == "dense":
         # coassociation's own check would name only the sparse route
         check_dense_route("pcc", fitted.shape[0], what="Dense PCC", advice=DENSE_ADVICE)

@@ -159,16 +159,21 @@ def _checked_route(n: int, route, start, weighting, stop, pairs: str, X):
         n_neighbors=route.n_neighbors, n_random=route.n_random, n_init=start.n_init,
         max_iter=max_iter, tol=tol, pairs=pairs,
     )  # fmt: skip
-    return _route(route.mode, n_fit, X, pairs)
+    return _route(route.mode, n_fit, X, pairs, route.n_neighbors)
 
 
-def _route(mode: str, n_fit: int, X, pairs: str) -> tuple[str, np.ndarray | Callable | None]:
+def _route(
+    mode: str, n_fit: int, X, pairs: str, n_neighbors: int
+) -> tuple[str, np.ndarray | Callable | None]:
     """``(mode, X)``: the sparse route's representation, read only when its kNN pairs are
     drawn (:func:`~scconsensus.core._pair_source.fitted_rows`).
 
     ``"auto"`` stays ``"auto"`` where :func:`~scconsensus.core._pair_source.auto_mode`
     takes all pairs (:func:`~scconsensus.core.pla.pla` resolves it to the dense route).
     """
-    if mode == "dense" or (mode == "auto" and auto_mode(n_fit, pairs, X is not None) == "dense"):
+    has_rep = X is not None
+    if mode == "dense" or (
+        mode == "auto" and auto_mode(n_fit, pairs, has_rep, n_neighbors) == "dense"
+    ):
         return mode, None
     return "sparse", X

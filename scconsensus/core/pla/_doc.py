@@ -132,6 +132,11 @@ diagonal
 #: ``tl.pla`` takes ``n_init`` right after ``init`` and ``partitions`` (its start plan)
 PLA_PARAMS["pla_plan"] += "\n" + PLA_PARAMS["pla_n_init"]
 PLA_PARAMS["pla_use_rep"] = PARAMS["pairs_use_rep"]
+PLA_PARAMS["pla_mode"] = """\
+mode
+    ``"dense"`` (all pairs of items), ``"sparse"`` (sampled pairs) or ``"auto"``: all
+    pairs up to ``scconsensus.settings.dense_auto_max_items`` fitted items, or
+    ``settings.dense_auto_max_items_knn`` where kNN pairs can be drawn."""
 PLA_PARAMS["pla_pairs"] = PARAMS["pairs_per_item"] + "\n" + PARAMS["pairs"]
 PLA_PARAMS["pla_weighting"] = PLA_PARAMS["pla_weighted"] + "\n" + PLA_PARAMS["pla_lambda"]
 PLA_PARAMS["pla_weighting_record"] = """\

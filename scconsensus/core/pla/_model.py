@@ -513,7 +513,7 @@ def _problem(fit_members, fit_index, n, mode, X, pairs, n_neighbors, n_random, d
     n_random = check_int(n_random, "n_random", 0)
     r = fit_index.size
     if mode == "auto":
-        mode = auto_mode(r, pairs, X is not None)
+        mode = auto_mode(r, pairs, X is not None, n_neighbors)
     if mode == "dense" and not diagonal:
         raise ValueError("diagonal=False is only supported with mode='sparse'.")
     if mode == "dense":
