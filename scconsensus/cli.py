@@ -332,10 +332,11 @@ def warmup(args: argparse.Namespace) -> int:
 
 
 def _warm_large_routes(methods: list[str]) -> None:
-    """The routes of larger data on 2,400 planted cells: with the defaults, ``select_k``'s
-    compiled Gram matrices and the dense fit's multi-threaded kernels (from 2,000 cells);
-    forced, sampled pairs (above 5,000 cells) and a fit on a subset extended to the rest
-    (PCC above 10,000). Their kernels take 20-60 s to compile, the runs a few seconds."""
+    """The routes of larger data on 2,400 planted cells: ``select_k``'s compiled Gram
+    matrices, the dense fit's multi-threaded kernels (from 2,000 cells, as PCC and PLA
+    take all pairs up to 5,000 cells without a representation), sampled pairs (above
+    1,000 cells with one) and a fit on a subset extended to the rest (PCC above 10,000).
+    Their kernels take 20-60 s to compile, the runs a few seconds."""
     rng = np.random.default_rng(0)
     truth = rng.integers(0, 4, 2_400)
     X = (rng.normal(scale=4.0, size=(4, 50))[truth] + rng.normal(size=(2_400, 50))).astype(
@@ -344,7 +345,7 @@ def _warm_large_routes(methods: list[str]) -> None:
     adata = ad.AnnData(obsm={"X_pca": X})
     tl.ensemble(adata, 20, random_state=0, progress=False)
     for name in methods:
-        run_method(adata, name, progress=False, key_added=f"{name}_dense")
+        run_method(adata, name, mode="dense", progress=False, key_added=f"{name}_dense")
         size = {} if name == "dpp" else {"fit_size": 1_200}  # DPP fits every cell
         run_method(adata, name, mode="sparse", progress=False, **size)
 

@@ -221,6 +221,10 @@ scc.tl.pla(adata)
 # a fit on a subset and its extension, as PCC's above 10,000 cells
 scc.tl.pcc(adata, fit_size=3000, key_added="pcc_subset")
 scc.tl.pla(adata, fit_size=3000, key_added="pla_subset")
+# all pairs of 2,400 cells: the dense fit's multi-threaded kernels (PCC and PLA without a
+# representation up to 5,000 cells)
+scc.tl.pcc(adata, mode="dense", fit_size=2400, key_added="pcc_dense")
+scc.tl.pla(adata, mode="dense", fit_size=2400, key_added="pla_dense")
 print("compiled:", compiled)
 """
 
@@ -228,8 +232,8 @@ print("compiled:", compiled)
 @pytest.mark.slow
 def test_warmup_leaves_nothing_to_compile(tmp_path):
     """After ``scconsensus warmup`` in an empty numba cache, the demo, a default run on
-    6,000 cells and a fit on half of them compile no kernel: the first analysis after an
-    install does not wait."""
+    6,000 cells, a fit on half of them and a dense fit on 2,400 compile no kernel: the
+    first analysis after an install does not wait."""
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba")}
     warm = subprocess.run(
         [sys.executable, "-m", "scconsensus", "warmup"], env=env, capture_output=True, text=True
