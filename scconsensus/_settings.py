@@ -24,10 +24,10 @@ class Settings:
         pairs (a representation is at hand): sampled kNN and random pairs, not all
         pairs, above this many fitted items. On 20 clear groups of unequal sizes
         (2,000 cells, 5 seeds) PCC on all pairs labelled 18-19 clusters (PLA 18-20),
-        on kNN pairs 20 on every seed for a third to half the CPU; on digits at the true K,
-        PCC's ARI 0.60 became 0.68 (``benchmarks/README.md``). Default 1,000: the
-        labelled panel's smaller sets stay on all pairs, where kNN pairs lost
-        (krumsiek11, 640 cells: PCC 0.51 to 0.45, PLA 0.44 to 0.37).
+        on kNN pairs 20 on every seed, for a third to half the CPU; on digits at the
+        true K, PCC's ARI 0.60 became 0.68 (``benchmarks/README.md``). Default
+        1,000: the labelled panel's smaller sets stay on all pairs, where kNN pairs
+        lost (krumsiek11, 640 cells: PCC 0.51 to 0.45, PLA 0.44 to 0.37).
     auto_fit_size
         With ``fit_size="auto"``, PCC and PLA fit at most this many items drawn
         at random and extend the fit to the rest. One number, no threshold, so
