@@ -21,13 +21,15 @@ class Settings:
         sparse (sampled pairs) route above it (PCC and PLA: see also the next).
     dense_auto_max_items_knn
         PCC's and PLA's ``mode="auto"`` limit where the sparse route would draw kNN
-        pairs (a representation is at hand): sampled kNN and random pairs, not all
-        pairs, above this many fitted items. On 20 clear groups of unequal sizes
-        (2,000 cells, 5 seeds) PCC on all pairs labelled 18-19 clusters (PLA 18-20),
-        on kNN pairs 20 on every seed, for a third to half the CPU; on digits at the
-        true K, PCC's ARI 0.60 became 0.68 (``benchmarks/README.md``). Default
-        1,000: the labelled panel's smaller sets stay on all pairs, where kNN pairs
-        lost (krumsiek11, 640 cells: PCC 0.51 to 0.45, PLA 0.44 to 0.37).
+        pairs (``pairs`` ``"auto"`` or ``"knn"``, ``n_neighbors > 0`` and a
+        representation at hand): sampled kNN and random pairs, not all pairs, above
+        this many fitted items (and never above ``dense_auto_max_items``). On 20
+        clear groups of unequal sizes (2,000 cells, 5 seeds) PCC on all pairs
+        labelled 18-19 clusters (PLA 18-20), on kNN pairs 20 on every seed, for a
+        third to half the CPU; on digits at the true K, PCC's ARI 0.60 became 0.68
+        (``benchmarks/README.md``). Default 1,000: the labelled panel's smaller sets
+        stay on all pairs, where kNN pairs lost (krumsiek11, 640 cells: PCC 0.51 to
+        0.45, PLA 0.44 to 0.37).
     auto_fit_size
         With ``fit_size="auto"``, PCC and PLA fit at most this many items drawn
         at random and extend the fit to the rest. One number, no threshold, so

@@ -55,10 +55,10 @@ def test_auto_route_draws_knn_pairs_of_the_ensembles_representation(method, monk
     a = _groups()
     fit = getattr(scc.tl, method)
     fit(a, n_clusters=3, random_state=0, progress=False)
-    assert a.uns[method]["pair_source"] == "knn"
+    assert (a.uns[method]["route"], a.uns[method]["pair_source"]) == ("sparse", "knn")
     assert adjusted_rand_index(a.obs["truth"], a.obs[method]) == 1.0
     fit(a, n_clusters=3, pairs="ensemble", random_state=0, progress=False)
-    assert "pair_source" not in a.uns[method]  # all pairs
+    assert a.uns[method]["route"] == "dense" and "pair_source" not in a.uns[method]
     del a.uns["scc_ensemble"]
     fit(a, n_clusters=3, random_state=0, progress=False)
     assert "pair_source" not in a.uns[method]

@@ -114,6 +114,13 @@ def pla(
     return adata if copy else None
 
 
+def _route_text(res) -> str:
+    """The route of the fit, for the log."""
+    if res.pair_source is None:
+        return "all pairs"
+    return f"{res.n_stored} sampled entries of Z ({res.pair_source} + random partners)"
+
+
 def _name(weighted: bool) -> str:
     return "weighted PLA" if weighted else "PLA"
 
@@ -175,11 +182,13 @@ def _store(adata: AnnData, key_added: str, out: PLAConsensus, params: dict, star
         "fit_index": res.fit_index,
         "fitted_n_obs": adata.n_obs,
         "n_stored": res.n_stored,
+        "route": res.mode,
         "partitions_used": plan.columns,
         **selection_uns(plan),
     }
     if res.pair_source is not None:
         uns["pair_source"] = res.pair_source
+    logg.info(f"    {_route_text(res)} of {res.fit_index.size} cells")
     if params["weighted"]:
         uns["objective_trace"] = res.objective_trace
         if not res.cv_scores.empty:

@@ -69,7 +69,8 @@ mode
     ``"dense"``: all ``n^2`` pairs; ``"sparse"``: sampled pairs (Sect. 5.4:
     within-cluster partners plus ``n_random`` random partners per item);
     ``"auto"``: all pairs up to ``scconsensus.settings.dense_auto_max_items`` fitted
-    items, or ``settings.dense_auto_max_items_knn`` where kNN pairs can be drawn.
+    items, or ``settings.dense_auto_max_items_knn`` where kNN pairs can be drawn
+    (``pairs`` ``"auto"`` or ``"knn"``, ``n_neighbors > 0`` and a representation).
     ``"lowrank"`` (``divergence="l2"`` only): all pairs without an ``n x n``
     matrix, from the co-association's low-rank form ``C = sum_l H_l H_l^T``
     (:func:`scconsensus.core.pcc.pcc_lowrank`; batch steps only): each step

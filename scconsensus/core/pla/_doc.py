@@ -73,7 +73,8 @@ partitions
 ``cluster_priors``, ``weights`` (α), ``lam``, ``cv_scores``, ``fit_index`` (items
 the model was fitted on), ``fitted_n_obs`` (the cells of the object it was fitted on:
 ``tl.pla_transfer`` refuses a reference subset since), ``n_stored`` (entries of ``Z``
-the fit read) and, on the sparse route, ``pair_source`` (``"knn"`` or ``"ensemble"``).
+the fit read), ``route`` (``"dense"``: all pairs, or ``"sparse"``) and, on the sparse
+route, ``pair_source`` (``"knn"`` or ``"ensemble"``).
 
 Items that no partition of the ensemble sampled carry no co-association evidence: they
 get uniform posteriors (``1 / k`` each), a missing hard label (NaN in
@@ -136,7 +137,8 @@ PLA_PARAMS["pla_mode"] = """\
 mode
     ``"dense"`` (all pairs of items), ``"sparse"`` (sampled pairs) or ``"auto"``: all
     pairs up to ``scconsensus.settings.dense_auto_max_items`` fitted items, or
-    ``settings.dense_auto_max_items_knn`` where kNN pairs can be drawn."""
+    ``settings.dense_auto_max_items_knn`` where kNN pairs can be drawn (``pairs``
+    ``"auto"`` or ``"knn"``, ``n_neighbors > 0`` and a representation)."""
 PLA_PARAMS["pla_pairs"] = PARAMS["pairs_per_item"] + "\n" + PARAMS["pairs"]
 PLA_PARAMS["pla_weighting"] = PLA_PARAMS["pla_weighted"] + "\n" + PLA_PARAMS["pla_lambda"]
 PLA_PARAMS["pla_weighting_record"] = """\
