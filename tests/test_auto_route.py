@@ -7,6 +7,7 @@ import anndata as ad
 import numpy as np
 import pandas as pd
 import pytest
+from _helpers import scanpy_log
 
 import scconsensus as scc
 from scconsensus.core._pair_source import auto_mode
@@ -91,30 +92,18 @@ def test_an_ensemble_record_without_its_matrix_is_no_representation(method, monk
             fit(a, n_clusters=3, mode="sparse", pairs="knn", random_state=0, progress=False)
 
 
-def _logged(call) -> str:
-    import io
-
-    import scanpy as sc
-
-    old, buffer = (sc.settings.verbosity, sc.settings.logfile), io.StringIO()
-    sc.settings.verbosity, sc.settings.logfile = 3, buffer
-    try:
-        call()
-    finally:
-        sc.settings.verbosity, sc.settings.logfile = old
-    return buffer.getvalue()
-
-
 def test_the_ensembles_matrix_is_named_in_the_log_and_x_pca_comes_first(monkeypatch):
     monkeypatch.setattr(scc.settings, "dense_auto_max_items_knn", 100)
     a = _groups()
     kw = {"n_clusters": 3, "random_state": 0, "progress": False}
-    text = _logged(lambda: scc.tl.pcc(a, mode="sparse", pairs="knn", **kw))
-    assert "kNN pairs of adata.X, the matrix the ensemble clustered" in text
+    with scanpy_log("info") as log:
+        scc.tl.pcc(a, mode="sparse", pairs="knn", **kw)
+    assert "kNN pairs of adata.X, the matrix the ensemble clustered" in log.getvalue()
     a.obsm["X_pca"] = a.X[:, :2].copy()
-    text = _logged(lambda: scc.tl.pcc(a, **kw))
+    with scanpy_log("info") as log:
+        scc.tl.pcc(a, **kw)
     assert a.uns["pcc"]["pair_source"] == "knn"
-    assert "the matrix the ensemble clustered" not in text
+    assert "the matrix the ensemble clustered" not in log.getvalue()
 
 
 @pytest.mark.parametrize("method", ["pcc", "pla"])

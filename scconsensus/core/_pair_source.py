@@ -35,15 +35,18 @@ NO_PAIRS = "Give n_neighbors > 0 or n_random > 0 pairs per item (sparse mode sam
 def pair_source(pairs: str, n: int, has_rep: bool) -> str:
     """``"knn"`` or ``"ensemble"`` within-cluster partners for ``n`` fitted items."""
     check_choice(pairs, PAIRS, "pairs")
-    if pairs == "auto":
-        return "ensemble" if n > ENSEMBLE_PAIRS_ABOVE or not has_rep else "knn"
     if pairs == "knn" and not has_rep:
         raise ValueError(
             "pairs='knn' needs a representation: compute adata.obsm['X_pca'] "
             "(sc.pp.pca), pass use_rep= (X= in the core functions) or build the ensemble "
             "with tl.ensemble (its matrix is used), or use pairs='ensemble'."
         )
-    return pairs
+    return "knn" if _draws_knn(pairs, n, has_rep) else "ensemble"
+
+
+def _draws_knn(pairs: str, n: int, has_rep: bool) -> bool:
+    """Whether the choice ``pairs`` takes kNN partners for ``n`` fitted items."""
+    return has_rep and (pairs == "knn" or (pairs == "auto" and n <= ENSEMBLE_PAIRS_ABOVE))
 
 
 def auto_mode(n: int, pairs, has_rep: bool, n_neighbors: int) -> str:
@@ -56,9 +59,8 @@ def auto_mode(n: int, pairs, has_rep: bool, n_neighbors: int) -> str:
     better on clear groups of unequal sizes, where all pairs merge the smaller groups.
     """
     limit = settings.dense_auto_max_items
-    if isinstance(pairs, str) and has_rep and n_neighbors > 0 and pairs in ("auto", "knn"):
-        if pairs == "knn" or n <= ENSEMBLE_PAIRS_ABOVE:
-            limit = min(limit, settings.dense_auto_max_items_knn)
+    if isinstance(pairs, str) and n_neighbors > 0 and _draws_knn(pairs, n, has_rep):
+        limit = min(limit, settings.dense_auto_max_items_knn)
     return "dense" if n <= limit else "sparse"
 
 
