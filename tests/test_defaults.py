@@ -495,7 +495,8 @@ def test_the_lower_bound_is_the_next_k_that_keeps_the_groups_not_the_finest_k():
     (the next K that keeps the evidence) is chosen, not 18, the finest k."""
     rng = np.random.default_rng(0)
     G, truth = 16, np.repeat(np.arange(16), 30)
-    counts = [19, 7, 8, 13, 5, 5, 9, 4, 4, 2, 3, 5, 2, 2, 3, 4, 5]  # k = 2..18
+    # k = 2..18: 4 partitions above 16, fewer than select_k's 5 needed to judge K = 16
+    counts = [19, 7, 8, 13, 5, 5, 9, 4, 4, 2, 3, 5, 2, 2, 3, 2, 2]
     merges, alive = [], list(range(G))  # one tree over the groups: coarse cuts agree
     while len(alive) > 1:
         a, b = rng.choice(len(alive), 2, replace=False)
@@ -731,3 +732,16 @@ def test_the_finer_level_after_a_plateau_is_read_at_its_first_strong_split(drops
     envelope = 1.0 - np.r_[0.0, np.cumsum(drop)[:-1]]
     K, reason = _choose(np.arange(2, 2 + drop.size), drop, envelope, 0.05, 100)
     assert K == want, reason
+
+
+@pytest.mark.parametrize("seed", [1, 3])
+def test_twenty_clear_groups_of_1000_cells_are_judged_not_cut_short(seed):
+    """The default ensemble of 1,000 cells draws k up to 28: about 11 of its 100 partitions
+    are finer than 20 groups. Needing 10 % of them finer to judge a K stopped the evidence
+    before K = 20 on these seeds, and a weak coarse drop chose K = 2; at 5 % it is 20."""
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(scale=3.0, size=(20, 50))
+    truth = np.arange(1_000) % 20
+    X = (centres[truth] + rng.standard_normal((1_000, 50))).astype(np.float32)
+    labels = scc.core.generate_ensemble(X, random_state=seed).labels
+    assert select_k(labels, random_state=seed).n_clusters == 20
