@@ -120,3 +120,17 @@ def test_defaults_find_every_clear_group_of_unequal_sizes(method):
     labels = a.obs[method].cat.codes.to_numpy()
     assert np.unique(labels).size == 20
     assert adjusted_rand_index(truth, labels) > 0.98
+
+
+def test_the_ensemble_records_x_pca_taken_by_default_so_x_is_not_read_for_it():
+    """``tl.ensemble`` without ``use_rep`` clusters ``X_pca``: its record names it, so
+    with ``X_pca`` removed later the consensus does not read kNN pairs of ``X`` as the
+    ensemble's matrix (another view of the items)."""
+    from scconsensus.tl._anndata import lazy_rep
+
+    a = _groups()
+    a.obsm["X_pca"] = a.X[:, :3].copy()
+    scc.tl.ensemble(a, n_partitions=10, random_state=0, progress=False)
+    assert a.uns["scc_ensemble"]["params"]["use_rep"] == "X_pca"
+    del a.obsm["X_pca"]
+    assert lazy_rep(a, None, "scc_ensemble") is None

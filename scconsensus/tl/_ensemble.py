@@ -35,7 +35,8 @@ n_partitions)`` int32 labels, ``-1`` for unsampled items;
 digest of the labels that marks the run the ensemble was built in (the consensus
 tools warn when an ensemble joins items of several runs, e.g. after ``ad.concat``);
 and ``.uns[key_added]``: ``{"params": {...}, "partitions": DataFrame}``, the
-method, ``k``, clusters found and parameters of every partition.""",
+method, ``k``, clusters found and parameters of every partition (``params["use_rep"]``
+names the matrix clustered, ``"X_pca"`` where it was taken by default).""",
 }
 
 
@@ -114,6 +115,10 @@ def ensemble(
         client=client,
         progress=check_progress(progress),
     )
+    # the matrix clustered, X_pca included when taken by default: the consensus methods
+    # draw kNN pairs from it (lazy_rep), and X would be another view of the items
+    if use_rep is None and layer is None and "X_pca" in adata.obsm:
+        use_rep = "X_pca"
     params = dict(result.params, use_rep=use_rep, layer=layer, graph=graph_key)
     return _store(adata.copy() if copy else adata, result, params, key_added, start, copy)
 
