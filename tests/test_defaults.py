@@ -19,7 +19,7 @@ from scconsensus.core import (
     select_k,
     spectral_consensus,
 )
-from scconsensus.core._resolution import PLATEAU, STRONGER
+from scconsensus.core._resolution import PLATEAU, READ_AFTER, STRONGER
 from scconsensus.metrics import adjusted_rand_index
 
 
@@ -540,7 +540,7 @@ def test_one_resolution_at_its_own_k_warns():
 @pytest.mark.parametrize(
     ("plateau", "chosen", "read_at"),
     # chosen and read_at: offsets from the split's first K; None: the later split chosen
-    [(0, 0, 0), (0, None, 0), (PLATEAU, None, 1), (PLATEAU - 1, None, 0), (0, 1, 1)],
+    [(0, 0, 0), (0, None, 0), (READ_AFTER, None, 1), (READ_AFTER - 1, None, 0), (0, 1, 1)],
 )
 def test_a_split_over_several_k_is_one_candidate(plateau, chosen, read_at):
     """A split that drops at K, K+1 and K+2 is one candidate (it was three, so fitting
@@ -745,3 +745,17 @@ def test_twenty_clear_groups_of_1000_cells_are_judged_not_cut_short(seed):
     X = (centres[truth] + rng.standard_normal((1_000, 50))).astype(np.float32)
     labels = scc.core.generate_ensemble(X, random_state=seed).labels
     assert select_k(labels, random_state=seed).n_clusters == 20
+
+
+def test_ten_unequal_groups_are_read_at_the_full_split_not_the_partial_one():
+    """10 clear groups of Dirichlet(2) sizes (the smallest of 11 cells): the evidence drops
+    by 0.069 at K = 9 (the smallest group is split off in part) and by 0.660 at 10, after
+    7 candidates without a drop. Read at its first K (a plateau of 8 was needed) the split
+    gave 9; read at its largest drop, 10."""
+    rng = np.random.default_rng(0)
+    centres = rng.normal(scale=3.0, size=(10, 50))
+    truth = rng.choice(10, size=1_000, p=rng.dirichlet(np.full(10, 2.0)))
+    X = (centres[truth] + rng.standard_normal((1_000, 50))).astype(np.float32)
+    sel = select_k(scc.core.generate_ensemble(X, random_state=0).labels, random_state=0)
+    assert sel.n_clusters == 10
+    assert sel.splits[["k_first", "k_last"]].iloc[0].tolist() == [9, 10]

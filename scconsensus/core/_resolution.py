@@ -29,9 +29,11 @@ happen to agree on: ``λ_2 = 0.99``, ``λ_3 = 0.89`` and a plateau up to a fall 
 before the rest: 0.057 at 18, 0.54 at 21 for 20 unequal groups and one of 0.5 %); the
 coarse one stays among the stable resolutions. A split reached after such a plateau is
 read at its largest drop (unequal groups leave a partial drop one ``K`` before the full
-one), and so is a first split preceded by at least ``PLATEAU`` candidates without a drop
-(e.g. 20 unequal groups with no coarse level: a partial drop at 19, the full one at 20).
-A gradual descent (drops at several ``K`` with no plateau between) keeps the first drop.
+one), and so is a first split preceded by at least ``READ_AFTER`` (5) candidates without
+a drop (e.g. 20 unequal groups with no coarse level: a partial drop at 19, the full one at
+20; 10 unequal groups: 0.069 at 9, 0.660 at 10). A gradual descent (drops at several ``K``
+with no plateau between) keeps the first drop: the panel's start after at most 3
+candidates (ALL's at ``K`` = 2-4, pbmc68k's at 4-7).
 Each split is one stable resolution (:attr:`KSelection.splits`), read at the ``K`` the
 rule reads it at (the chosen ``K`` for the split that holds it), so fitting every
 candidate fits no ``K`` of one split twice. The two constants are not tuned to one
@@ -134,6 +136,12 @@ class KSelection:
 #: Candidates without a drop between a split and a stronger one that make the first a
 #: weak coarse level (module docstring), and how much stronger the second must be.
 PLATEAU, STRONGER = 8, 3.0
+
+#: Candidates without a drop before a first split that make it read at its largest drop
+#: (module docstring). 5 (``PLATEAU`` until 2026-11-26): 8 and 10 unequal groups (5 and 7
+#: candidates before their split) were read at the partial drop one K before the full one,
+#: K = 7 and 9; the panel's K and the planted tables' are the same at 5 and 8.
+READ_AFTER = 5
 
 #: :func:`select_k`'s defaults: the drop a split must reach, the items it reads.
 THRESHOLD, MAX_ITEMS = 0.05, 5_000
@@ -403,10 +411,10 @@ def _strength(envelope: np.ndarray, drop: np.ndarray, run: tuple[int, int]) -> f
 
 def _read(drop: np.ndarray, run: tuple[int, int], plateau: int) -> int:
     """Index the split ``run`` is read at: its first ``K``, or its largest drop after a
-    plateau of at least ``PLATEAU`` candidates without a drop (a split seen over several
+    plateau of at least ``READ_AFTER`` candidates without a drop (a split seen over several
     ``K`` is one)."""
     start, stop = run
-    return start + int(np.argmax(drop[start:stop])) if plateau >= PLATEAU else start
+    return start + int(np.argmax(drop[start:stop])) if plateau >= READ_AFTER else start
 
 
 def _first_level(
