@@ -70,22 +70,24 @@ CCP_MAX_N = 3_000
 TRUE_K: dict[str, int] = {}
 
 
-def clear_groups(name: str, n: int = 2_000, seed: int = 0):
-    """``AnnData`` of 20 clear Gaussian groups in 50 dimensions (unit noise).
+def clear_groups(name: str, n: int = 2_000, seed: int = 0, groups: int = 20):
+    """``AnnData`` of ``groups`` (20) clear Gaussian groups in 50 dimensions (unit noise).
 
     ``clear_equal`` / ``clear_unequal``: centres N(0, 3²) (smallest distance between
     centres about 20-25 against a noise norm of about 10), equal or Dirichlet(2) sizes.
     ``nested``: 4 lineage centres N(0, 5²), each with 5 type centres at N(0, 1.2²) from it
     (types of one lineage about 17 apart, lineages about 70): ``.obs["truth"]`` the 20
-    types, ``.obs["lineage"]`` the 4 lineages.
+    types, ``.obs["lineage"]`` the 4 lineages (``groups / 5`` lineages of 5 types).
     """
     import pandas as pd
     from anndata import AnnData
 
     rng = np.random.default_rng(seed)
-    groups, dim = 20, 50
+    dim = 50
     if name == "nested":
-        lineages = rng.normal(scale=5.0, size=(4, dim))
+        if groups % 5:
+            raise ValueError(f"nested data hold 5 types per lineage: groups={groups}")
+        lineages = rng.normal(scale=5.0, size=(groups // 5, dim))
         centres = np.repeat(lineages, 5, axis=0) + rng.normal(scale=1.2, size=(groups, dim))
     else:
         centres = rng.normal(scale=3.0, size=(groups, dim))
