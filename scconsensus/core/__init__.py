@@ -13,9 +13,10 @@ from . import coassociation
 from ._callable import callable_module
 from ._confidence import ensemble_confidence, ensemble_support, transferred_confidence
 from ._ensemble_pairs import ensemble_pairs
+from ._matching import matched_partitions
 from ._options import PCC_ROUTE, PLA_ROUTE, FitRoute, PartitionOptions, StartPlan
 from ._plan import ConsensusPlan, plan_consensus
-from ._resolution import KSelection, matched_partitions, select_k
+from ._resolution import KSelection, select_k
 from ._spectral import incidence_spectrum, partition_sizes, spectral_consensus
 from .coassociation import pairs_from_sparse, sample_pairs
 from .consensus_k import ConsensusK, resample_partitions, summarize_consensus

@@ -26,7 +26,8 @@ from .._validation import (
     k_hint,
 )
 from ._laps import Laps
-from ._resolution import KSelection, choose_k, matched_partitions
+from ._matching import matched_partitions
+from ._resolution import KSelection, choose_k
 from ._spectral import _partition_sizes, spectral_consensus
 
 __all__ = ["ConsensusPlan", "plan_consensus", "smoothed_one_hot"]
