@@ -759,3 +759,19 @@ def test_ten_unequal_groups_are_read_at_the_full_split_not_the_partial_one():
     sel = select_k(scc.core.generate_ensemble(X, random_state=0).labels, random_state=0)
     assert sel.n_clusters == 10
     assert sel.splits[["k_first", "k_last"]].iloc[0].tolist() == [9, 10]
+
+
+def test_more_clear_groups_than_the_ensemble_judges_give_a_lower_bound_not_k_2():
+    """25 clear equal groups of 40 cells, k up to 28: coarse partitions merge them
+    differently each time (``λ`` 0.65-0.75), the finest candidates agree (0.85), and a
+    chance drop at K = 2 was the answer (ARI 0.07). The last K the evidence keeps is
+    a lower bound, with a warning."""
+    rng = np.random.default_rng(1)
+    centres = rng.normal(scale=3.0, size=(25, 50))
+    truth = np.arange(1_000) % 25
+    X = (centres[truth] + rng.standard_normal((1_000, 50))).astype(np.float32)
+    labels = scc.core.generate_ensemble(X, random_state=1).labels
+    with pytest.warns(UserWarning, match="the data hold more groups than they can judge"):
+        sel = select_k(labels, random_state=1)
+    assert 20 <= sel.n_clusters <= 25
+    assert "K=2 (" in sel.reason and "a lower bound" in sel.reason
