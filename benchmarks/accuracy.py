@@ -75,9 +75,9 @@ def clear_groups(name: str, n: int = 2_000, seed: int = 0, groups: int = 20):
 
     ``clear_equal`` / ``clear_unequal``: centres N(0, 3²) (smallest distance between
     centres about 20-25 against a noise norm of about 10), equal or Dirichlet(2) sizes.
-    ``nested``: 4 lineage centres N(0, 5²), each with 5 type centres at N(0, 1.2²) from it
-    (types of one lineage about 17 apart, lineages about 70): ``.obs["truth"]`` the 20
-    types, ``.obs["lineage"]`` the 4 lineages (``groups / 5`` lineages of 5 types).
+    ``nested``: ``groups / 5`` lineage centres N(0, 5²), each with 5 type centres at N(0,
+    1.2²) from it (types of one lineage about 17 apart, lineages about 70):
+    ``.obs["truth"]`` the types, ``.obs["lineage"]`` the lineages.
     """
     import pandas as pd
     from anndata import AnnData

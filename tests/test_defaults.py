@@ -775,3 +775,47 @@ def test_more_clear_groups_than_the_ensemble_judges_give_a_lower_bound_not_k_2()
         sel = select_k(labels, random_state=1)
     assert 20 <= sel.n_clusters <= 25
     assert "K=2 (" in sel.reason and "a lower bound" in sel.reason
+
+
+def _past(eig, K=2, *, finest=30, n_partitions=100, later_split=False):
+    """``_past_the_candidates`` on an evidence sequence over K = 2, 3, ... (the last two
+    beyond the table), its drops computed as select_k computes them."""
+    from scconsensus.core._resolution import _past_the_candidates
+
+    eig = np.asarray(eig, dtype=float)
+    Ks = np.arange(2, 2 + eig.size)
+    envelope = np.minimum.accumulate(eig)
+    drop = envelope[:-2] - np.maximum(eig[1:-1], eig[2:])
+    if later_split:
+        drop[6] = 0.1
+    kw = {"finest": finest, "n_partitions": n_partitions, "threshold": 0.05}
+    return _past_the_candidates(K, "chosen", Ks, eig, drop, **kw)[0]
+
+
+RISING = [0.75, 0.68, 0.66, 0.70, 0.72, 0.75, 0.78, 0.80, 0.85, 0.86, 0.86]  # K = 2..12
+
+
+@pytest.mark.parametrize(
+    ("beyond", "bound"), [((0.86, 0.86), 14), ((0.86, 0.70), 13), ((0.78, 0.70), 12)]
+)
+def test_the_lower_bound_past_the_candidates_is_the_last_k_that_keeps_the_evidence(beyond, bound):
+    with pytest.warns(UserWarning, match=f"K={bound} is only a lower bound"):
+        assert _past(RISING + list(beyond)) == bound
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        ({"eig": [*RISING[:8], 0.79, 0.8, 0.8, 0.8, 0.8]}, "the last three within 0.05"),
+        ({"later_split": True}, "a split after the chosen one"),
+        ({"eig": [*RISING[:10], 0.86, 0.5, 0.4]}, "a split at the last candidate"),
+        ({"finest": 12}, "no partition finer than the table (or max_k bounds K)"),
+        ({"n_partitions": 4}, "too few partitions"),
+        ({"K": 10}, "the chosen K among the last three"),
+        ({"K": 3}, "the chosen K is no split (the largest-drop fallback)"),
+    ],
+)
+def test_the_chosen_k_stands_unless_the_finest_candidates_keep_more(change, why):
+    eig = change.pop("eig", [*RISING, 0.86, 0.86])
+    K = change.get("K", 2)
+    assert _past(eig, **change) == K, why

@@ -1,4 +1,4 @@
-"""Resolution of an ensemble: how many groups are stable, and which partitions match a K.
+"""Resolution of an ensemble: how many groups are stable.
 
 **Choosing K.** Let ``E_K`` be the partitions with at least ``K`` clusters. If
 the data hold ``G`` groups that partitions finer than ``G`` rarely cut across,
@@ -35,22 +35,24 @@ a drop (e.g. 20 unequal groups with no coarse level: a partial drop at 19, the f
 with no plateau between) keeps the first drop: the panel's start after at most 3
 candidates (ALL's at ``K`` = 2-4, pbmc68k's at 4-7).
 Each split is one stable resolution (:attr:`KSelection.splits`), read at the ``K`` the
-rule reads it at (the chosen ``K`` for the split that holds it), so fitting every
-candidate fits no ``K`` of one split twice. The two constants are not tuned to one
-boundary: on the stored evidence of the panel's 21 ensembles and of 195 planted evidence
-tables (20 groups, equal, unequal and nested, 2,000 to 100,000 cells, several ensemble
-and subsample seeds; ``benchmarks/README.md``, "K found") any plateau of 5 to 11 and any
-ratio of 1.5 to 3 give the same K on the whole panel and 20 on every planted table; the
-panel's longest plateau before a stronger split is 4 (wine).
+rule reads it at (the chosen ``K`` for the split that holds it), so fitting every candidate
+fits no ``K`` of one split twice. ``PLATEAU`` and ``STRONGER`` are not tuned to one
+boundary: on the stored evidence of the panel's 21 ensembles and of 195 planted tables (20
+groups, equal, unequal and nested, 2,000 to 100,000 cells, several seeds;
+``benchmarks/README.md``, "K found") any plateau of 5 to 11 and any ratio of 1.5 to 3 give
+the same K on the panel and 20 on every planted table; the panel's longest plateau before a
+stronger split is 4 (wine). ``READ_AFTER`` at 5 and at 8 gives the same K on the panel's 24
+ensembles and 45 planted ones (``benchmarks/README.md``, "4 to 25 groups").
 
 **The ensemble's finest k** is no candidate (nothing finer shows whether it splits) unless
 every partition has it; with no split up to the last candidate and the evidence unbroken
 there, the next ``K`` that keeps it is chosen as a lower bound, with a warning. So is the
-last ``K`` that keeps it when the last three candidates keep more evidence than the split
-chosen: coarse partitions of more clear groups than the ensemble can judge merge them
-differently each time (25 equal groups of 40 cells, k up to 28: ``λ`` 0.65-0.75 up to
-``K`` = 8, 0.84-0.87 at 17-22), and a chance drop at ``K`` = 2 was read as the answer; on
-the panel the chosen split keeps 0.13-0.36 more than the last candidates.
+last ``K`` that keeps it when each of the last three candidates keeps more evidence than
+the split chosen, by more than the threshold, and no split follows: coarse partitions of
+more clear groups than the ensemble can judge merge them differently each time (25 equal
+groups of 40 cells, k up to 28: ``λ`` 0.65-0.75 up to ``K`` = 8, 0.84-0.87 at 17-22), and a
+chance drop at ``K`` = 2 was the answer; on the panel the chosen split keeps 0.13-0.36 more
+than the last candidates, on noise the two are within 0.01.
 
 Which partitions a fit at ``K`` reads: :mod:`scconsensus.core._matching`.
 """
@@ -138,10 +140,9 @@ class KSelection:
 #: weak coarse level (module docstring), and how much stronger the second must be.
 PLATEAU, STRONGER = 8, 3.0
 
-#: Candidates without a drop before a first split that make it read at its largest drop
-#: (module docstring). 5 (``PLATEAU`` until 2026-11-26): 8 and 10 unequal groups (5 and 7
-#: candidates before their split) were read at the partial drop one K before the full one,
-#: K = 7 and 9; the panel's K and the planted tables' are the same at 5 and 8.
+#: Candidates without a drop before a first split that make it read at its largest drop.
+#: 5 (``PLATEAU`` until 2026-11-26): 8 and 10 unequal groups (5 and 7 candidates before
+#: their split) were read at the partial drop one K before the full one (K = 7 and 9).
 READ_AFTER = 5
 
 #: :func:`select_k`'s defaults: the drop a split must reach, the items it reads.
@@ -151,11 +152,10 @@ THRESHOLD, MAX_ITEMS = 0.05, 5_000
 #: without a clear split gets a warning instead of a silent fallback.
 MIN_PARTITIONS = 5
 
-#: Share of the ensemble, if more than ``MIN_PARTITIONS``, that must be finer than a
-#: candidate K to judge it. 5 % (10 % until 2026-11-26): the default ensemble of 1,000
-#: cells draws k up to 28 log-uniformly, so only about 11 of 100 partitions are finer than
-#: 20 groups; at 10 % the table often stopped before K = 20 and a weak coarse drop (K = 2)
-#: was chosen on 20 clear groups. The panel's K are the same at 5 % and 10 %.
+#: Share of the ensemble, if more than ``MIN_PARTITIONS``, finer than a candidate K to
+#: judge it. 5 % (10 % until 2026-11-26): 1,000 cells draw k up to 28, about 11 of 100
+#: partitions finer than 20 groups; at 10 % the table stopped before K = 20 on 20 clear
+#: groups and a chance drop at K = 2 was chosen. The panel's K are the same at 5 and 10 %.
 JUDGE_SHARE = 0.05
 
 
@@ -245,6 +245,13 @@ def select_k(
     KSelection
         The chosen ``K``, the evidence table and the reason.
 
+    Warns
+    -----
+    UserWarning
+        When ``K`` is only a lower bound (the data hold more groups than the partitions
+        can judge: build the ensemble over larger ``k``), when every partition has one
+        ``k`` and ``K`` is that ``k``, and when fewer than 5 partitions show no clear split.
+
     Examples
     --------
     >>> import numpy as np
@@ -312,7 +319,9 @@ def choose_k(
         finest=finest,
         beyond=eig[-2:],
     )
-    K, reason = _past_the_candidates(K, reason, Ks, eig, finest, threshold)
+    K, reason = _past_the_candidates(
+        K, reason, Ks, eig, drop, finest=finest, n_partitions=sizes.size, threshold=threshold
+    )
     table = _table(Ks[:-2], eig[:-2], envelope[:-2], drop, n_parts[:-2], K)
     if K > Ks[-3]:  # a lower bound past the candidates: its row, without a drop
         at = K - 2
@@ -511,19 +520,26 @@ def _choose(
 
 
 def _past_the_candidates(
-    K: int, reason: str, Ks: np.ndarray, eig: np.ndarray, finest: int, threshold: float
+    K: int, reason: str, Ks: np.ndarray, eig: np.ndarray, drop: np.ndarray, **judged
 ) -> tuple[int, str]:
-    """``(K, reason)``, or a lower bound past the candidates ``Ks`` when the last three of
-    them keep more evidence (their mean ``λ``) than the split chosen at ``K`` (module
-    docstring, "The ensemble's finest k"), with a warning."""
-    shown = eig[:-2]
+    """``(K, reason)``, or a lower bound past the candidates ``Ks`` when each of the last
+    three keeps more evidence than the split chosen at ``K``, by more than the threshold,
+    and no split follows it (module docstring, "The ensemble's finest k"), with a warning.
+
+    ``judged``: ``finest`` (the ensemble's finest k, 0 when ``max_k`` bounds K),
+    ``n_partitions`` and ``threshold``, as :func:`_choose` takes them.
+    """
+    shown, threshold = eig[:-2], judged["threshold"]
     at = np.flatnonzero(Ks[:-2] == K)
-    if finest <= Ks[-3] or not at.size or shown.size - at[0] <= 3:
+    enough = judged["finest"] > Ks[-3] and judged["n_partitions"] >= MIN_PARTITIONS
+    if not enough or not at.size or shown.size - at[0] <= 3 or drop[at[0]] < threshold:
         return K, reason
-    kept, here = float(shown[-3:].mean()), float(shown[at[0]])
-    if kept <= here:
+    after = at[0] + int(np.argmin(drop[at[0] :] >= threshold))  # past the chosen split
+    here, kept = float(shown[at[0]]), float(shown[-3:].min())
+    if (drop[after:] >= threshold).any() or kept <= here + threshold:
         return K, reason
     last = int(Ks[-3])
+    # the last three keep it: the bound is at least the last, or one of the next two
     i = max((j for j, value in enumerate(eig[-2:]) if value > kept - threshold), default=-1)
     bound = last + 1 + i
     warn(
@@ -536,8 +552,8 @@ def _past_the_candidates(
     )
     return bound, (
         f"K={bound}: the split at K={K} keeps {here:.3f} of the normalised co-association, "
-        f"the finest candidates (K={last - 2}-{last}) {kept:.3f}: the data hold more groups "
-        f"than the partitions can judge; K={bound} is a lower bound (was: {reason})"
+        f"the finest candidates (K={last - 2}-{last}) at least {kept:.3f}: the data hold more "
+        f"groups than the partitions can judge; K={bound} is a lower bound (was: {reason})"
     )
 
 
