@@ -48,11 +48,11 @@ ensembles and 45 planted ones (``benchmarks/README.md``, "4 to 25 groups").
 every partition has it; with no split up to the last candidate and the evidence unbroken
 there, the next ``K`` that keeps it is chosen as a lower bound, with a warning. So is the
 last ``K`` that keeps it when each of the last three candidates keeps more evidence than
-the split chosen, by more than the threshold, and no split follows: coarse partitions of
-more clear groups than the ensemble can judge merge them differently each time (25 equal
-groups of 40 cells, k up to 28: ``λ`` 0.65-0.75 up to ``K`` = 8, 0.84-0.87 at 17-22), and a
-chance drop at ``K`` = 2 was the answer; on the panel the chosen split keeps 0.13-0.36 more
-than the last candidates, on noise the two are within 0.01.
+the chosen ``K`` by more than the threshold, and at least ``HELD``, with no split after:
+coarse partitions of more clear groups than the ensemble can judge merge them anew each
+time (25 equal groups of 40 cells, k up to 28: ``λ`` 0.65-0.75 up to ``K`` = 8, 0.84-0.87
+at 17-22), and a chance drop at ``K`` = 2 was the answer. On the panel the chosen split
+keeps 0.13-0.36 more than the last three candidates.
 
 Which partitions a fit at ``K`` reads: :mod:`scconsensus.core._matching`.
 """
@@ -152,11 +152,13 @@ THRESHOLD, MAX_ITEMS = 0.05, 5_000
 #: without a clear split gets a warning instead of a silent fallback.
 MIN_PARTITIONS = 5
 
-#: Share of the ensemble, if more than ``MIN_PARTITIONS``, finer than a candidate K to
-#: judge it. 5 % (10 % until 2026-11-26): 1,000 cells draw k up to 28, about 11 of 100
-#: partitions finer than 20 groups; at 10 % the table stopped before K = 20 on 20 clear
-#: groups and a chance drop at K = 2 was chosen. The panel's K are the same at 5 and 10 %.
+#: Share of the ensemble (at least ``MIN_PARTITIONS``) finer than a K to judge it. 5 % (10 %
+#: until 2026-11-26, when the table stopped before 20 clear groups of 1,000 cells, k up to
+#: 28, and a chance drop at K = 2 was chosen). The panel's K are the same at 5 and 10 %.
 JUDGE_SHARE = 0.05
+
+#: ``λ`` the last three candidates keep for a lower bound past them (clear groups: 0.81-0.93).
+HELD = 0.75
 
 
 def _candidate_cap(sizes: np.ndarray, n_items: int, max_k: int | None) -> int:
@@ -248,9 +250,8 @@ def select_k(
     Warns
     -----
     UserWarning
-        When ``K`` is only a lower bound (the data hold more groups than the partitions
-        can judge: build the ensemble over larger ``k``), when every partition has one
-        ``k`` and ``K`` is that ``k``, and when fewer than 5 partitions show no clear split.
+        When ``K`` is only a lower bound (build the ensemble over larger ``k``), when every
+        partition has one ``k`` and ``K`` is it, and when fewer than 5 show no clear split.
 
     Examples
     --------
@@ -523,35 +524,34 @@ def _past_the_candidates(
     K: int, reason: str, Ks: np.ndarray, eig: np.ndarray, drop: np.ndarray, **judged
 ) -> tuple[int, str]:
     """``(K, reason)``, or a lower bound past the candidates ``Ks`` when each of the last
-    three keeps more evidence than the split chosen at ``K``, by more than the threshold,
-    and no split follows it (module docstring, "The ensemble's finest k"), with a warning.
-
-    ``judged``: ``finest`` (the ensemble's finest k, 0 when ``max_k`` bounds K),
-    ``n_partitions`` and ``threshold``, as :func:`_choose` takes them.
-    """
+    three keeps more evidence than the split chosen at ``K`` (or, with no split, the
+    largest drop) by more than the threshold, and at least ``HELD``, with no split after
+    (module docstring), with a warning. ``judged``: ``finest`` (0 when ``max_k`` bounds
+    K), ``n_partitions`` and ``threshold``, as :func:`_choose` takes them."""
     shown, threshold = eig[:-2], judged["threshold"]
     at = np.flatnonzero(Ks[:-2] == K)
     enough = judged["finest"] > Ks[-3] and judged["n_partitions"] >= MIN_PARTITIONS
-    if not enough or not at.size or shown.size - at[0] <= 3 or drop[at[0]] < threshold:
+    if not enough or not at.size or shown.size - at[0] <= 3:
         return K, reason
     after = at[0] + int(np.argmin(drop[at[0] :] >= threshold))  # past the chosen split
     here, kept = float(shown[at[0]]), float(shown[-3:].min())
-    if (drop[after:] >= threshold).any() or kept <= here + threshold:
+    if (drop[after:] >= threshold).any() or kept <= max(here + threshold, HELD):
         return K, reason
     last = int(Ks[-3])
     # the last three keep it: the bound is at least the last, or one of the next two
     i = max((j for j, value in enumerate(eig[-2:]) if value > kept - threshold), default=-1)
     bound = last + 1 + i
+    chosen = "the split" if drop[at[0]] >= threshold else "the largest drop"
     warn(
         f"select_k: the finest K the ensemble's partitions can judge (up to K={last}) keep "
-        f"more of their co-association than the split at K={K}: the data hold more groups "
+        f"more of their co-association than {chosen} at K={K}: the data hold more groups "
         f"than they can judge, and K={bound} is only a lower bound. Build the ensemble over "
         "larger k (tl.ensemble's default k='auto' reaches sqrt(n)), or give the number of "
         "clusters.",
         UserWarning,
     )
     return bound, (
-        f"K={bound}: the split at K={K} keeps {here:.3f} of the normalised co-association, "
+        f"K={bound}: {chosen} at K={K} keeps {here:.3f} of the normalised co-association, "
         f"the finest candidates (K={last - 2}-{last}) at least {kept:.3f}: the data hold more "
         f"groups than the partitions can judge; K={bound} is a lower bound (was: {reason})"
     )
