@@ -48,7 +48,7 @@ ensembles and 45 planted ones (``benchmarks/README.md``, "4 to 25 groups").
 every partition has it; with no split up to the last candidate and the evidence unbroken
 there, the next ``K`` that keeps it is chosen as a lower bound, with a warning. So is the
 last ``K`` that keeps it when each of the last three candidates keeps more evidence than
-the chosen ``K`` by more than the threshold, and at least ``HELD``, with no split after:
+the chosen ``K`` by more than the threshold, and more than ``HELD``, with no split after:
 coarse partitions of more clear groups than the ensemble can judge merge them anew each
 time (25 equal groups of 40 cells, k up to 28: ``λ`` 0.65-0.75 up to ``K`` = 8, 0.84-0.87
 at 17-22), and a chance drop at ``K`` = 2 was the answer. On the panel the chosen split
@@ -251,7 +251,7 @@ def select_k(
     -----
     UserWarning
         When ``K`` is only a lower bound (build the ensemble over larger ``k``), when every
-        partition has one ``k`` and ``K`` is it, and when fewer than 5 show no clear split.
+        partition has one ``k`` and ``K`` is it, and when under 5 partitions show no split.
 
     Examples
     --------
@@ -525,15 +525,15 @@ def _past_the_candidates(
 ) -> tuple[int, str]:
     """``(K, reason)``, or a lower bound past the candidates ``Ks`` when each of the last
     three keeps more evidence than the split chosen at ``K`` (or, with no split, the
-    largest drop) by more than the threshold, and at least ``HELD``, with no split after
+    largest drop) by more than the threshold, and more than ``HELD``, with no split after
     (module docstring), with a warning. ``judged``: ``finest`` (0 when ``max_k`` bounds
     K), ``n_partitions`` and ``threshold``, as :func:`_choose` takes them."""
     shown, threshold = eig[:-2], judged["threshold"]
     at = np.flatnonzero(Ks[:-2] == K)
     enough = judged["finest"] > Ks[-3] and judged["n_partitions"] >= MIN_PARTITIONS
-    if not enough or not at.size or shown.size - at[0] <= 3:
+    if not enough or not at.size:
         return K, reason
-    after = at[0] + int(np.argmin(drop[at[0] :] >= threshold))  # past the chosen split
+    after = at[0] + int(np.argmin(drop[at[0] :] >= threshold))  # at[0] if none past it
     here, kept = float(shown[at[0]]), float(shown[-3:].min())
     if (drop[after:] >= threshold).any() or kept <= max(here + threshold, HELD):
         return K, reason
