@@ -132,7 +132,7 @@ class KSelection:
     def candidates(self) -> list[int]:
         """Every stable resolution as one ``K`` per split (:attr:`splits`), the strongest
         first (biology nests groups: lineages, types, states). The chosen ``K`` is among
-        them unless no drop reached the threshold."""
+        them unless no drop reached the threshold or ``K`` is a lower bound."""
         return [int(K) for K in self._splits["n_clusters"]]
 
 
