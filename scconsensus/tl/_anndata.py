@@ -89,11 +89,8 @@ def get_rep(
         return check_matrix(
             adata.layers[layer], f"adata.layers[{layer!r}]", keep_float32=keep_float32
         )
+    use_rep = default_rep(adata, use_rep)
     if use_rep is None:
-        if "X_pca" in adata.obsm:
-            return check_matrix(
-                adata.obsm["X_pca"], "adata.obsm['X_pca']", keep_float32=keep_float32
-            )
         if adata.n_vars > MAX_FEATURES_WITHOUT_REP:
             raise ValueError(
                 f"adata has {adata.n_vars} features and no 'X_pca'. Run sc.pp.pca(adata) "
@@ -111,6 +108,14 @@ def get_rep(
     return check_matrix(rep, f"adata.obsm[{use_rep!r}]", keep_float32=keep_float32)
 
 
+def default_rep(adata: AnnData, use_rep: str | None, layer: str | None = None) -> str | None:
+    """``use_rep`` as :func:`get_rep` reads it: ``"X_pca"`` when neither it nor ``layer``
+    is given and ``adata.obsm`` holds one (``None`` still means ``X``)."""
+    if use_rep is None and layer is None and "X_pca" in adata.obsm:
+        return "X_pca"
+    return use_rep
+
+
 def lazy_rep(adata: AnnData, use_rep: str | None, ensemble_key: str):
     """The representation for the sparse route's kNN pairs, checked now and read when drawn.
 
@@ -121,7 +126,7 @@ def lazy_rep(adata: AnnData, use_rep: str | None, ensemble_key: str):
     otherwise, as it did before the record was read.
     """
     check_use_rep(adata, use_rep)
-    if use_rep is not None or "X_pca" in adata.obsm:
+    if default_rep(adata, use_rep) is not None:
         return lambda: get_rep(adata, use_rep, keep_float32=True)
     built_on = _ensemble_rep(adata, ensemble_key)
     if built_on is None:

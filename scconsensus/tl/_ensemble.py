@@ -15,6 +15,7 @@ from ..core.ensemble import PartitionOptions, generate_ensemble
 from ._anndata import (
     assign_all,
     check_copy,
+    default_rep,
     ensemble_run_ids,
     get_rep,
     run_key,
@@ -117,8 +118,7 @@ def ensemble(
     )
     # the matrix clustered, X_pca included when taken by default: the consensus methods
     # draw kNN pairs from it (lazy_rep), and X would be another view of the items
-    if use_rep is None and layer is None and "X_pca" in adata.obsm:
-        use_rep = "X_pca"
+    use_rep = default_rep(adata, use_rep, layer)
     params = dict(result.params, use_rep=use_rep, layer=layer, graph=graph_key)
     return _store(adata.copy() if copy else adata, result, params, key_added, start, copy)
 
