@@ -3,6 +3,8 @@ K as a maximum, and the calibration figures users can compute on labelled data."
 
 from __future__ import annotations
 
+import warnings
+
 import anndata as ad
 import numpy as np
 import pandas as pd
@@ -374,8 +376,24 @@ def test_an_unlabelled_item_has_no_confidence_in_every_layout():
     from scconsensus.tl._anndata import store_consensus
 
     a = ad.AnnData(np.zeros((4, 2)))
-    M = np.array([[0.9, 0.1], [0.8, 0.2], [0.5, 0.5], [0.1, 0.9]])
+    M = np.array([[0.9, 0.1], [0.8, 0.2], [0.6, 0.4], [0.1, 0.9]])
     store_consensus(a, "d", M, labels=np.array([0, 0, -1, 1]), params={})
     conf = a.obs["d_confidence"].to_numpy()
     assert np.isnan(conf[2]) and a.obs["d"].isna().tolist() == [False, False, True, False]
     np.testing.assert_allclose(conf[[0, 1, 3]], [0.9, 0.8, 0.9])
+
+
+def test_an_exact_tie_is_unlabelled_with_a_warning_naming_only_placed_items():
+    """A user trial found a sampled cell at exactly 0.5 / 0.5 left unlabelled in silence;
+    items no partition placed are the consensus' own warning, not counted again."""
+    from scconsensus.tl._anndata import store_consensus
+
+    a = ad.AnnData(np.zeros((4, 2)))
+    M = np.array([[0.9, 0.1], [0.5, 0.5], [0.5, 0.5], [0.1, 0.9]])
+    E = np.array([[0, 0], [0, 1], [-1, -1], [1, 1]], dtype=np.int32)
+    with pytest.warns(RuntimeWarning, match=r"^1 item\(s\) have a membership tied exactly"):
+        store_consensus(a, "pcc", M, params={}, ensemble=E)
+    assert a.obs["pcc"].isna().tolist() == [False, True, True, False]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        store_consensus(a, "pcc", M[[0, 3]].repeat(2, axis=0), params={}, ensemble=E)

@@ -21,7 +21,8 @@ One layout for every consensus method (ours and ConsensusClusterPlus):
 - ``.uns[key]``: ``{"params": {...}, ...method figures}``
 
 An item whose membership is exactly uniform (no evidence for any cluster, e.g. an item
-that no partition of the ensemble sampled) gets a missing hard label (NaN), not ``"0"``.
+that no partition of the ensemble sampled) gets a missing hard label (NaN), not ``"0"``;
+a warning counts them (an item some partition placed is uniform only on an exact tie).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from scanpy import logging as logg
 
 from .._docs import doc_params
 from .._validation import check_bool, check_key, check_labels, check_matrix
+from .._warnings import warn
 from ..core import ensemble_confidence, transferred_confidence
 from ..core.membership import (
     confidence,
@@ -225,8 +227,6 @@ def ensemble_run_ids(labels: np.ndarray) -> np.ndarray:
 
 def _warn_joined(adata: AnnData, ensemble_key: str) -> None:
     """Warn when the ensemble's items come from separately built ensembles."""
-    from .._warnings import warn
-
     runs = adata.obsm.get(run_key(ensemble_key))
     if runs is None or np.asarray(runs).size == 0:
         return  # a hand-made ensemble, or one from before the marker: nothing to compare
@@ -410,7 +410,7 @@ def consensus_entries(
         raise ValueError(
             f"membership has {membership.shape[0]} rows but adata has {adata.n_obs} items."
         )
-    membership, labels, k = _final_labels(membership, labels, drop_empty)
+    membership, labels, k = _final_labels(membership, labels, drop_empty, ensemble)
     categories = [str(i) for i in range(k)]
     conf = _confidence(membership, labels, ensemble, reference)
     obs_keys = [key_added, f"{key_added}_confidence", f"{key_added}_entropy"]
@@ -464,19 +464,44 @@ def _confidence(membership: np.ndarray, labels: np.ndarray, ensemble, reference)
     return ensemble_confidence(ensemble, labels)
 
 
-def _final_labels(membership: np.ndarray, labels, drop_empty: bool):
+def _final_labels(membership: np.ndarray, labels, drop_empty: bool, ensemble=None):
     """``(membership, labels, k)``: no label for uniform rows, the labelled clusters first
     (``k`` of them) when ``drop_empty``."""
     k = membership.shape[1]
     labels = hard_labels(membership) if labels is None else np.asarray(labels, dtype=np.int64)
     if k > 1:
         # argmax of a uniform row is cluster 0 only by position: no evidence, no label
-        labels = np.where(np.ptp(membership, axis=1) < UNIFORM_TOL, -1, labels)
+        uniform = np.ptp(membership, axis=1) < UNIFORM_TOL
+        labels = np.where(uniform, -1, labels)
+        _warn_tied(uniform, ensemble, k)
     # a cluster no item is labelled with would be an empty category (it breaks
     # sc.tl.rank_genes_groups); callers order first so that their .uns figures align
     if drop_empty:
         membership, labels, _, k = labelled_first(membership, labels)
     return membership, labels, k
+
+
+def _warn_tied(uniform: np.ndarray, ensemble, k: int) -> None:
+    """Warn about items left unlabelled by an exact tie between the ``k`` clusters.
+
+    The consensus itself warns about the items no partition sampled (they are uniform
+    for want of evidence); an item the partitions did place but that ends exactly
+    between all clusters (e.g. 0.5 / 0.5 at ``k = 2``, with as many partitions for each
+    side) was left unlabelled silently.
+    """
+    if not uniform.any():
+        return
+    if ensemble is not None:
+        uniform = uniform & (np.asarray(ensemble) >= 0).any(axis=1)
+    n_tied = int(uniform.sum())
+    if n_tied:
+        warn(
+            f"{n_tied} item(s) have a membership tied exactly between all {k} clusters "
+            "(their partitions are split evenly between them); they get no label (NaN; NA "
+            "in R) and keep their memberships. More partitions, or another random_state, "
+            "usually breaks the tie.",
+            RuntimeWarning,
+        )
 
 
 def assign_all(
