@@ -96,9 +96,14 @@ def test_the_ensembles_matrix_is_named_in_the_log_and_x_pca_comes_first(monkeypa
     monkeypatch.setattr(scc.settings, "dense_auto_max_items_knn", 100)
     a = _groups()
     kw = {"n_clusters": 3, "random_state": 0, "progress": False}
-    with scanpy_log("info") as log:
-        scc.tl.pcc(a, mode="sparse", pairs="knn", **kw)
-    assert "kNN pairs of adata.X, the matrix the ensemble clustered" in log.getvalue()
+    for method in ("pcc", "pla"):
+        with scanpy_log("info") as log:
+            getattr(scc.tl, method)(a, mode="sparse", pairs="knn", **kw)
+        text = log.getvalue()
+        assert "kNN pairs of adata.X, the matrix the ensemble clustered" in text
+        # said once the fit is done, not while its progress bar is drawn (a user trial
+        # found the line inside the bar's)
+        assert text.index("the matrix the ensemble clustered") > text.index("fitting")
     a.obsm["X_pca"] = a.X[:, :2].copy()
     with scanpy_log("info") as log:
         scc.tl.pcc(a, **kw)

@@ -138,6 +138,19 @@ def test_k_is_a_maximum_and_planted_partition_recovered(planted_dense, divergenc
     assert isinstance(res, PCCResult) and "converged" in repr(res)
 
 
+def test_iterations_name_their_unit(planted_dense):
+    """The sampled-pairs route counted item moves (24,089) where all pairs counted batch
+    steps (32), both logged as "iterations" (a user trial): the unit is now said."""
+    _, C, N = planted_dense
+    greedy = pcc(C, N, 3, "kl", solver="greedy", random_state=0)
+    batch = pcc(C, N, 3, "kl", solver="batch", random_state=0)
+    assert greedy.iterations == f"{greedy.n_iter} item moves" and greedy.n_iter > 0
+    steps = batch.n_iter - batch.n_polish
+    assert batch.iterations.startswith(f"{steps} batch steps") and steps > 0
+    assert ("item moves" in batch.iterations) == (batch.n_polish > 0)
+    assert batch.iterations in repr(batch)
+
+
 def test_restarts_keep_best_and_are_reproducible(planted_dense):
     _, C, N = planted_dense
     # min_mass=0 keeps every cluster, so the returned point is the best restart's

@@ -131,17 +131,27 @@ def lazy_rep(adata: AnnData, use_rep: str | None, ensemble_key: str):
     if default_rep(adata, use_rep) is not None:
         return lambda: get_rep(adata, use_rep, keep_float32=True)
     built_on = _ensemble_rep(adata, ensemble_key)
-    if built_on is None:
-        return None
-    use_rep, layer = built_on
+    return None if built_on is None else _EnsembleRep(adata, *built_on)
 
-    def read():
-        logg.info(
-            f"    kNN pairs of {_rep_name(use_rep, layer)}, the matrix the ensemble clustered"
-        )
-        return get_rep(adata, use_rep, layer=layer, keep_float32=True)
 
-    return read
+class _EnsembleRep:
+    """Reads the matrix the ensemble clustered when the core draws kNN pairs of it, and
+    says so afterwards (:func:`log_rep_read`): a log line written while the core's
+    progress bar is drawn lands inside the bar's line."""
+
+    def __init__(self, adata: AnnData, use_rep: str | None, layer: str | None):
+        self.adata, self.use_rep, self.layer, self.read = adata, use_rep, layer, False
+
+    def __call__(self) -> np.ndarray:
+        self.read = True
+        return get_rep(self.adata, self.use_rep, layer=self.layer, keep_float32=True)
+
+
+def log_rep_read(X) -> None:
+    """Log which matrix the kNN pairs came from, when :func:`lazy_rep` read the ensemble's."""
+    if isinstance(X, _EnsembleRep) and X.read:
+        name = _rep_name(X.use_rep, X.layer)
+        logg.info(f"    kNN pairs of {name}, the matrix the ensemble clustered")
 
 
 def _rep_name(use_rep: str | None, layer: str | None) -> str:

@@ -12,7 +12,7 @@ from .._progress import check_progress
 from .._validation import RandomState, check_key, check_min_mass, check_number
 from ..core import FitRoute, PCCConsensus, StartPlan, pcc_consensus
 from ..core.pcc import PCC_PARAMS, Bregman, cluster_relationships, kernels_cached
-from ._anndata import check_copy, get_ensemble, lazy_rep, store_consensus
+from ._anndata import check_copy, get_ensemble, lazy_rep, log_rep_read, store_consensus
 from ._candidates import fits_each_k
 from ._selection import clusters_written, log_plan, selection_uns
 
@@ -97,6 +97,7 @@ def pcc(
         route=route, pairs=pairs, X=X, random_state=random_state, progress=progress,
     )  # fmt: skip
     _log_run(out, mode, pairs, fit_size, labels.shape[0])
+    log_rep_read(X)
     adata = adata.copy() if copy else adata
     _store(adata, key_added, out, (ensemble_key, use_rep, relationship_threshold), labels)
     _log_finish(out, tol, adata, key_added, start)
@@ -167,13 +168,13 @@ def _log_finish(out: PCCConsensus, tol: float, adata: AnnData, key_added: str, s
     res = out.fit
     if not res.converged:
         logg.warning(
-            f"PCC stopped at max_iter={res.n_iter} before the KKT tolerance "
+            f"PCC stopped at max_iter ({res.iterations}) before the KKT tolerance "
             f"(relative gap {res.kkt_gap:.2g} > tol={tol}); raise max_iter for a finer optimum."
         )
     logg.info(
         f"    finished: {clusters_written(adata, key_added, out.membership.shape[1])}, "
         f"objective {res.objective:.6g}, "
-        f"{res.n_iter} iterations",
+        f"{res.iterations}",
         time=start,
         deep=(
             f"added\n    {key_added!r}, {key_added + '_confidence'!r}, "

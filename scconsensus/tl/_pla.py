@@ -22,7 +22,14 @@ from ..core.pla import (
     predict_ensemble_labels,
     warn_unused_lam,
 )
-from ._anndata import check_copy, get_ensemble, get_rep, lazy_rep, store_consensus
+from ._anndata import (
+    check_copy,
+    get_ensemble,
+    get_rep,
+    lazy_rep,
+    log_rep_read,
+    store_consensus,
+)
 from ._candidates import fits_each_k
 from ._selection import clusters_written, log_plan, selection_uns
 
@@ -110,7 +117,7 @@ def pla(
     )  # fmt: skip
     adata = adata.copy() if copy else adata
     params = {**out.params, "lam": lam, "ensemble_key": ensemble_key, "use_rep": use_rep}
-    _store(adata, key_added, out, {name: params[name] for name in PARAMS}, start, labels)
+    _store(adata, key_added, out, {name: params[name] for name in PARAMS}, start, (labels, X))
     return adata if copy else None
 
 
@@ -162,8 +169,10 @@ PARAMS = (
 )
 
 
-def _store(adata: AnnData, key_added: str, out: PLAConsensus, params: dict, start, ensemble):
-    """Write the consensus layout, ``.uns[key_added]`` as :func:`pla` says, and log it."""
+def _store(adata: AnnData, key_added: str, out: PLAConsensus, params: dict, start, inputs):
+    """Write the consensus layout, ``.uns[key_added]`` as :func:`pla` says, and log it.
+    ``inputs``: the ensemble and the representation given to the core."""
+    ensemble, X = inputs
     log_plan(out.plan)
     res, plan, keep, membership = out.fit, out.plan, out.clusters, out.membership
     if res.fit_index.size < adata.n_obs:
@@ -189,6 +198,7 @@ def _store(adata: AnnData, key_added: str, out: PLAConsensus, params: dict, star
     if res.pair_source is not None:
         uns["pair_source"] = res.pair_source
     logg.info(f"    {_route_text(res)} of {res.fit_index.size} cells")
+    log_rep_read(X)
     if params["weighted"]:
         uns["objective_trace"] = res.objective_trace
         if not res.cv_scores.empty:

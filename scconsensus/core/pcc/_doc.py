@@ -122,7 +122,8 @@ n_init
     the lowest objective wins.""",
     "pcc_uns": """\
 ``.uns[key_added]`` holds ``params``, ``objective``, ``objective_trace``,
-``restart_objectives``, ``n_iter``, ``converged``, ``kkt_gap``, ``solver``,
+``restart_objectives``, ``n_iter`` (item moves, or batch steps and their polish
+moves: the log names the unit), ``converged``, ``kkt_gap``, ``solver``,
 ``route`` (``"dense"``/``"sparse"``/``"lowrank"``), ``n_isolated``, ``cluster_mass``,
 ``cluster_relationships`` (the matrix ``m_ij`` of Sect. 7.4), ``fit_size`` (items
 fitted), ``fit_indices`` (when a subset was fitted), ``partitions_used``, the

@@ -25,7 +25,9 @@ class PCCResult:
         for long runs after every ``s``-th iteration, thinned to at most
         ~10,000 points. The last entry is the final value.
     n_iter
-        Iterations of the best restart.
+        Iterations of the best restart, in the solver's unit (:attr:`iterations` says
+        it): an item's move (one line search) for ``"greedy"`` and ``"sweep"``, a step
+        that moves every item for ``"batch"``, plus its ``n_polish`` greedy moves.
     converged
         Whether the best restart met the relative KKT tolerance (rather than
         stopping at ``max_iter``).
@@ -63,6 +65,14 @@ class PCCResult:
     n_polish: int = 0
 
     @property
+    def iterations(self) -> str:
+        """``n_iter`` with its unit, e.g. ``"32 batch steps"`` or ``"24089 item moves"``."""
+        if not self.solver.startswith("batch"):
+            return f"{self.n_iter} item moves"
+        steps = f"{self.n_iter - self.n_polish} batch steps"
+        return f"{steps} + {self.n_polish} item moves" if self.n_polish else steps
+
+    @property
     def n_clusters(self) -> int:
         """Number of clusters that carry mass."""
         return int(self.membership.shape[1])
@@ -72,7 +82,7 @@ class PCCResult:
         return (
             f"PCCResult(n_items={self.membership.shape[0]}, n_clusters={self.n_clusters}, "
             f"divergence={self.divergence!r}, objective={self.objective:.6g}, "
-            f"n_iter={self.n_iter}, {state}, kkt_gap={self.kkt_gap:.3g})"
+            f"{self.iterations}, {state}, kkt_gap={self.kkt_gap:.3g})"
         )
 
 
