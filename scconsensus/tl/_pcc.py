@@ -96,8 +96,7 @@ def pcc(
         min_mass=min_mass, start=StartPlan(init=init, partitions=partitions, n_init=n_init),
         route=route, pairs=pairs, X=X, random_state=random_state, progress=progress,
     )  # fmt: skip
-    _log_run(out, mode, pairs, fit_size, labels.shape[0])
-    log_rep_read(X)
+    _log_run(out, (mode, pairs, fit_size, X), labels.shape[0])
     adata = adata.copy() if copy else adata
     _store(adata, key_added, out, (ensemble_key, use_rep, relationship_threshold), labels)
     _log_finish(out, tol, adata, key_added, start)
@@ -128,9 +127,11 @@ PARAMS = (
 )
 
 
-def _log_run(out: PCCConsensus, mode: str, pairs: str, fit_size, n_all: int) -> None:
+def _log_run(out: PCCConsensus, call: tuple, n_all: int) -> None:
     """What :func:`pcc_consensus` decided: K and partitions, the subset, the route, and
-    the CPU time of each stage."""
+    the CPU time of each stage. ``call``: :func:`pcc`'s ``mode``, ``pairs``, ``fit_size``
+    and the representation it gave the core."""
+    mode, pairs, fit_size, X = call
     log_plan(out.plan)
     stages = ", ".join(f"{name} {sec:.2f} s" for name, sec in out.plan.seconds.items())
     logg.info(f"    CPU time per stage: {stages}")
@@ -151,6 +152,7 @@ def _log_run(out: PCCConsensus, mode: str, pairs: str, fit_size, n_all: int) -> 
             f"({2 * out.n_pairs / n:.1f} per item; {out.pair_source} + random, pairs={pairs!r}) "
             f"of {n} items (mode={mode!r})"
         )
+        log_rep_read(X)
 
 
 def _log_start(divergence):
