@@ -294,15 +294,15 @@ def test_tl_fit_size_records_subset_and_roundtrips(blobs_with_ensemble, tmp_path
     out = scc.tl.pcc(adata, 5, fit_size=400, pairs="ensemble", init="ensemble", n_init=1, copy=True)
     uns = out.uns["pcc"]
     assert uns["fit_size"] == 400
-    assert uns["fit_indices"].shape == (400,)
-    assert np.all(np.diff(uns["fit_indices"]) > 0)
+    assert uns["fit_index"].shape == (400,)
+    assert np.all(np.diff(uns["fit_index"]) > 0)
     M = out.obsm["pcc_membership"]
     assert np.all(np.isfinite(M))
     np.testing.assert_allclose(M.sum(1), 1.0)
     assert adjusted_rand_index(y, out.obs["pcc"].cat.codes.values) > 0.95
     out.write_h5ad(tmp_path / "a.h5ad")
     back = ad.read_h5ad(tmp_path / "a.h5ad")
-    np.testing.assert_array_equal(back.uns["pcc"]["fit_indices"], uns["fit_indices"])
+    np.testing.assert_array_equal(back.uns["pcc"]["fit_index"], uns["fit_index"])
     with pytest.raises(ValueError, match="not both"):
         scc.tl.pcc(adata, 5, fit_size=10, fit_fraction=0.1, copy=True)
     with pytest.raises(ValueError, match="fit_fraction"):
@@ -313,12 +313,12 @@ def test_tl_fit_size_records_subset_and_roundtrips(blobs_with_ensemble, tmp_path
 def test_tl_fit_size_auto_fits_at_most_the_setting(blobs_with_ensemble, monkeypatch):
     adata, y = blobs_with_ensemble
     small = scc.tl.pcc(adata, 5, n_init=1, copy=True)
-    assert "fit_indices" not in small.uns["pcc"]
+    assert "fit_index" not in small.uns["pcc"]
     assert small.uns["pcc"]["params"]["fit_size"] == "auto"
     monkeypatch.setattr(scc.settings, "auto_fit_size", 300)
     big = scc.tl.pcc(adata, 5, n_init=1, copy=True)
     assert big.uns["pcc"]["fit_size"] == 300
-    assert big.uns["pcc"]["fit_indices"].shape == (300,)
+    assert big.uns["pcc"]["fit_index"].shape == (300,)
     assert adjusted_rand_index(y, big.obs["pcc"].cat.codes.values) > 0.95
     with pytest.raises(ValueError, match="fit_size"):
         scc.tl.pcc(adata, 5, fit_size="all", copy=True)

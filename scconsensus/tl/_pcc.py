@@ -231,5 +231,5 @@ def _uns(out: PCCConsensus, relationship_threshold: float) -> dict:
         uns["n_pairs"] = out.n_pairs
         uns["pair_source"] = out.pair_source
     if out.fit_indices is not None:
-        uns["fit_indices"] = out.fit_indices
+        uns["fit_index"] = out.fit_indices  # PLA's name for the same record
     return uns

@@ -126,7 +126,7 @@ n_init
 moves: the log names the unit), ``converged``, ``kkt_gap``, ``solver``,
 ``route`` (``"dense"``/``"sparse"``/``"lowrank"``), ``n_isolated``, ``cluster_mass``,
 ``cluster_relationships`` (the matrix ``m_ij`` of Sect. 7.4), ``fit_size`` (items
-fitted), ``fit_indices`` (when a subset was fitted), ``partitions_used``, the
+fitted), ``fit_index`` (when a subset was fitted; as PLA's), ``partitions_used``, the
 choice of ``K`` (``n_clusters_chosen``, ``k_selection``, ``k_candidates``, ``k_splits``...)
 and, on the sparse route, ``n_pairs`` and ``pair_source`` (``"knn"``/``"ensemble"``).
 
