@@ -12,6 +12,7 @@ import io
 import os
 import re
 import shutil
+import warnings
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -91,11 +92,13 @@ def test_scanpy_sections_run_as_written():
     for section, code in python_blocks():
         if section.startswith(("R and Bioconductor", "Large data and Dask", "Choosing k")):
             continue  # below, each with what it needs
-        with scanpy_log() as log:
+        with scanpy_log() as log, warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
             run(code, namespace, section)
         if section.startswith(FIT_THEIR_OWN_ENSEMBLE):
             # an example that asks for a K its ensemble barely holds teaches the wrong habit
-            assert "partition(s) have about" not in log.getvalue(), (section, log.getvalue())
+            said = log.getvalue() + "".join(str(w.message) for w in caught)
+            assert "partition(s) have about" not in said, (section, said)
         if section.startswith("PCC"):  # the PLA block transfers onto this reference
             namespace["adata_ref"] = namespace["adata"]
         ran.append(section)

@@ -170,6 +170,27 @@ def test_far_partitions_note_does_not_advise_what_was_done():
     assert plan_consensus(_ensemble_of_sizes([8] * 6), 8, init="random").note == ""
 
 
+def test_far_partitions_advice_is_an_ensemble_that_can_be_built():
+    """A user trial: n_clusters=149 of iris advised k=(111, 187), which tl.ensemble
+    refuses for partitions of 120 items; the range stays below them, or the advice is
+    fewer clusters."""
+    labels = _ensemble_of_sizes([2, 3, 4, 5, 6], n=30)
+    assert "k=(19, 29)" in plan_consensus(labels, 26, init="random").note  # was (19, 33)
+    assert "k=(21, 29)" in plan_consensus(labels, 29, init="random").note
+    labels[0] = -1  # 29 items in each partition now
+    note = plan_consensus(labels, 29, init="random").note
+    assert "with 29 items in a partition, ask for fewer clusters than 29" in note
+    assert "k=(" not in note
+
+
+def test_far_partitions_warning_is_a_python_warning_at_any_verbosity():
+    """R and warnings.catch_warnings catch it; scanpy's log at verbosity 0 dropped it."""
+    adata = scc.datasets.iris()
+    scc.tl.ensemble(adata, n_partitions=8, k=(2, 4), random_state=0, progress=False)
+    with pytest.warns(UserWarning, match=r"^Only \d+ of the ensemble's 8 partition\(s\)"):
+        scc.tl.pcc(adata, n_clusters=12, random_state=0, progress=False)
+
+
 # ------------------------------------------------------------- 4: spectral_consensus K
 
 

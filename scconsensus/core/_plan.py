@@ -137,25 +137,34 @@ def _coverage(labels, columns):  # pragma: no cover - compiled
     return covered, coverable
 
 
-def _far_note(sizes: np.ndarray, columns: np.ndarray, K: int) -> str:
+def _far_note(sizes: np.ndarray, columns: np.ndarray, K: int, n_sampled: int) -> str:
     """Why the fit uses partitions far from ``K`` and what to build instead, or ``""``.
 
     Counts what the ensemble holds (the advice must not repeat how the user built it,
     which this function cannot see): partitions of about ``K`` clusters (the window of
-    :func:`matched_partitions`), those of exactly ``K``, and the farthest one used.
+    :func:`matched_partitions`), those of exactly ``K``, and the farthest one used. The
+    k range advised stays below ``n_sampled``, the fewest items a partition sampled
+    (tl.ensemble refuses more clusters than that).
     """
     far = int(np.abs(sizes[columns] - K).max())
     if far <= K / 4:
         return ""
     near = int(((sizes * 1.25 >= K) & (sizes <= K * 1.25)).sum())
     exact = int((sizes == K).sum())
-    low, high = max(2, K - K // 4 - 1), K + K // 4 + 1
-    return (
+    low, high = max(2, K - K // 4 - 1), min(K + K // 4 + 1, n_sampled - 1)
+    head = (
         f"only {near} of the ensemble's {sizes.size} partition(s) have about {K} clusters "
         f"({exact} exactly {K}), so the fit also uses partitions with up to {far} cluster(s) "
-        f"more or fewer; the consensus model fits best to partitions near its K: rebuild "
-        f"the ensemble with more partitions (n_partitions) or a k range around {K}, "
-        f"e.g. k=({low}, {high})"
+        f"more or fewer; the consensus model fits best to partitions near its K: "
+    )
+    if K >= n_sampled:  # no partition of n_sampled items holds K clusters
+        return head + (
+            f"with {n_sampled} items in a partition, ask for fewer clusters than {K} "
+            "(or subsample a larger fraction of the items)"
+        )
+    return head + (
+        f"rebuild the ensemble with more partitions (n_partitions) or a k range around "
+        f"{K}, e.g. k=({low}, {high})"
     )
 
 
@@ -267,4 +276,4 @@ def _columns(labels: np.ndarray, K: int, partitions: str, numbered) -> tuple[np.
     if partitions == "all":
         return np.arange(sizes.size), ""
     columns = _cover_items(labels, sizes, K, matched_partitions(sizes, K))
-    return columns, _far_note(sizes, columns, K)
+    return columns, _far_note(sizes, columns, K, int((labels >= 0).sum(axis=0).min()))

@@ -7,18 +7,20 @@ import numpy as np
 from anndata import AnnData
 from scanpy import logging as logg
 
+from .._warnings import warn
 from ..core import ConsensusPlan
 
 __all__ = ["clusters_written", "log_plan", "selection_uns"]
 
 
 def log_plan(plan: ConsensusPlan) -> None:
-    """Say which K was chosen and why, and which partitions are fitted."""
+    """Say which K was chosen and why, and which partitions are fitted; warn (a Python
+    warning, which R and ``warnings.catch_warnings`` can catch) when they are far from K."""
     if plan.selection is not None:
         logg.info(f"    n_clusters='auto': {plan.selection.reason}")
     logg.info(f"    fitting {plan.columns.size} partitions ({plan.n_clusters} clusters)")
     if plan.note:
-        logg.warning(plan.note)
+        warn(plan.note[0].upper() + plan.note[1:] + ".", UserWarning)
 
 
 def selection_uns(plan: ConsensusPlan) -> dict:
