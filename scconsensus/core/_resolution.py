@@ -300,8 +300,8 @@ def choose_k(
     sizes = _partition_sizes(labels, numbered)
     if sizes.max() < 2:
         raise ValueError(
-            "Every partition of the ensemble has a single cluster: there is no structure "
-            "to choose a number of clusters from. Build the ensemble with k >= 2."
+            "Every partition of the ensemble has a single cluster: no structure to choose a "
+            "number of clusters from. Build it with k >= 2, or check for identical items."
         )
     Ks = np.arange(2, _candidate_cap(sizes, labels.shape[0], max_k) + 3)
     eig, n_parts = _evidence(labels, sizes, Ks, seeds[1])
@@ -566,14 +566,14 @@ def _lower_bound(last: int, kept: float, beyond, threshold: float) -> tuple[int,
     K = last + 1 + i
     warn(
         f"select_k: no split up to K={last}, the largest K the ensemble's partitions can "
-        f"judge (too few are finer): the data hold more than {last} groups, and K={K} is "
+        f"judge (too few are finer): the data may hold more than {last} groups; K={K} is "
         "only a lower bound. Build the ensemble over larger k or with more partitions "
         "(tl.ensemble's default k='auto' reaches sqrt(n)), or give the number of clusters.",
         UserWarning,
     )
     return K, (
         f"K={K}: no split drops the normalised co-association up to K={last} (it keeps "
-        f"{kept:.3f}), so the data hold more than {last} groups; K={K} keeps "
+        f"{kept:.3f}), so the data may hold more than {last} groups; K={K} keeps "
         f"{beyond[i]:.3f}, a lower bound: too few partitions are finer to judge more"
     )
 
