@@ -97,8 +97,8 @@ def ensemble(
     _check_target(adata, key_added)
     n_jobs = check_n_jobs(n_jobs)
     X = get_rep(adata, use_rep, layer=layer, keep_float32=True)
-    graph, graph_key = _leiden_graph(adata, method, neighbors_key, obsp, feature_subsample)
     start = logg.info(f"building an ensemble of {n_partitions} partitions")
+    graph, graph_key = _leiden_graph(adata, method, neighbors_key, obsp, feature_subsample)
     options = PartitionOptions(
         subsample=subsample, feature_subsample=feature_subsample,
         predict_unsampled=predict_unsampled, linkage=linkage, distance=distance,

@@ -133,8 +133,6 @@ def _log_run(out: PCCConsensus, call: tuple, n_all: int) -> None:
     and the representation it gave the core."""
     mode, pairs, fit_size, X = call
     log_plan(out.plan)
-    stages = ", ".join(f"{name} {sec:.2f} s" for name, sec in out.plan.seconds.items())
-    logg.info(f"    CPU time per stage: {stages}")
     n = n_all if out.fit_indices is None else out.fit_indices.size
     if out.fit_indices is not None:
         if fit_size == "auto":
@@ -153,6 +151,8 @@ def _log_run(out: PCCConsensus, call: tuple, n_all: int) -> None:
             f"of {n} items (mode={mode!r})"
         )
         log_rep_read(X)
+    stages = ", ".join(f"{name} {sec:.2f} s" for name, sec in out.plan.seconds.items())
+    logg.info(f"    CPU time per stage: {stages}")
 
 
 def _log_start(divergence):
