@@ -1,3 +1,5 @@
+import warnings
+
 import numpy as np
 import pytest
 
@@ -362,3 +364,16 @@ def test_unsampled_items_are_predicted_from_their_own_rows():
     np.testing.assert_array_equal(
         ens.labels, generate_ensemble(X.astype(float), 2, "leiden", **kw).labels
     )
+
+
+def test_a_disconnected_spectral_graph_is_said_once_for_the_ensemble():
+    """A user trial: scikit-learn's "not fully connected" warning came once per partition
+    (20 for 20), inside the progress bar's line; now one warning counts them."""
+    from sklearn.datasets import make_blobs
+
+    X, _ = make_blobs(300, 5, centers=3, random_state=0, cluster_std=0.3)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        generate_ensemble(X, 6, method="spectral", k=3, random_state=0)
+    said = [str(w.message) for w in caught if "connected" in str(w.message)]
+    assert len(said) == 1 and said[0].startswith("6 of 6 spectral partitions"), said

@@ -7,6 +7,8 @@ reads ``X`` in blocks, and Leiden, which works on a graph, live with the ensembl
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .._validation import check_dense_memory
@@ -41,8 +43,10 @@ def pam(X: np.ndarray, k: int, seed: int) -> np.ndarray:
     return np.asarray(result.labels, dtype=np.int64)
 
 
-def spectral(X: np.ndarray, k: int, seed: int, n_neighbors: int) -> np.ndarray:
-    """scikit-learn's spectral clustering on the kNN graph of the rows of ``X``."""
+def spectral(X: np.ndarray, k: int, seed: int, n_neighbors: int) -> tuple[np.ndarray, bool]:
+    """scikit-learn's spectral clustering on the kNN graph of the rows of ``X``, and
+    whether that graph was connected (scikit-learn's warning when it is not is caught:
+    the ensemble says it once, not once per partition)."""
     from sklearn.cluster import SpectralClustering
 
     model = SpectralClustering(
@@ -52,7 +56,16 @@ def spectral(X: np.ndarray, k: int, seed: int, n_neighbors: int) -> np.ndarray:
         random_state=seed,
         assign_labels="cluster_qr",
     )
-    return model.fit_predict(X)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        labels = model.fit_predict(X)
+    connected = True
+    for w in caught:
+        if "not fully connected" in str(w.message):
+            connected = False
+        else:  # anything else is the user's to see, as it came
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return labels, connected
 
 
 def relabel(labels: np.ndarray) -> np.ndarray:

@@ -340,7 +340,7 @@ def _partition(
     elif method == "pam":
         fit = pam(X_sub, spec.k, seed)
     elif method == "spectral":
-        fit = spectral(X_sub, spec.k, seed, n_neighbors)
+        fit, info["connected"] = spectral(X_sub, spec.k, seed, n_neighbors)
     else:  # leiden
         # log-uniform, as k="auto": clusters grow about as a power of the resolution
         res = float(np.exp(rng.uniform(*np.log(resolution))))
@@ -435,8 +435,16 @@ def _collect(X, specs: list, results, progress):
     for i, (col, info) in enumerate(bar):
         labels[:, i] = col
         infos.append(info)
+    disconnected = sum(not info.pop("connected", True) for info in infos)
     partitions = pd.DataFrame(infos)
     _warn_fewer_clusters(labels, partitions)
+    if disconnected:
+        warn(
+            f"{disconnected} of {len(infos)} spectral partitions ran on a kNN graph that is "
+            "not fully connected (scikit-learn: the spectral embedding may not work as "
+            "expected); raise n_neighbors, or use another method for well-separated data.",
+            UserWarning,
+        )
     return labels, partitions
 
 
