@@ -434,3 +434,21 @@ def test_consensus_k_keeps_more_when_asked(blobs_adata):
     assert set(out.obsp) == {"consensus_k_k2_consensus", "consensus_k_k3_consensus"}
     with pytest.raises(ValueError, match="keep_k"):
         scc.tl.consensus_k(blobs_adata, max_k=3, reps=5, keep_k=[5])
+
+
+def test_a_view_is_made_actual_once_with_one_warning():
+    """A user trial: tl.pcc on a view raised five ImplicitModificationWarnings (one per
+    slot written); scanpy's functions say it once."""
+    import warnings
+
+    from anndata import ImplicitModificationWarning
+
+    adata = scc.datasets.iris()
+    scc.tl.ensemble(adata, n_partitions=20, random_state=0, progress=False)
+    view = adata[:100]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        scc.tl.pcc(view, n_clusters=3, random_state=0, progress=False)
+    said = [w for w in caught if issubclass(w.category, ImplicitModificationWarning)]
+    assert len(said) == 1 and not view.is_view
+    assert {"pcc", "pcc_confidence"} <= set(view.obs) and "pcc" not in adata.obs

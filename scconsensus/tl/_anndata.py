@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from anndata import AnnData
+from anndata import ImplicitModificationWarning as IMW
 from scanpy import logging as logg
 
 from .._docs import doc_params
@@ -534,6 +535,9 @@ def assign_all(
     obs, obsm, obsp, uns
         New entries of ``adata.obs``, ``.obsm``, ``.obsp`` and ``.uns`` by key.
     """
+    if adata.is_view:  # one warning, as scanpy's view_to_actual, not one per slot
+        warn("Writing to a view of an AnnData: making it an actual AnnData.", IMW)
+        adata._init_as_actual(adata.copy())
     stores = [(adata.obs, obs), (adata.obsm, obsm), (adata.obsp, obsp), (adata.uns, uns)]
     done = []
     try:
