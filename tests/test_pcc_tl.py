@@ -220,3 +220,14 @@ def test_knn_pairs_of_a_sparse_x(blobs_adata):
     assert adata.uns["pcc"]["pair_source"] == "knn"
     assert adjusted_rand_index(adata.obs["truth"], adata.obs["pcc"]) > 0.9
     assert sp.issparse(adata.X) and adata.X.dtype == np.float32
+
+
+def test_max_iter_reached_is_a_convergence_warning():
+    """A Python warning (scikit-learn's class), which R and catch_warnings catch; it was a
+    log line, silent at verbosity 0."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    adata = scc.datasets.iris()
+    scc.tl.ensemble(adata, n_partitions=10, k=3, random_state=0, progress=False)
+    with pytest.warns(ConvergenceWarning, match=r"PCC stopped at max_iter \(\d+ batch steps"):
+        scc.tl.pcc(adata, n_clusters=3, max_iter=1, random_state=0, progress=False)

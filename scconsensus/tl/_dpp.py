@@ -9,6 +9,7 @@ from .._docs import doc_params
 from .._progress import check_progress
 from .._settings import settings
 from .._validation import RandomState, check_int, check_key
+from .._warnings import warn
 from ..core.dpp import (
     DPP_PARAMS,
     REFERENCE_SIZE,
@@ -140,7 +141,7 @@ def _store(adata: AnnData, key_added: str, result, params: dict, start, copy: bo
     asked = params["n_clusters"]
     # "auto" (the command line's default) asks for no particular number
     if asked not in (None, "auto") and asked != uns["n_clusters"]:
-        logg.warning(f"tl.dpp: {result.info['reason']}")
+        warn(f"tl.dpp: {result.info['reason']}", UserWarning)  # catchable, as PCC's
     else:
         logg.info(f"    {result.info['reason']}")
     logg.info(

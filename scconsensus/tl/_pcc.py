@@ -6,10 +6,12 @@ from collections.abc import Sequence
 
 from anndata import AnnData
 from scanpy import logging as logg
+from sklearn.exceptions import ConvergenceWarning
 
 from .._docs import doc_params
 from .._progress import check_progress
 from .._validation import RandomState, check_key, check_min_mass, check_number
+from .._warnings import warn
 from ..core import FitRoute, PCCConsensus, StartPlan, pcc_consensus
 from ..core.pcc import PCC_PARAMS, Bregman, cluster_relationships, kernels_cached
 from ._anndata import check_copy, get_ensemble, lazy_rep, log_rep_read, store_consensus
@@ -169,9 +171,10 @@ def _log_finish(out: PCCConsensus, tol: float, adata: AnnData, key_added: str, s
     """Warn when the solver stopped at ``max_iter``; say what was written to ``adata``."""
     res = out.fit
     if not res.converged:
-        logg.warning(
+        warn(  # a Python warning, as scikit-learn's, which R and catch_warnings catch
             f"PCC stopped at max_iter ({res.iterations}) before the KKT tolerance "
-            f"(relative gap {res.kkt_gap:.2g} > tol={tol}); raise max_iter for a finer optimum."
+            f"(relative gap {res.kkt_gap:.2g} > tol={tol}); raise max_iter for a finer optimum.",
+            ConvergenceWarning,
         )
     logg.info(
         f"    finished: {clusters_written(adata, key_added, out.membership.shape[1])}, "
