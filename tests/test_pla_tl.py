@@ -328,3 +328,14 @@ def test_pairs_is_checked_before_anything_is_written(adata):
     scc.tl.pla(a, n_clusters=3, mode="sparse", pairs="ensemble", random_state=0)
     assert a.uns["pla"]["pair_source"] == "ensemble"
     assert h_criterion(a.obs["truth"], a.obs["pla"]) == 1.0
+
+
+def test_max_iter_reached_is_a_convergence_warning():
+    """As PCC's: the record said converged=False without a word."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    adata = scc.datasets.iris()
+    scc.tl.ensemble(adata, n_partitions=10, k=(3, 6), random_state=0, progress=False)
+    with pytest.warns(ConvergenceWarning, match=r"PLA stopped at max_iter=1 EM iterations"):
+        scc.tl.pla(adata, n_clusters=3, max_iter=1, random_state=0, progress=False)
+    assert not adata.uns["pla"]["converged"]

@@ -7,10 +7,12 @@ from collections.abc import Sequence
 import numpy as np
 from anndata import AnnData
 from scanpy import logging as logg
+from sklearn.exceptions import ConvergenceWarning
 
 from .._docs import doc_params
 from .._progress import check_progress
 from .._validation import RandomState, check_key, check_labels, renamed_args
+from .._warnings import warn
 from ..core import FitRoute, StartPlan
 from ..core.pla import (
     LAMBDA_GRID,
@@ -121,6 +123,17 @@ def pla(
     return adata if copy else None
 
 
+def _warn_unconverged(res, params: dict) -> None:
+    """PLA's EM stopped at ``max_iter`` before ``tol``: a ConvergenceWarning, as PCC's
+    (the record said ``converged=False`` without a word)."""
+    if not res.converged:
+        warn(
+            f"PLA stopped at max_iter={params['max_iter']} EM iterations before the "
+            f"tolerance (tol={params['tol']}); raise max_iter for a finer optimum.",
+            ConvergenceWarning,
+        )
+
+
 def _route_text(res) -> str:
     """The route of the fit, for the log."""
     if res.pair_source is None:
@@ -175,6 +188,7 @@ def _store(adata: AnnData, key_added: str, out: PLAConsensus, params: dict, star
     ensemble, X = inputs
     log_plan(out.plan)
     res, plan, keep, membership = out.fit, out.plan, out.clusters, out.membership
+    _warn_unconverged(res, params)
     if res.fit_index.size < adata.n_obs:
         logg.info(
             f"    fitted {res.fit_index.size} of {adata.n_obs} cells (fit_size="
