@@ -43,7 +43,7 @@ def _same(a, b) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.filterwarnings("ignore:Graph is not fully connected")
+@pytest.mark.filterwarnings("ignore:.*spectral partitions ran on a kNN graph")
 def test_mixed_ensemble_on_cluster_equals_local(client):
     X, _ = _blobs(240)
     kw = dict(

@@ -150,7 +150,7 @@ def ensemble_type2(X: np.ndarray, ks: list[int]) -> np.ndarray:
     """Columns grouped by method, in the order of ``ENSEMBLE2_METHODS``."""
     parts = []
     with warnings.catch_warnings():
-        # spectral clustering warns when a kNN graph is not fully connected
+        # the ensemble warns once when spectral partitions' kNN graphs are not connected
         warnings.simplefilter("ignore", UserWarning)
         for i, method in enumerate(ENSEMBLE2_METHODS):
             ens = generate_ensemble(

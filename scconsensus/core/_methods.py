@@ -8,6 +8,7 @@ reads ``X`` in blocks, and Leiden, which works on a graph, live with the ensembl
 from __future__ import annotations
 
 import warnings
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -45,8 +46,9 @@ def pam(X: np.ndarray, k: int, seed: int) -> np.ndarray:
 
 def spectral(X: np.ndarray, k: int, seed: int, n_neighbors: int) -> tuple[np.ndarray, bool]:
     """scikit-learn's spectral clustering on the kNN graph of the rows of ``X``, and
-    whether that graph was connected (scikit-learn's warning when it is not is caught:
-    the ensemble says it once, not once per partition)."""
+    whether that graph is connected: the ensemble says once how many were not
+    (:func:`quiet_disconnected`), where scikit-learn warned once per partition."""
+    from scipy.sparse.csgraph import connected_components
     from sklearn.cluster import SpectralClustering
 
     model = SpectralClustering(
@@ -56,16 +58,18 @@ def spectral(X: np.ndarray, k: int, seed: int, n_neighbors: int) -> tuple[np.nda
         random_state=seed,
         assign_labels="cluster_qr",
     )
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        labels = model.fit_predict(X)
-    connected = True
-    for w in caught:
-        if "not fully connected" in str(w.message):
-            connected = False
-        else:  # anything else is the user's to see, as it came
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    return labels, connected
+    labels = model.fit_predict(X)
+    return labels, connected_components(model.affinity_matrix_, directed=False)[0] == 1
+
+
+@contextmanager
+def quiet_disconnected():
+    """scikit-learn's "Graph is not fully connected" warnings silenced while the partitions
+    run. Entered once, in the caller's thread: ``warnings.catch_warnings`` is not
+    thread-safe, and partitions run on a thread pool."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Graph is not fully connected")
+        yield
 
 
 def relabel(labels: np.ndarray) -> np.ndarray:

@@ -43,7 +43,14 @@ from ._leiden import (
     _partition_graph,
     _resolution_range,
 )
-from ._methods import DENSE_METHOD_ADVICE, hierarchical, pam, relabel, spectral
+from ._methods import (
+    DENSE_METHOD_ADVICE,
+    hierarchical,
+    pam,
+    quiet_disconnected,
+    relabel,
+    spectral,
+)
 from ._methods import predict_unsampled as predict_unsampled_items
 from ._options import PartitionOptions, takes_records
 from ._spectral import partition_sizes
@@ -559,7 +566,8 @@ def generate_ensemble(
     leiden = (graph, (k, resolution), n_sub, n_neighbors, random_state)
     graph, resolution = _leiden_setup(X, methods, feature_subsample == 1.0, *leiden)
     args = (n_sub, n_feat, linkage, distance, resolution, n_neighbors, predict_unsampled, graph)
-    labels, partitions = _run_all(X, specs, args, client, n_jobs, progress)
+    with quiet_disconnected():  # said once, by _collect
+        labels, partitions = _run_all(X, specs, args, client, n_jobs, progress)
     options = (subsample, feature_subsample, predict_unsampled, linkage, distance, resolution)
     params = _record(n_partitions, methods, k, options, graph_source, n_neighbors, random_state)
     return Ensemble(labels=labels, partitions=partitions, params=params)
