@@ -80,7 +80,7 @@ copy
     layout: ``.obs[key_added]`` (labels ``"0".."K-1"``, largest cluster first: by
     expected size, the membership's column sum, for PCC and PLA, by count for DPP, whose
     labels are its paper's cut of the consensus graph and can differ from a boundary
-    item's largest membership),
+    item's largest membership; cells transferred onto a reference keep its order),
     ``.obsm[f"{key_added}_membership"]`` (the fitted memberships, rows summing to one;
     the labelled clusters are its first columns, clusters with mass that no item is
     labelled with come after), ``.obs[f"{key_added}_confidence"]`` (PCC, PLA: how well
@@ -90,7 +90,8 @@ copy
     put with it, a score that ranks the items of one result, not a probability, its
     level set by the ensemble's range of ``k``; DPP: the item's membership in its own
     cluster, its mean consensus with that cluster's items after each row is rescaled to
-    sum to one; NaN for an item with no label, e.g. one no partition sampled) and
+    sum to one; NaN for an item with no label: one no partition sampled, or one tied
+    exactly between all clusters) and
     ``.obs[f"{key_added}_entropy"]`` (membership entropy per item), and
     ``.uns[key_added]`` with the call's ``params`` and the method's figures.""",
     # --- shared by the array core and the wrappers ---

@@ -128,12 +128,12 @@ def _classes(name: str, labels: pd.Series) -> pd.Series:
     """``labels``, refused when they are measurements rather than classes (a user trial
     passed ``truth="percent_mito"``: 696 "classes" of 700 cells, ARI 0 without a word)."""
     if pd.api.types.is_float_dtype(labels):
-        distinct = labels.nunique()
-        if distinct > max(20, labels.notna().sum() // 2):
+        distinct, known = labels.nunique(), int(labels.notna().sum())
+        if distinct > max(20, known // 2):
             raise ValueError(
                 f"truth {name!r} looks continuous ({distinct} distinct float values among "
-                f"{labels.size} items), not classes: pass known class labels (a categorical, "
-                "string or integer column)."
+                f"{known} labelled items), not classes: pass known class labels (a "
+                "categorical, string or integer column)."
             )
     return labels
 

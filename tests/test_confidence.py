@@ -397,3 +397,6 @@ def test_an_exact_tie_is_unlabelled_with_a_warning_naming_only_placed_items():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         store_consensus(a, "pcc", M[[0, 3]].repeat(2, axis=0), params={}, ensemble=E)
+        # a row without mass (DPP's lone outlier, no ensemble) has no evidence: no tie
+        store_consensus(a, "dpp", np.vstack([M[[0, 3, 0]], [0.0, 0.0]]), params={})
+    assert a.obs["dpp"].isna().tolist() == [False, False, False, True]

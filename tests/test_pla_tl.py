@@ -265,7 +265,7 @@ def test_unused_cross_validation_options_are_named_too(adata):
         partial(scc.tl.pla, adata.copy(), 3, lam=5, lam_grid=[1.0, 2.0], cv_score="penalized"),
     )  # fmt: skip
     with warnings.catch_warnings():
-        warnings.simplefilter("error", UserWarning)
+        warnings.filterwarnings("error", message=".*no effect", category=UserWarning)
         scc.tl.pla(adata.copy(), 3, lam_grid=list(LAMBDA_GRID), cv_folds=3, progress=False)
     with pytest.raises(ValueError, match="cv_folds"):  # still checked, after the warning
         with pytest.warns(UserWarning, match="cv_folds=1 has no effect"):

@@ -135,6 +135,18 @@ def test_run_hands_back_log_warnings_and_messages_in_order(blobs, capfd):
     assert "adata" not in _bridge.defaults("pcc") and "copy" not in _bridge.defaults("pcc")
 
 
+def test_run_hands_back_a_log_warning_as_a_warning(blobs, monkeypatch):
+    """The test above now sees a Python warning; scanpy's log warnings (here the first
+    use of PCC's kernels) still reach R as warnings."""
+    from scconsensus.tl import _pcc
+
+    monkeypatch.setattr(_pcc, "kernels_cached", lambda: False)
+    X, _ = blobs
+    args = ("pcc", _bridge.make_adata(X), {"nClusters": 2.0}, None, {"nPartitions": 6.0, "k": 2.0})
+    got = _bridge.run(*args, progress=False)
+    assert any(w.startswith("first use of PCC: numba compiles") for w in got["warnings"])
+
+
 def test_matrix_transport_and_encode():
     X = np.arange(12, dtype=np.float64).reshape(3, 4)
     spec = {"shape": [4, 3], "dtype": "float64", "data": bytearray(X.T.tobytes(order="F"))}

@@ -137,18 +137,19 @@ def _coverage(labels, columns):  # pragma: no cover - compiled
     return covered, coverable
 
 
-def _far_note(sizes: np.ndarray, columns: np.ndarray, K: int, n_sampled: int) -> str:
+def _far_note(sizes: np.ndarray, columns: np.ndarray, K: int, labels: np.ndarray) -> str:
     """Why the fit uses partitions far from ``K`` and what to build instead, or ``""``.
 
     Counts what the ensemble holds (the advice must not repeat how the user built it,
     which this function cannot see): partitions of about ``K`` clusters (the window of
     :func:`matched_partitions`), those of exactly ``K``, and the farthest one used. The
-    k range advised stays below ``n_sampled``, the fewest items a partition sampled
-    (tl.ensemble refuses more clusters than that).
+    k range advised stays below the items a partition samples (the median over the
+    partitions: tl.ensemble refuses more clusters than that).
     """
     far = int(np.abs(sizes[columns] - K).max())
     if far <= K / 4:
         return ""
+    n_sampled = int(np.median((labels >= 0).sum(axis=0)))
     near = int(((sizes * 1.25 >= K) & (sizes <= K * 1.25)).sum())
     exact = int((sizes == K).sum())
     low, high = max(2, K - K // 4 - 1), min(K + K // 4 + 1, n_sampled - 1)
@@ -276,4 +277,4 @@ def _columns(labels: np.ndarray, K: int, partitions: str, numbered) -> tuple[np.
     if partitions == "all":
         return np.arange(sizes.size), ""
     columns = _cover_items(labels, sizes, K, matched_partitions(sizes, K))
-    return columns, _far_note(sizes, columns, K, int((labels >= 0).sum(axis=0).min()))
+    return columns, _far_note(sizes, columns, K, labels)

@@ -22,7 +22,7 @@ One layout for every consensus method (ours and ConsensusClusterPlus):
 
 An item whose membership is exactly uniform (no evidence for any cluster, e.g. an item
 that no partition of the ensemble sampled) gets a missing hard label (NaN), not ``"0"``;
-a warning counts them (an item some partition placed is uniform only on an exact tie).
+so does an item tied exactly between all clusters, with a warning that counts them.
 """
 
 from __future__ import annotations
@@ -416,12 +416,14 @@ def consensus_entries(
     Logs the overwrite warning.
     """
     check_key(key_added)
+    # a row without mass (DPP's lone outlier) is made uniform: no evidence, not a tie
+    has_mass = np.clip(np.asarray(membership, dtype=np.float64), 0.0, None).sum(axis=1) > 0
     membership = normalize_rows(membership)
     if membership.shape[0] != adata.n_obs:
         raise ValueError(
             f"membership has {membership.shape[0]} rows but adata has {adata.n_obs} items."
         )
-    membership, labels, k = _final_labels(membership, labels, drop_empty, ensemble)
+    membership, labels, k = _final_labels(membership, labels, drop_empty, (has_mass, ensemble))
     categories = [str(i) for i in range(k)]
     conf = _confidence(membership, labels, ensemble, reference)
     obs_keys = [key_added, f"{key_added}_confidence", f"{key_added}_entropy"]
@@ -475,16 +477,17 @@ def _confidence(membership: np.ndarray, labels: np.ndarray, ensemble, reference)
     return ensemble_confidence(ensemble, labels)
 
 
-def _final_labels(membership: np.ndarray, labels, drop_empty: bool, ensemble=None):
+def _final_labels(membership: np.ndarray, labels, drop_empty: bool, evidence=(None, None)):
     """``(membership, labels, k)``: no label for uniform rows, the labelled clusters first
-    (``k`` of them) when ``drop_empty``."""
+    (``k`` of them) when ``drop_empty``. ``evidence``: which rows had mass before they
+    were normalised, and the ensemble, for :func:`_warn_tied`."""
     k = membership.shape[1]
     labels = hard_labels(membership) if labels is None else np.asarray(labels, dtype=np.int64)
     if k > 1:
         # argmax of a uniform row is cluster 0 only by position: no evidence, no label
         uniform = np.ptp(membership, axis=1) < UNIFORM_TOL
         labels = np.where(uniform, -1, labels)
-        _warn_tied(uniform, ensemble, k)
+        _warn_tied(uniform, evidence, k)
     # a cluster no item is labelled with would be an empty category (it breaks
     # sc.tl.rank_genes_groups); callers order first so that their .uns figures align
     if drop_empty:
@@ -492,16 +495,19 @@ def _final_labels(membership: np.ndarray, labels, drop_empty: bool, ensemble=Non
     return membership, labels, k
 
 
-def _warn_tied(uniform: np.ndarray, ensemble, k: int) -> None:
+def _warn_tied(uniform: np.ndarray, evidence: tuple, k: int) -> None:
     """Warn about items left unlabelled by an exact tie between the ``k`` clusters.
 
-    The consensus itself warns about the items no partition sampled (they are uniform
-    for want of evidence); an item the partitions did place but that ends exactly
-    between all clusters (e.g. 0.5 / 0.5 at ``k = 2``, with as many partitions for each
-    side) was left unlabelled silently.
+    Rows without evidence are uniform too: those of the items no partition sampled (the
+    consensus warns about them) and rows without mass (``evidence[0]`` false). An item
+    with evidence that ends exactly between all clusters (e.g. 0.5 / 0.5 at ``k = 2``,
+    with as many partitions for each side) was left unlabelled silently.
     """
+    has_mass, ensemble = evidence
     if not uniform.any():
         return
+    if has_mass is not None:
+        uniform = uniform & has_mass
     if ensemble is not None:
         uniform = uniform & (np.asarray(ensemble) >= 0).any(axis=1)
     n_tied = int(uniform.sum())

@@ -28,7 +28,7 @@ conditions_of <- function(expr) {
 test_that("Python's and scanpy's warnings are R warnings, information R messages (issue 27, item 1)", {
     skip_without_python()
     x <- two_groups()
-    # K = 6 from 2-cluster partitions: scanpy's log warns that few partitions fit K
+    # K = 6 from 2-cluster partitions: Python warns (UserWarning) that few partitions fit K
     run <- function(...) pcc(x, nClusters = 6, ensembleArgs = list(nPartitions = 10, k = 2),
                              progress = FALSE, ...)
     got <- conditions_of(run())
