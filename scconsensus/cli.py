@@ -448,10 +448,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return args.func(args)
+        with warnings.catch_warnings():  # restores the caller's display on return
+            warnings.showwarning = _show_warning
+            return args.func(args)
     except (ValueError, MemoryError) as err:
         print(f"scconsensus: error: {err}", file=sys.stderr)
         return 2
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """A warning as the command line says its errors: Python's form named a line of
+    ``<frozen runpy>`` or of the ``scconsensus`` script, which tells a shell user nothing."""
+    print(f"scconsensus: warning: {message}", file=sys.stderr if file is None else file)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -246,3 +246,14 @@ def test_warmup_leaves_nothing_to_compile(tmp_path):
     )
     assert child.returncode == 0, child.stderr
     assert "compiled: []" in child.stdout, child.stdout
+
+
+def test_warnings_are_said_as_the_command_line_says_errors(tmp_path, capsys):
+    """The 'few partitions near K' warning, now a Python warning, named a line of
+    ``<frozen runpy>`` on the command line."""
+    out = tmp_path / "r.h5ad"
+    args = ["run", "iris", "--method", "pcc", "--n-clusters", "12", "--n-partitions", "10"]
+    assert main([*args, "--k", "2,4", "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "scconsensus: warning: Only 0 of the ensemble's 10 partition(s)" in err
+    assert "UserWarning" not in err and "runpy" not in err
