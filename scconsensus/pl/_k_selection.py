@@ -126,11 +126,12 @@ def _mark_splits(ax: Axes, table, threshold, chosen: int) -> None:
             f"{row.strength:.2f}",
             (row.n_clusters, y),
             textcoords="offset points",
-            xytext=(0, 6),
-            ha="center",
+            xytext=(4, 6),
+            ha="left",
             fontsize=7,
             color="C1",
-            # legible over the curve of λ_K it is written on
+            # beside the K line, not on it (a user trial: the chosen K's dashed line ran
+            # through its label), and legible over the curve of λ_K it is written on
             bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.7, "pad": 0.5},
         )
 
