@@ -377,3 +377,21 @@ def test_a_disconnected_spectral_graph_is_said_once_for_the_ensemble():
         generate_ensemble(X, 6, method="spectral", k=3, random_state=0)
     said = [str(w.message) for w in caught if "connected" in str(w.message)]
     assert len(said) == 1 and said[0].startswith("6 of 6 spectral partitions"), said
+
+
+def test_tl_ensemble_records_its_seed_as_the_methods_do(tmp_path):
+    """A user trial: "Generator(PCG64)" in the ensemble's record, "custom" in PCC's; None
+    was the string "None". Now one rule, and h5ad keeps it."""
+    import anndata as ad
+
+    import scconsensus as scc
+
+    seeds = {"a": None, "b": np.random.default_rng(0), "c": np.int64(3)}
+    adata = scc.datasets.iris()
+    for key, seed in seeds.items():
+        scc.tl.ensemble(adata, 5, k=3, random_state=seed, key_added=key, progress=False)
+    records = [adata.uns[key]["params"]["random_state"] for key in seeds]
+    assert records[0] is None and records[1] == "custom" and type(records[2]) is int
+    adata.write_h5ad(tmp_path / "e.h5ad")
+    back = ad.read_h5ad(tmp_path / "e.h5ad")
+    assert [back.uns[key]["params"].get("random_state") for key in "bc"] == ["custom", 3]

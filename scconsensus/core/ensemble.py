@@ -29,6 +29,7 @@ from .._validation import (
     check_int,
     check_matrix,
     check_options,
+    random_state_record,
     renamed_args,
     seed_sequence,
     too_many_clusters,
@@ -487,7 +488,7 @@ def _record(n_partitions, methods, k, options, graph_source, n_neighbors, random
         "resolution": "auto" if resolution is None else list(resolution),  # auto: no Leiden
         "graph": graph_source,
         "n_neighbors": int(n_neighbors),
-        "random_state": random_state if isinstance(random_state, int) else str(random_state),
+        "random_state": random_state_record(random_state),  # as every method records it
     }
 
 
