@@ -117,9 +117,24 @@ def _markdown_table(df: pd.DataFrame) -> str:
     cols = list(df.columns)
     lines = ["| " + " | ".join(cols) + " |", "| " + " | ".join("---" for _ in cols) + " |"]
     for _, row in df.iterrows():
-        cells = [f"{v:.3f}" if isinstance(v, float) else str(v) for v in row.tolist()]
+        cells = [_cell(v) for v in row.tolist()]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def _cell(value) -> str:
+    """A table cell; ``n/a`` for a score that is not defined (e.g. the AUROC of a result
+    with no misassigned cell), where ``nan`` read as a failure."""
+    if isinstance(value, float):
+        return "n/a" if np.isnan(value) else f"{value:.3f}"
+    return str(value)
+
+
+#: Said under a results table that has an undefined score.
+NA_NOTE = (
+    "n/a: not defined here (the confidence AUROC needs misassigned and right cells both; "
+    "a result without a confidence has no calibration)."
+)
 
 
 # --------------------------------------------------------------------------- plan
@@ -334,7 +349,8 @@ def _k_section(adata: AnnData, key: str, shared: dict[str, str]) -> list[str]:
         splits = splits.astype(object)
         lines += [
             "Every stable resolution, strongest first; fit others with "
-            f"`tl.{_method(adata, key)}(adata, n_clusters=[...])`:",
+            f"`tl.{_method(adata, key)}(adata, n_clusters=[...])` (on the command line: "
+            "`--n-clusters K`, once per K):",
             "",
             _markdown_table(splits),
             "",
@@ -365,6 +381,8 @@ def _markdown(
     table = results_table(adata, keys, truth)
     if not table.empty:
         lines += ["## Consensus results", "", _markdown_table(table), ""]
+        if table.isna().to_numpy().any():
+            lines += [NA_NOTE, ""]
     shared = _evidence_drawn_for(adata, keys)
     for key in keys:
         lines += _k_section(adata, key, shared)

@@ -21,7 +21,7 @@ import numpy as np
 
 from . import datasets, tl
 from ._io import atomic_file, check_not_open, output_lock, remove_stale
-from ._report import check_report_folder, results_table, write_report
+from ._report import NA_NOTE, check_report_folder, results_table, write_report
 from ._validation import (
     check_choice,
     check_fraction,
@@ -126,7 +126,13 @@ def _check_args(args: argparse.Namespace, methods: list[str], extra: dict[str, A
     """Every argument checked before any work, so a typo costs no ensemble."""
     check_int(args.n_partitions, "--n-partitions", 1)
     if args.n_clusters != "auto":
-        args.n_clusters = check_int(_int_or_text(args.n_clusters), "--n-clusters", 2)
+        args.n_clusters = check_int(
+            _int_or_text(args.n_clusters),
+            "--n-clusters",
+            2,
+            hint='Give "auto" (chosen from the ensemble) or one integer >= 2; for several K, '
+            "run once per K.",
+        )
     check_fraction(args.subsample, "--subsample")
     check_n_jobs(args.n_jobs)
     check_key(args.ensemble_key, "--ensemble-key")
@@ -220,7 +226,10 @@ def _run_locked(
     table = results_table(adata, methods, truth)
     if not table.empty:
         # cluster sizes make lines wider than a terminal; report.md lists them
-        print(table.drop(columns="sizes").set_index("result").round(3).to_string())
+        table = table.drop(columns="sizes").set_index("result").round(3)
+        print(table.to_string(na_rep="n/a", index_names=False))
+        if table.isna().to_numpy().any():
+            print(NA_NOTE)
     report = (
         None
         if figures is None
@@ -255,6 +264,8 @@ def _compute(
             progress=args.progress,
         )
         say(f"ensemble: {args.n_partitions} partitions in {time.perf_counter() - start:.1f} s")
+    else:
+        _keep_ensemble(adata, args, say)
     for name in methods:
         t0 = time.perf_counter()
         run_method(
@@ -269,6 +280,32 @@ def _compute(
             **extra,
         )
         say(f"{name}: {time.perf_counter() - t0:.1f} s")
+
+
+#: ``run``'s options that build the ensemble, with their defaults (the parser's too).
+ENSEMBLE_DEFAULTS = {
+    "n_partitions": 100,
+    "ensemble_method": "kmeans",
+    "k": "auto",
+    "subsample": 0.8,
+}
+
+
+def _keep_ensemble(adata: ad.AnnData, args: argparse.Namespace, say) -> None:
+    """Say that INPUT's ensemble is used, and warn when ensemble options were given: a
+    user trial's ``--k 2,3 --ensemble-method hc`` on an earlier output was dropped
+    without a word."""
+    n = np.asarray(adata.obsm[args.ensemble_key]).shape[1]
+    say(f"ensemble: INPUT's .obsm[{args.ensemble_key!r}] ({n} partitions)")
+    given = [name for name, default in ENSEMBLE_DEFAULTS.items() if getattr(args, name) != default]
+    if given:
+        options = ", ".join("--" + name.replace("_", "-") for name in given)
+        warnings.warn(
+            f"{options} not used: INPUT already holds an ensemble at "
+            f".obsm[{args.ensemble_key!r}]; pass --rebuild-ensemble to build one with them.",
+            UserWarning,
+            stacklevel=2,
+        )
 
 
 def _demo_args(outdir: Path) -> argparse.Namespace:
@@ -385,23 +422,32 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--out", required=True, help="output .h5ad")
     p_run.add_argument("--figures", help="figure folder (default: next to --out)")
     p_run.add_argument("--no-figures", action="store_true", help="skip the figure report")
-    p_run.add_argument("--n-partitions", type=int, default=100, help="ensemble size (100)")
+    p_run.add_argument(
+        "--n-partitions",
+        type=int,
+        default=ENSEMBLE_DEFAULTS["n_partitions"],
+        help="ensemble size (100)",
+    )
     p_run.add_argument(
         "--ensemble-method",
         "--ensemble-methods",  # the old name, for one release
         action=_RenamedOption,
-        default="kmeans",
+        default=ENSEMBLE_DEFAULTS["ensemble_method"],
         help="comma-separated, e.g. kmeans,leiden,hc (tl.ensemble's method)",
     )
     p_run.add_argument(
         "--k",
-        default="auto",
+        default=ENSEMBLE_DEFAULTS["k"],
         help="clusters per partition: auto (default; log-spaced 2..sqrt(n)); LO,HI a range "
-        "drawn per partition (R: sccRange(LO, HI)); one value, or three or more (3,5,8), "
-        "the values cycled over the partitions; [A,B] in brackets exactly the two values "
-        "A and B (R: c(A, B))",
+        "drawn per partition; one value, or three or more (3,5,8), the values cycled over "
+        "the partitions; [A,B] in brackets exactly the two values A and B",
     )
-    p_run.add_argument("--subsample", type=float, default=0.8, help="items per partition (0.8)")
+    p_run.add_argument(
+        "--subsample",
+        type=float,
+        default=ENSEMBLE_DEFAULTS["subsample"],
+        help="fraction of the items each partition clusters (0.8)",
+    )
     p_run.add_argument("--ensemble-key", default="scc_ensemble", help="the ensemble's .obsm key")
     p_run.add_argument(
         "--rebuild-ensemble", action="store_true", help="rebuild even if INPUT has one"

@@ -257,3 +257,25 @@ def test_warnings_are_said_as_the_command_line_says_errors(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "scconsensus: warning: Only 0 of the ensemble's 10 partition(s)" in err
     assert "UserWarning" not in err and "runpy" not in err
+
+
+def test_ensemble_options_beside_an_ensemble_in_input_are_named(tmp_path, blobs_adata, capsys):
+    """A user trial: --k 2,3 --ensemble-method hc on an earlier output were dropped without
+    a word; the run keeps INPUT's ensemble and says which options it did not use. Scores
+    not defined (no misassigned cell: AUROC) read n/a, not nan."""
+    src, out = tmp_path / "in.h5ad", tmp_path / "out.h5ad"
+    blobs_adata.write_h5ad(src)
+    base = ["run", str(src), "--method", "pcc", "--no-figures", "--no-progress"]
+    assert main([*base, "--n-partitions", "10", "--k", "2,5", "--out", str(src)]) == 0
+    capsys.readouterr()
+    assert main([*base, "--k", "2,3", "--ensemble-method", "hc", "--out", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert "ensemble: INPUT's .obsm['scc_ensemble'] (10 partitions)" in captured.out
+    assert (
+        "scconsensus: warning: --ensemble-method, --k not used: INPUT already holds an "
+        "ensemble at .obsm['scc_ensemble']; pass --rebuild-ensemble" in captured.err
+    )
+    assert ad.read_h5ad(out).obsm["scc_ensemble"].shape[1] == 10
+    assert "nan" not in captured.out.lower()
+    assert main([*base, "--out", str(out)]) == 0  # the defaults: nothing to warn about
+    assert "not used" not in capsys.readouterr().err
