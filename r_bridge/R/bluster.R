@@ -133,8 +133,9 @@ DPPParam <- function(nRuns = NULL, randomState = NULL, ..., progress = FALSE,
                              paste(sort(unique(known)), collapse = ", ")))
     }
     k <- args[["nClusters", exact = TRUE]]
-    if (!is.null(k) && !identical(k, "auto") && !(.whole(k) && k >= 1)) {
-        out <- c(out, "nClusters must be NULL, \"auto\" or a whole number >= 1")
+    low <- if (fun == "dpp") 1 else 2  # as Python checks it
+    if (!is.null(k) && !identical(k, "auto") && !(.whole(k) && k >= low)) {
+        out <- c(out, paste0("nClusters must be NULL, \"auto\" or a whole number >= ", low))
     }
     seed <- args[["randomState", exact = TRUE]]
     if (!is.null(seed) && !(.whole(seed) && seed >= 0)) {

@@ -358,14 +358,16 @@ print.sccRange <- function(x, ...) {
     invisible()
 }
 
-# nClusters in R terms, before an ensemble is built: NULL, "auto" or 1 <= k < n.
-.check_n_clusters <- function(k, n) {
+# nClusters in R terms, before an ensemble is built: NULL, "auto" or low <= k < n, low as
+# Python checks it (2 for pcc and pla; dpp takes 1: a user trial passed nClusters = 1 to
+# pcc here and got Python's refusal).
+.check_n_clusters <- function(k, n, low = 2) {
     # NA has its own message (see .py_args)
     if (is.null(k) || identical(k, "auto") || identical(as.vector(is.na(k)), TRUE)) {
         return(invisible())
     }
-    if (!is.numeric(k) || length(k) != 1L || k != round(k) || k < 1) {
-        stop("nClusters must be a whole number >= 1, \"auto\" or NULL (chosen from the ",
+    if (!is.numeric(k) || length(k) != 1L || k != round(k) || k < low) {
+        stop("nClusters must be a whole number >= ", low, ", \"auto\" or NULL (chosen from the ",
              "data), not ", deparse(k), ".", call. = FALSE)
     }
     if (k >= n) {

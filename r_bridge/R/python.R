@@ -48,11 +48,13 @@ sccAvailable <- function() {
 }
 
 # Python's argument names and values in a message as an R user writes them: snake_case
-# names before "=" or in parentheses ("n_clusters=9", "(n_partitions)") in camelCase,
-# and a k range "k=(4, 8)" as sccRange(4, 8).
+# names before "=", "<", ">", "must", "is" or in parentheses ("n_clusters=9",
+# "(n_partitions)", "n_runs must be", "choose max_k < 32") in camelCase, and a k range
+# "k=(4, 8)" as sccRange(4, 8). Quoted keys (.obsm['scc_ensemble']) stay as they are.
 .r_terms <- function(msg) {
     msg <- gsub("\\bk=\\(([0-9]+), ([0-9]+)\\)", "k = sccRange(\\1, \\2)", msg, perl = TRUE)
-    names <- gregexpr("\\b[a-z][a-z0-9]*(_[a-z0-9]+)+(?=\\s*=|\\))", msg, perl = TRUE)
+    arg <- "(?<!['\"])\\b[a-z][a-z0-9]*(_[a-z0-9]+)+(?=\\s*(=|\\)|<|>|must\\b|is\\b))"
+    names <- gregexpr(arg, msg, perl = TRUE)
     regmatches(msg, names) <- lapply(regmatches(msg, names), .camel)
     msg
 }

@@ -36,7 +36,7 @@
         .check_k(args[["k", exact = TRUE]])
         .check_resolution(args[["resolution", exact = TRUE]])
     }
-    .check_n_clusters(args[["nClusters", exact = TRUE]], n)
+    .check_n_clusters(args[["nClusters", exact = TRUE]], n, if (method == "dpp") 1 else 2)
     .check_k(ensembleArgs[["k", exact = TRUE]])
     .check_resolution(ensembleArgs[["resolution", exact = TRUE]])
     ensemble <- .ensemble_spec(ensemble, n)

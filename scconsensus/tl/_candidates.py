@@ -51,7 +51,7 @@ def check_k_list(n_clusters: Iterable, n_items: int) -> list[int]:
     if not Ks:
         raise ValueError(
             "n_clusters=[] names no number of clusters. Give at least one, e.g. "
-            "n_clusters=[4, 8] (c(4, 8) in R), or n_clusters='auto' (an empty "
+            "n_clusters=[4, 8], or n_clusters='auto' (an empty "
             ".uns[key]['k_candidates'] means no drop of the evidence reached the threshold)."
         )
     if any(is_k_list(K) for K in Ks):
@@ -75,7 +75,7 @@ def _nested(Ks: list) -> str:
     """Why a list of lists of K is refused (flattened, it could fit K nobody meant)."""
     return (
         f"n_clusters={Ks!r} nests lists; give one flat list of K, e.g. n_clusters=[4, 8] "
-        "(c(4, 8) in R; each K is fitted and stored under its own key)."
+        "(each K is fitted and stored under its own key)."
     )
 
 

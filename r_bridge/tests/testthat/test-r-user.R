@@ -185,11 +185,23 @@ test_that("messages use R names and R advice, and come before any work (issue 27
         expect_error(f(x, nClusters = 200), "nClusters = 200 is too large for 40 items")
     }
     expect_error(pcc(x, nClusters = 2.5), "nClusters must be a whole number")
+    # >= 2 as Python checks it (a user trial: 1 passed here, then Python refused it)
+    expect_error(pcc(x, nClusters = 1), "nClusters must be a whole number >= 2")
+    expect_error(PCCParam(nClusters = 1), "whole number >= 2")
     # Python's names and ranges in warnings read as R's
     expect_identical(scconsensusR:::.r_terms("more partitions (n_partitions), e.g. k=(4, 8)"),
                      "more partitions (nPartitions), e.g. k = sccRange(4, 8)")
     expect_identical(scconsensusR:::.r_terms(".obsm['scc_ensemble']; k=1"),
                      ".obsm['scc_ensemble']; k=1")
+    # names before "must", "is", "<" too (a user trial: "n_partitions must be a positive
+    # integer", "choose max_k < 32" reached R as Python wrote them)
+    expect_identical(scconsensusR:::.r_terms("n_partitions must be a positive integer"),
+                     "nPartitions must be a positive integer")
+    expect_identical(scconsensusR:::.r_terms("maxK=100 is too large; choose max_k < 32"),
+                     "maxK=100 is too large; choose maxK < 32")
+    expect_identical(scconsensusR:::.r_terms("see .uns['pcc']['k_candidates'] is"),
+                     "see .uns['pcc']['k_candidates'] is")
+    expect_error(ensemble(x, nPartitions = 0), "^nPartitions must be")
 })
 
 test_that("consensusK() on ALL gives tl.consensus_k's statistics, and plots them (issue 27, item 6)", {
