@@ -152,7 +152,7 @@ def k_hint(value: Any, *, lists: bool = False, nearest: bool = False) -> str:
     if nearest:
         forms = '"auto" or None (the number chosen from the data) or an integer >= 1'
     elif lists:
-        forms = '"auto" (K chosen from the ensemble), an integer >= 2 or a list, e.g. [4, 8]'
+        forms = '"auto" (K chosen from the ensemble), an integer >= 2 or a list of them: [4, 8]'
     else:
         forms = '"auto" (K chosen from the ensemble) or an integer >= 2'
     case = isinstance(value, str) and value != "auto" and value.strip().lower() == "auto"
