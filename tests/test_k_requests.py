@@ -97,7 +97,7 @@ LISTS = r'Give "auto" \(K chosen from the ensemble\), an integer >= 2 or a list 
         ({3: 4}, r"must be an integer, got \{3: 4\}\. " + LISTS),
         ([[3, 4]], r"n_clusters=\[\[3, 4\]\] nests lists; give one flat list of K"),
         ([3, (4, 5)], r"nests lists; give one flat list of K, e\.g\. n_clusters=\[4, 8\]"),
-        ([[3, 4]], r"n_clusters=\[4, 8\] \(c\(4, 8\) in R;"),  # R users read it too
+        ([[3, 4]], r"n_clusters=\[4, 8\] \(each K is fitted"),
         (np.array([[3, 4]]), r"nests lists"),
     ],
 )
