@@ -849,3 +849,17 @@ def test_noise_keeps_too_little_evidence_for_a_lower_bound():
         warnings.simplefilter("error", UserWarning)
         sel = select_k(labels, random_state=1)
     assert "lower bound" not in sel.reason
+
+
+def test_no_drop_at_all_is_not_called_the_largest_drop():
+    """A user trial read "the largest drop (-0.010)" on mockSCE as a bug: when nothing
+    drops, the reason says so."""
+    from scconsensus.core._resolution import _choose
+
+    Ks = np.arange(2, 8)
+    envelope = np.full(Ks.size, 0.4)
+    drop = np.array([-0.02, -0.01, -0.03, -0.04, -0.05, -0.02])
+    K, reason = _choose(Ks, drop, envelope, 0.05, 100, finest=8)
+    assert K == 3 and "the largest change (none drops) (-0.010) is after K=3" in reason
+    drop[1] = 0.02
+    assert "the largest drop (0.020) is after K=3" in _choose(Ks, drop, envelope, 0.05, 100)[1]

@@ -505,8 +505,8 @@ def _choose(
     t = int(np.argmax(drop))
     K = int(Ks[t])
     reason = (
-        f"K={K}: no split drops the normalised co-association by {threshold:g}; "
-        f"the largest drop ({drop[t]:.3f}) is after K={K}"
+        f"K={K}: no split drops the normalised co-association by {threshold:g}; the largest "
+        f"{'drop' if drop[t] > 0 else 'change (none drops)'} ({drop[t]:.3f}) is after K={K}"
     )
     if n_partitions < MIN_PARTITIONS:
         reason += f"; only {n_partitions} partition(s), too few to choose K"
