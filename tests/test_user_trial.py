@@ -183,6 +183,12 @@ def test_far_partitions_advice_is_an_ensemble_that_can_be_built():
     assert "k=(" not in note
 
 
+def test_far_partitions_advice_is_other_k_when_k_stops_short_of_k():
+    """A user trial: k=2 partitions, K=3; more partitions of k=2 never reach K = 3."""
+    note = plan_consensus(_ensemble_of_sizes([2] * 6), 3, init="random").note
+    assert "n_partitions" not in note and "a k range around 3, e.g. k=(2, 4)" in note
+
+
 def test_far_partitions_warning_is_a_python_warning_at_any_verbosity():
     """R and warnings.catch_warnings catch it; scanpy's log at verbosity 0 dropped it."""
     import scanpy as sc

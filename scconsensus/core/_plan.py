@@ -163,10 +163,13 @@ def _far_note(sizes: np.ndarray, columns: np.ndarray, K: int, labels: np.ndarray
             f"with {n_sampled} items in a partition, ask for fewer clusters than {K} "
             "(or subsample a larger fraction of the items)"
         )
-    return head + (
-        f"rebuild the ensemble with more partitions (n_partitions) or a k range around "
-        f"{K}, e.g. k=({low}, {high})"
-    )
+    if sizes.min() <= K <= sizes.max():  # more partitions over the same k may reach K
+        return head + (
+            f"rebuild the ensemble with more partitions (n_partitions) or a k range around "
+            f"{K}, e.g. k=({low}, {high})"
+        )
+    # outside the ensemble's k (a user trial: k=2 partitions, K=3): only other k reach it
+    return head + f"rebuild the ensemble with a k range around {K}, e.g. k=({low}, {high})"
 
 
 @doc_params()
