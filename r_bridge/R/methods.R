@@ -114,7 +114,9 @@ NULL
 #'   partitions (labels `1..k` per partition, `NA` for items a partition left
 #'   out), and `uns`, the parameters and the per-partition method and k. For a
 #'   `SingleCellExperiment`, `x` with that matrix as `reducedDim(x, name)`
-#'   (default `"scc_ensemble"`) and `metadata(x)[[name]]`; [pcc()] and [pla()]
+#'   (default `"scc_ensemble"`) and `metadata(x)[[name]]`, with
+#'   `reducedDim(x, "<name>_run")`, the id of the run that built each item's labels
+#'   (ensembles built apart and joined are told apart by it); [pcc()] and [pla()]
 #'   use it (see their `ensembleKey`).
 #' @seealso [pcc()], [pla()] and [dpp()] for the consensus.
 #' @examples
