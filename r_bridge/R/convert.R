@@ -171,8 +171,7 @@ print.sccRange <- function(x, ...) {
             }
             if (!use.dimred %in% SingleCellExperiment::reducedDimNames(x)) {
                 stop("use.dimred = '", use.dimred, "' is not among reducedDimNames(x): ",
-                     paste(SingleCellExperiment::reducedDimNames(x), collapse = ", "),
-                     call. = FALSE)
+                     .listed(SingleCellExperiment::reducedDimNames(x)), call. = FALSE)
             }
             # reducedDims hold items in rows already
             m <- SingleCellExperiment::reducedDim(x, use.dimred)
@@ -371,8 +370,15 @@ print.sccRange <- function(x, ...) {
              "data), not ", deparse(k), ".", call. = FALSE)
     }
     if (k >= n) {
-        stop("nClusters = ", k, " is too large for ", n, " items: choose nClusters below ",
-             n, ", or leave it NULL to choose it from the data.", call. = FALSE)
+        # "choose nClusters below 1" for one item (a user trial) advised the impossible
+        stop("nClusters = ", k, " is too large for ", n, " items: ",
+             if (n > low) paste0("choose nClusters below ", n, ", or leave it NULL to ",
+                                 "choose it from the data.")
+             else paste0("cluster at least ", low + 1, " items."), call. = FALSE)
     }
     invisible()
 }
+
+# Names for a message, "(none)" for none (a user trial read "reducedDimNames(x): ." as a
+# cut-off message).
+.listed <- function(names) if (length(names)) paste(names, collapse = ", ") else "(none)"

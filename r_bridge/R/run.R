@@ -131,7 +131,7 @@
     } else if (is.null(ensemble) && methods::is(x, "SummarizedExperiment") &&
                ensembleKeyGiven && !length(ensembleArgs)) {
         stop("ensembleKey = '", key, "' is not among reducedDimNames(x): ",
-             paste(dimreds, collapse = ", "), ". Store one with ensemble(x, name = '",
+             .listed(dimreds), ". Store one with ensemble(x, name = '",
              key, "'), or pass ensembleArgs to build it.", call. = FALSE)
     }
     list(ensemble = ensemble, stored = stored, key = key)

@@ -114,10 +114,11 @@ test_that("Python warnings are R warnings; errors have no Python prefix (item 5)
     ens[1, ] <- NA  # item 1 in no partition
     expect_warning(pla(x, nClusters = 2, ensemble = ens, progress = FALSE),
                    "1 item\\(s\\) are in no partition")
-    err <- tryCatch(pcc(x, nClusters = 1, ensembleArgs = small_ensemble, progress = FALSE),
-                    error = conditionMessage)
-    # the message itself, with no Python prefix; it goes on to name the accepted forms
-    expect_match(err, "^n_clusters must be at least 2, got 1\\. Give \"auto\"")
+    err <- tryCatch(pcc(x, nClusters = 2, nInit = 0, ensembleArgs = small_ensemble,
+                        progress = FALSE), error = conditionMessage)
+    # the message itself, with no Python prefix, its argument named as R names it
+    # (nClusters = 1, which Python refused here, is now R's own check)
+    expect_match(err, "^nInit must be a positive integer, got 0\\.$")
     err <- tryCatch(pcc(x, divergence = "nosuch", ensembleArgs = small_ensemble),
                     error = conditionMessage)
     expect_no_match(err, "^[A-Za-z]*Error:|\n$")

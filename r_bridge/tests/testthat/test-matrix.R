@@ -64,7 +64,8 @@ test_that("bad input gives clear errors", {
     y <- x
     y[1, 1] <- NA
     expect_error(pcc(y, ensembleArgs = small_ensemble), "NaN")
-    expect_error(pcc(x, nClusters = 1, ensembleArgs = small_ensemble), "n_clusters")
+    expect_error(pcc(x, nClusters = 1, ensembleArgs = small_ensemble),
+                 "nClusters must be a whole number >= 2")
     expect_error(dpp(x, ensemble = matrix(0L, 40, 2)), "dpp\\(\\) has no argument 'ensemble'")
 })
 

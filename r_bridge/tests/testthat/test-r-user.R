@@ -188,6 +188,9 @@ test_that("messages use R names and R advice, and come before any work (issue 27
     # >= 2 as Python checks it (a user trial: 1 passed here, then Python refused it)
     expect_error(pcc(x, nClusters = 1), "nClusters must be a whole number >= 2")
     expect_error(PCCParam(nClusters = 1), "whole number >= 2")
+    expect_error(pcc(x[, 1:2], nClusters = 2), "too large for 2 items: cluster at least 3 items")
+    sce <- SingleCellExperiment::SingleCellExperiment(list(counts = x))
+    expect_error(pcc(sce, use.dimred = "PCA"), "reducedDimNames\\(x\\): \\(none\\)")
     # Python's names and ranges in warnings read as R's
     expect_identical(scconsensusR:::.r_terms("more partitions (n_partitions), e.g. k=(4, 8)"),
                      "more partitions (nPartitions), e.g. k = sccRange(4, 8)")
