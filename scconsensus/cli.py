@@ -401,27 +401,8 @@ class _RenamedOption(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from . import __version__
-
-    parser = argparse.ArgumentParser(
-        prog="scconsensus", description="Consensus clustering for gene-expression data."
-    )
-    parser.add_argument(
-        "--version", action="version", version=f"%(prog)s {__version__}", help="print the version"
-    )
-    sub = parser.add_subparsers(dest="command", required=True)
-    p_run = sub.add_parser("run", help="build an ensemble and run consensus methods")
-    p_run.add_argument("input", help=f".h5ad file or bundled dataset ({', '.join(BUNDLED)})")
-    p_run.add_argument(
-        "--method",
-        action="append",
-        choices=CONSENSUS_METHODS,
-        help="consensus method (repeatable; default: all available)",
-    )
-    p_run.add_argument("--out", required=True, help="output .h5ad")
-    p_run.add_argument("--figures", help="figure folder (default: next to --out)")
-    p_run.add_argument("--no-figures", action="store_true", help="skip the figure report")
+def _add_ensemble_options(p_run: argparse.ArgumentParser) -> None:
+    """``run``'s options that build the ensemble (:data:`ENSEMBLE_DEFAULTS`)."""
     p_run.add_argument(
         "--n-partitions",
         type=int,
@@ -448,6 +429,30 @@ def build_parser() -> argparse.ArgumentParser:
         default=ENSEMBLE_DEFAULTS["subsample"],
         help="fraction of the items each partition clusters (0.8)",
     )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="scconsensus", description="Consensus clustering for gene-expression data."
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"%(prog)s {__version__}", help="print the version"
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    p_run = sub.add_parser("run", help="build an ensemble and run consensus methods")
+    p_run.add_argument("input", help=f".h5ad file or bundled dataset ({', '.join(BUNDLED)})")
+    p_run.add_argument(
+        "--method",
+        action="append",
+        choices=CONSENSUS_METHODS,
+        help="consensus method (repeatable; default: all available)",
+    )
+    p_run.add_argument("--out", required=True, help="output .h5ad")
+    p_run.add_argument("--figures", help="figure folder (default: next to --out)")
+    p_run.add_argument("--no-figures", action="store_true", help="skip the figure report")
+    _add_ensemble_options(p_run)
     p_run.add_argument("--ensemble-key", default="scc_ensemble", help="the ensemble's .obsm key")
     p_run.add_argument(
         "--rebuild-ensemble", action="store_true", help="rebuild even if INPUT has one"
