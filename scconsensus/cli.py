@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import re
 import sys
 import time
 import warnings
@@ -503,14 +504,33 @@ def main(argv: list[str] | None = None) -> int:
             warnings.showwarning = _show_warning
             return args.func(args)
     except (ValueError, MemoryError) as err:
-        print(f"scconsensus: error: {err}", file=sys.stderr)
+        print(f"scconsensus: error: {_cli_terms(str(err))}", file=sys.stderr)
         return 2
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
     """A warning as the command line says its errors: Python's form named a line of
     ``<frozen runpy>`` or of the ``scconsensus`` script, which tells a shell user nothing."""
-    print(f"scconsensus: warning: {message}", file=sys.stderr if file is None else file)
+    text = _cli_terms(str(message))
+    print(f"scconsensus: warning: {text}", file=sys.stderr if file is None else file)
+
+
+#: The methods' argument names that are ``run`` options, as a shell user writes them.
+_CLI_NAMES = {
+    **{name: flag for name, flag in _OWN_OPTIONS.items() if flag.startswith("--")},
+    "n_partitions": "--n-partitions",
+    "n_jobs": "--n-jobs",
+    "subsample": "--subsample",
+}
+
+
+def _cli_terms(text: str) -> str:
+    """The methods' argument names in a message as ``run``'s options (a user trial read
+    "(n_partitions) ... e.g. k=(2, 3)" where the command line says --n-partitions and
+    --k 2,3); the R bridge does the same for R (``.r_terms``)."""
+    text = re.sub(r"\bk=\((\d+), (\d+)\)", r"--k \1,\2", text)
+    names = "|".join(map(re.escape, _CLI_NAMES))
+    return re.sub(rf"\b({names})\b(?=\s*(=|\)|<|>|must\b|is\b))", lambda m: _CLI_NAMES[m[1]], text)
 
 
 if __name__ == "__main__":  # pragma: no cover

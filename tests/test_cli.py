@@ -257,6 +257,10 @@ def test_warnings_are_said_as_the_command_line_says_errors(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "scconsensus: warning: Only 0 of the ensemble's 10 partition(s)" in err
     assert "UserWarning" not in err and "runpy" not in err
+    # in the command line's terms (a user trial read k=(8, 16) and n_partitions)
+    assert "a k range around 12, e.g. --k 8,16." in err and "k=(" not in err
+    assert main([*args, "--random-state", "-1", "--out", str(out)]) == 2
+    assert "scconsensus: error: --random-state" in capsys.readouterr().err
 
 
 def test_ensemble_options_beside_an_ensemble_in_input_are_named(tmp_path, blobs_adata, capsys):
