@@ -205,6 +205,8 @@ test_that("messages use R names and R advice, and come before any work (issue 27
     expect_identical(scconsensusR:::.r_terms("see .uns['pcc']['k_candidates'] is"),
                      "see .uns['pcc']['k_candidates'] is")
     expect_error(ensemble(x, nPartitions = 0), "^nPartitions must be")
+    expect_identical(scconsensusR:::.r_terms("consensus_k() has no argument 'n'"),
+                     "consensusK() has no argument 'n'")
 })
 
 test_that("consensusK() on ALL gives tl.consensus_k's statistics, and plots them (issue 27, item 6)", {
