@@ -187,6 +187,7 @@ def _figure_folder(args: argparse.Namespace) -> Path | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    args.ensemble_given = _fill_ensemble_defaults(args)
     methods = args.method or available_methods()
     extra = _parse_params(args.param)
     k = _k_values(args.k)
@@ -292,13 +293,22 @@ ENSEMBLE_DEFAULTS = {
 }
 
 
+def _fill_ensemble_defaults(args: argparse.Namespace) -> list[str]:
+    """The ensemble options given on the command line (parsed with no default, so that
+    ``--n-partitions 100`` counts as given), their defaults filled in."""
+    given = [name for name in ENSEMBLE_DEFAULTS if getattr(args, name) is None]
+    for name in given:
+        setattr(args, name, ENSEMBLE_DEFAULTS[name])
+    return [name for name in ENSEMBLE_DEFAULTS if name not in given]
+
+
 def _keep_ensemble(adata: ad.AnnData, args: argparse.Namespace, say) -> None:
     """Say that INPUT's ensemble is used, and warn when ensemble options were given: a
     user trial's ``--k 2,3 --ensemble-method hc`` on an earlier output was dropped
     without a word."""
     n = np.asarray(adata.obsm[args.ensemble_key]).shape[1]
     say(f"ensemble: INPUT's .obsm[{args.ensemble_key!r}] ({n} partitions)")
-    given = [name for name, default in ENSEMBLE_DEFAULTS.items() if getattr(args, name) != default]
+    given = getattr(args, "ensemble_given", [])
     if given:
         options = ", ".join("--" + name.replace("_", "-") for name in given)
         warnings.warn(
@@ -407,19 +417,19 @@ def _add_ensemble_options(p_run: argparse.ArgumentParser) -> None:
     p_run.add_argument(
         "--n-partitions",
         type=int,
-        default=ENSEMBLE_DEFAULTS["n_partitions"],
+        default=None,
         help="ensemble size (100)",
     )
     p_run.add_argument(
         "--ensemble-method",
         "--ensemble-methods",  # the old name, for one release
         action=_RenamedOption,
-        default=ENSEMBLE_DEFAULTS["ensemble_method"],
+        default=None,
         help="comma-separated, e.g. kmeans,leiden,hc (tl.ensemble's method)",
     )
     p_run.add_argument(
         "--k",
-        default=ENSEMBLE_DEFAULTS["k"],
+        default=None,
         help="clusters per partition: auto (default; log-spaced 2..sqrt(n)); LO,HI a range "
         "drawn per partition; one value, or three or more (3,5,8), the values cycled over "
         "the partitions; [A,B] in brackets exactly the two values A and B",
@@ -427,7 +437,7 @@ def _add_ensemble_options(p_run: argparse.ArgumentParser) -> None:
     p_run.add_argument(
         "--subsample",
         type=float,
-        default=ENSEMBLE_DEFAULTS["subsample"],
+        default=None,
         help="fraction of the items each partition clusters (0.8)",
     )
 
@@ -517,20 +527,28 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 
 #: The methods' argument names that are ``run`` options, as a shell user writes them.
 _CLI_NAMES = {
-    **{name: flag for name, flag in _OWN_OPTIONS.items() if flag.startswith("--")},
+    "n_clusters": "--n-clusters",
+    "random_state": "--random-state",
+    "ensemble_key": "--ensemble-key",
+    "use_rep": "--use-rep",
     "n_partitions": "--n-partitions",
     "n_jobs": "--n-jobs",
     "subsample": "--subsample",
 }
+
+#: A name is rewritten unless it is one already (after "-"), part of a word, a key or an
+#: attribute (after a word character, "." or a quote), an argument of Python code shown
+#: as such ("tl.ensemble(n_partitions=20)"), or what --param was given.
+_CLI_NAME = r"(?<![-\w.'\"])(?<!\w\()(?<!--param )({names})\b(?=\s*(=|\)|<|>|must\b|is\b))"
 
 
 def _cli_terms(text: str) -> str:
     """The methods' argument names in a message as ``run``'s options (a user trial read
     "(n_partitions) ... e.g. k=(2, 3)" where the command line says --n-partitions and
     --k 2,3); the R bridge does the same for R (``.r_terms``)."""
-    text = re.sub(r"\bk=\((\d+), (\d+)\)", r"--k \1,\2", text)
-    names = "|".join(map(re.escape, _CLI_NAMES))
-    return re.sub(rf"\b({names})\b(?=\s*(=|\)|<|>|must\b|is\b))", lambda m: _CLI_NAMES[m[1]], text)
+    text = re.sub(r"(?<![\w(])k=\((\d+), (\d+)\)", r"--k \1,\2", text)
+    pattern = _CLI_NAME.format(names="|".join(map(re.escape, _CLI_NAMES)))
+    return re.sub(pattern, lambda m: _CLI_NAMES[m[1]], text)
 
 
 if __name__ == "__main__":  # pragma: no cover

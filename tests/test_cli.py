@@ -280,6 +280,45 @@ def test_ensemble_options_beside_an_ensemble_in_input_are_named(tmp_path, blobs_
         "ensemble at .obsm['scc_ensemble']; pass --rebuild-ensemble" in captured.err
     )
     assert ad.read_h5ad(out).obsm["scc_ensemble"].shape[1] == 10
-    assert "nan" not in captured.out.lower()
     assert main([*base, "--out", str(out)]) == 0  # the defaults: nothing to warn about
     assert "not used" not in capsys.readouterr().err
+    # given explicitly, even at its default value, an option is named (a review)
+    assert main([*base, "--n-partitions", "100", "--k", "auto", "--out", str(out)]) == 0
+    assert "--n-partitions, --k not used" in capsys.readouterr().err
+
+
+def test_undefined_scores_read_n_a_with_a_note(tmp_path, capsys):
+    """Three clear groups, every cell right: the confidence AUROC is not defined."""
+    import numpy as np
+    import pandas as pd
+    from sklearn.datasets import make_blobs
+
+    from scconsensus._report import NA_NOTE
+
+    X, y = make_blobs(300, 5, centers=3, random_state=0, cluster_std=0.3)
+    adata = ad.AnnData(X.astype(np.float32))
+    adata.obs["truth"] = pd.Categorical(y.astype(str))
+    src, out = tmp_path / "in.h5ad", tmp_path / "out.h5ad"
+    adata.write_h5ad(src)
+    args = ["run", str(src), "--method", "pcc", "--n-partitions", "20", "--no-progress"]
+    assert main([*args, "--out", str(out), "--figures", str(tmp_path / "fig")]) == 0
+    printed = capsys.readouterr().out
+    assert " n/a " in printed and NA_NOTE in printed and "nan" not in printed.lower()
+    assert "| n/a |" in (tmp_path / "fig" / "report.md").read_text()
+
+
+def test_cli_terms_leave_options_keys_and_python_code_alone():
+    """A review: "--subsample" became "----subsample", "--param n_clusters=..." and
+    "tl.ensemble(n_partitions=20)" were rewritten too."""
+    from scconsensus.cli import _cli_terms
+
+    assert _cli_terms("(n_partitions) or k=(2, 4); n_jobs=0 is") == (
+        "(--n-partitions) or --k 2,4; --n-jobs=0 is"
+    )
+    for kept in (
+        "--subsample must be in (0, 1], got 1.5.",
+        "--param n_clusters=... is set by --n-clusters; use that instead.",
+        "e.g. tl.ensemble(n_partitions=20) or more",
+        "settings.n_jobs is; .obsm['use_rep'] is",
+    ):
+        assert _cli_terms(kept) == kept

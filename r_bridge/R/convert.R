@@ -181,7 +181,7 @@ print.sccRange <- function(x, ...) {
             available <- SummarizedExperiment::assayNames(x)
             if (!assay.type %in% available) {
                 stop("assay.type = '", assay.type, "' is not among assayNames(x): ",
-                     paste(available, collapse = ", "),
+                     .listed(available),
                      ". Pass assay.type (e.g. 'logcounts') or use.dimred (e.g. 'PCA').",
                      call. = FALSE)
             }
@@ -369,11 +369,12 @@ print.sccRange <- function(x, ...) {
         stop("nClusters must be a whole number >= ", low, ", \"auto\" or NULL (chosen from the ",
              "data), not ", deparse(k), ".", call. = FALSE)
     }
-    if (k >= n) {
+    top <- if (low == 1) n else n - 1  # dpp may cut every item apart, as Python allows
+    if (k > top) {
         # "choose nClusters below 1" for one item (a user trial) advised the impossible
         stop("nClusters = ", k, " is too large for ", n, " items: ",
-             if (n > low) paste0("choose nClusters below ", n, ", or leave it NULL to ",
-                                 "choose it from the data.")
+             if (top >= low) paste0("choose nClusters <= ", top, ", or leave it NULL to ",
+                                    "choose it from the data.")
              else paste0("cluster at least ", low + 1, " items."), call. = FALSE)
     }
     invisible()

@@ -54,7 +54,7 @@ sccAvailable <- function() {
 .r_terms <- function(msg) {
     msg <- gsub("\\bk=\\(([0-9]+), ([0-9]+)\\)", "k = sccRange(\\1, \\2)", msg, perl = TRUE)
     msg <- gsub("\\bconsensus_k\\(\\)", "consensusK()", msg, perl = TRUE)  # R's name
-    arg <- "(?<!['\"])\\b[a-z][a-z0-9]*(_[a-z0-9]+)+(?=\\s*(=|\\)|<|>|must\\b|is\\b))"
+    arg <- "(?<!['\".])\\b[a-z][a-z0-9]*(_[a-z0-9]+)+(?=\\s*(=|\\)|<|>|must\\b|is\\b))"
     names <- gregexpr(arg, msg, perl = TRUE)
     regmatches(msg, names) <- lapply(regmatches(msg, names), .camel)
     msg

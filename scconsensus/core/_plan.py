@@ -163,12 +163,12 @@ def _far_note(sizes: np.ndarray, columns: np.ndarray, K: int, labels: np.ndarray
             f"with {n_sampled} items in a partition, ask for fewer clusters than {K} "
             "(or subsample a larger fraction of the items)"
         )
-    if sizes.min() <= K <= sizes.max():  # more partitions over the same k may reach K
+    if near:  # more partitions over the same k add some near K
         return head + (
             f"rebuild the ensemble with more partitions (n_partitions) or a k range around "
             f"{K}, e.g. k=({low}, {high})"
         )
-    # outside the ensemble's k (a user trial: k=2 partitions, K=3): only other k reach it
+    # none near K (a user trial: k=2 partitions, K=3): only another k range reaches it
     return head + f"rebuild the ensemble with a k range around {K}, e.g. k=({low}, {high})"
 
 

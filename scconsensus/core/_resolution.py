@@ -512,7 +512,7 @@ def _choose(
         reason += f"; only {n_partitions} partition(s), too few to choose K"
         warn(
             f"select_k: {n_partitions} partition(s) are too few to choose the number of "
-            f"clusters (no split is clear, so K={K} is only the largest drop). Build more "
+            f"clusters (no split is clear, so K={K} is a weak answer). Build more "
             "partitions, e.g. tl.ensemble(n_partitions=20) or more (the default is 100), "
             "or give the number of clusters.",
             UserWarning,
@@ -585,8 +585,8 @@ def _one_resolution(Ks: np.ndarray, drop: np.ndarray) -> tuple[int, str]:
     t = int(np.argmax(drop))
     K = int(Ks[t])
     reason = (
-        f"K={K}: every partition has the same number of clusters, and the largest drop "
-        f"of their normalised co-association ({drop[t]:.3f}) is after K={K}"
+        f"K={K}: every partition has the same number of clusters, and the largest "
+        f"{'drop' if drop[t] > 0 else 'change (none drops)'} ({drop[t]:.3f}) is after K={K}"
     )
     if K == int(Ks[-1]):
         reason += f", their own k: the data may hold more than {K} groups"

@@ -189,6 +189,11 @@ test_that("messages use R names and R advice, and come before any work (issue 27
     expect_error(pcc(x, nClusters = 1), "nClusters must be a whole number >= 2")
     expect_error(PCCParam(nClusters = 1), "whole number >= 2")
     expect_error(pcc(x[, 1:2], nClusters = 2), "too large for 2 items: cluster at least 3 items")
+    # dpp takes nClusters = 1 and up to one cluster per item, as Python does
+    expect_no_error(scconsensusR:::.check_n_clusters(1, 40, 1))
+    expect_no_error(scconsensusR:::.check_n_clusters(40, 40, 1))
+    expect_error(scconsensusR:::.check_n_clusters(41, 40, 1), "choose nClusters <= 40")
+    expect_true(methods::validObject(DPPParam(nClusters = 1)))
     sce <- SingleCellExperiment::SingleCellExperiment(list(counts = x))
     expect_error(pcc(sce, use.dimred = "PCA"), "reducedDimNames\\(x\\): \\(none\\)")
     # Python's names and ranges in warnings read as R's
@@ -202,8 +207,9 @@ test_that("messages use R names and R advice, and come before any work (issue 27
                      "nPartitions must be a positive integer")
     expect_identical(scconsensusR:::.r_terms("maxK=100 is too large; choose max_k < 32"),
                      "maxK=100 is too large; choose maxK < 32")
-    expect_identical(scconsensusR:::.r_terms("see .uns['pcc']['k_candidates'] is"),
-                     "see .uns['pcc']['k_candidates'] is")
+    # a quoted or dotted name is a key or an attribute, not an argument
+    expect_identical(scconsensusR:::.r_terms("'n_runs is' and settings.dense_max is"),
+                     "'n_runs is' and settings.dense_max is")
     expect_error(ensemble(x, nPartitions = 0), "^nPartitions must be")
     expect_identical(scconsensusR:::.r_terms("consensus_k() has no argument 'n'"),
                      "consensusK() has no argument 'n'")
