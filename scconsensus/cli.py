@@ -284,7 +284,8 @@ def _compute(
         say(f"{name}: {time.perf_counter() - t0:.1f} s")
 
 
-#: ``run``'s options that build the ensemble, with their defaults (the parser's too).
+#: ``run``'s options that build the ensemble, with their defaults (parsed as None, so that
+#: a value typed is told from one left out: :func:`_fill_ensemble_defaults`).
 ENSEMBLE_DEFAULTS = {
     "n_partitions": 100,
     "ensemble_method": "kmeans",
@@ -296,10 +297,10 @@ ENSEMBLE_DEFAULTS = {
 def _fill_ensemble_defaults(args: argparse.Namespace) -> list[str]:
     """The ensemble options given on the command line (parsed with no default, so that
     ``--n-partitions 100`` counts as given), their defaults filled in."""
-    given = [name for name in ENSEMBLE_DEFAULTS if getattr(args, name) is None]
-    for name in given:
+    left_out = [name for name in ENSEMBLE_DEFAULTS if getattr(args, name) is None]
+    for name in left_out:
         setattr(args, name, ENSEMBLE_DEFAULTS[name])
-    return [name for name in ENSEMBLE_DEFAULTS if name not in given]
+    return [name for name in ENSEMBLE_DEFAULTS if name not in left_out]
 
 
 def _keep_ensemble(adata: ad.AnnData, args: argparse.Namespace, say) -> None:
