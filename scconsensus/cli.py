@@ -528,10 +528,12 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 
 #: The methods' argument names that are ``run`` options, as a shell user writes them.
 _CLI_NAMES = {
-    "n_clusters": "--n-clusters",
-    "random_state": "--random-state",
-    "ensemble_key": "--ensemble-key",
-    "use_rep": "--use-rep",
+    # --progress is two options ("--progress / --no-progress"), key_added none
+    **{
+        name: flag
+        for name, flag in _OWN_OPTIONS.items()
+        if flag.startswith("--") and " " not in flag
+    },
     "n_partitions": "--n-partitions",
     "n_jobs": "--n-jobs",
     "subsample": "--subsample",

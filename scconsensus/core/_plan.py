@@ -26,7 +26,7 @@ from .._validation import (
     k_hint,
 )
 from ._laps import Laps
-from ._matching import matched_partitions
+from ._matching import _window, matched_partitions
 from ._resolution import KSelection, choose_k
 from ._spectral import _partition_sizes, spectral_consensus
 
@@ -150,7 +150,7 @@ def _far_note(sizes: np.ndarray, columns: np.ndarray, K: int, labels: np.ndarray
     if far <= K / 4:
         return ""
     n_sampled = int(np.median((labels >= 0).sum(axis=0)))
-    near = int(((sizes * 1.25 >= K) & (sizes <= K * 1.25)).sum())
+    near = _window(sizes, K).size
     exact = int((sizes == K).sum())
     low, high = max(2, K - K // 4 - 1), min(K + K // 4 + 1, n_sampled - 1)
     head = (

@@ -416,14 +416,13 @@ def consensus_entries(
     Logs the overwrite warning.
     """
     check_key(key_added)
-    # a row without mass (DPP's lone outlier) is made uniform: no evidence, not a tie
-    has_mass = np.clip(np.asarray(membership, dtype=np.float64), 0.0, None).sum(axis=1) > 0
+    fitted = membership  # as given: _warn_tied tells rows without mass from ties
     membership = normalize_rows(membership)
     if membership.shape[0] != adata.n_obs:
         raise ValueError(
             f"membership has {membership.shape[0]} rows but adata has {adata.n_obs} items."
         )
-    membership, labels, k = _final_labels(membership, labels, drop_empty, (has_mass, ensemble))
+    membership, labels, k = _final_labels(membership, labels, drop_empty, (fitted, ensemble))
     categories = [str(i) for i in range(k)]
     conf = _confidence(membership, labels, ensemble, reference)
     obs_keys = [key_added, f"{key_added}_confidence", f"{key_added}_entropy"]
@@ -479,7 +478,7 @@ def _confidence(membership: np.ndarray, labels: np.ndarray, ensemble, reference)
 
 def _final_labels(membership: np.ndarray, labels, drop_empty: bool, evidence=(None, None)):
     """``(membership, labels, k)``: no label for uniform rows, the labelled clusters first
-    (``k`` of them) when ``drop_empty``. ``evidence``: which rows had mass before they
+    (``k`` of them) when ``drop_empty``. ``evidence``: the membership before its rows
     were normalised, and the ensemble, for :func:`_warn_tied`."""
     k = membership.shape[1]
     labels = hard_labels(membership) if labels is None else np.asarray(labels, dtype=np.int64)
@@ -499,15 +498,17 @@ def _warn_tied(uniform: np.ndarray, evidence: tuple, k: int) -> None:
     """Warn about items left unlabelled by an exact tie between the ``k`` clusters.
 
     Rows without evidence are uniform too: those of the items no partition sampled (the
-    consensus warns about them) and rows without mass (``evidence[0]`` false). An item
+    consensus warns about them) and rows without mass in ``evidence[0]``. An item
     with evidence that ends exactly between all clusters (e.g. 0.5 / 0.5 at ``k = 2``,
     with as many partitions for each side) was left unlabelled silently.
     """
-    has_mass, ensemble = evidence
-    if not uniform.any():
+    fitted, ensemble = evidence
+    if not uniform.any():  # the common case: no pass over the rows below
         return
-    if has_mass is not None:
-        uniform = uniform & has_mass
+    if fitted is not None:  # a row without mass (DPP's lone outlier) has no evidence
+        rows = np.flatnonzero(uniform)
+        uniform = np.zeros_like(uniform)
+        uniform[rows] = np.clip(np.asarray(fitted)[rows], 0.0, None).sum(axis=1) > 0
     if ensemble is not None:
         uniform = uniform & (np.asarray(ensemble) >= 0).any(axis=1)
     n_tied = int(uniform.sum())
