@@ -34,6 +34,8 @@ pairs alone (about 15 % of all pairs on the benchmark's default case).
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import numpy as np
 
 from ..._threads import one_blas_thread
@@ -200,8 +202,9 @@ class _State:
         self.f = fn
 
 
-def _batch_phase(ev, Y, **kwargs):
-    """:func:`_batch_steps`, with a Ctrl-C always raised as ``KeyboardInterrupt``.
+@contextmanager
+def ctrl_c_as_keyboard_interrupt():
+    """A Ctrl-C inside the block always raised as ``KeyboardInterrupt``.
 
     Once numba's thread pool runs, a SIGINT may be taken by one of its threads and
     handled while the main thread is inside a numba call, which then reports
@@ -209,11 +212,17 @@ def _batch_phase(ev, Y, **kwargs):
     its cause).
     """
     try:
-        return _batch_steps(ev, Y, **kwargs)
+        yield
     except SystemError as err:
         if isinstance(err.__cause__ or err.__context__, KeyboardInterrupt):
             raise KeyboardInterrupt from None
         raise
+
+
+def _batch_phase(ev, Y, **kwargs):
+    """:func:`_batch_steps`, a Ctrl-C raised as ``KeyboardInterrupt``."""
+    with ctrl_c_as_keyboard_interrupt():
+        return _batch_steps(ev, Y, **kwargs)
 
 
 def _batch_steps(ev, Y, *, max_iter, tol_abs, stall_rtol=1e-15):
@@ -269,7 +278,10 @@ def solve_batch(
     iterations together. Returns ``(objective_trace, n_iter, status,
     final_gap, n_polish)``.
     """
-    ev = (_SparseEvaluator if sparse else _DenseEvaluator)(*data, bregman)
+    # the evaluator's set-up runs numba kernels too: a Ctrl-C there came out as a
+    # SystemError (twice in the suite's Ctrl-C test under load)
+    with ctrl_c_as_keyboard_interrupt():
+        ev = (_SparseEvaluator if sparse else _DenseEvaluator)(*data, bregman)
     # OpenBLAS's syrk/symm round differently with 2 or 4 threads than with 1, and the
     # steps amplify it (objective 6e-8 apart at n = 400, test_pcc_batch): one BLAS
     # thread keeps the result the same for any thread setting
