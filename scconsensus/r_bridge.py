@@ -386,8 +386,9 @@ def run(
 
     Returns
     -------
-    ``{"key": main result key or None, "obs": {...}, "obsm": {...}, "uns": {...},
-    "conditions": [...], "warnings": [...]}`` with the entries the call added,
+    ``{"key": main result key or None, "keys": every result key (one per K of a list
+    of ``n_clusters``), "obs": {...}, "obsm": {...}, "uns": {...}, "conditions": [...],
+    "warnings": [...]}`` with the entries the call added,
     passed through :func:`encode`; ``conditions`` are the Python warnings and
     scanpy's log records in order, each ``{"type": "warning" | "message",
     "category", "message"}`` (each warning once), ``warnings`` their warnings'
@@ -435,6 +436,7 @@ def _run(name, adata, kwargs, ensemble, ensemble_kwargs, progress) -> dict[str, 
     return encode(
         {
             "key": main[0] if main else None,
+            "keys": main,
             "obs": {c: adata.obs[c] for c in obs_new},
             "obsm": {k: np.asarray(adata.obsm[k]) for k in obsm_new},
             "uns": {k: adata.uns[k] for k in uns_new},

@@ -166,7 +166,7 @@ def test_run_builds_the_ensemble_and_returns_only_builtins(blobs):
     out = _bridge.run(
         "pcc", adata, {"nClusters": 4.0}, None, {"nPartitions": 10.0, "k": (2.0, 5.0)}
     )
-    assert out["key"] == "pcc"
+    assert out["key"] == "pcc" and out["keys"] == ["pcc"]
     assert {"pcc", "pcc_confidence", "pcc_entropy"} <= set(out["obs"])
     assert {"pcc_membership", "scc_ensemble"} <= set(out["obsm"])
     assert out["uns"]["pcc"]["params"]["n_clusters"] == 4
@@ -187,6 +187,18 @@ def test_run_builds_the_ensemble_and_returns_only_builtins(blobs):
     assert adjusted_rand_index(y, labels) > 0.8
     with pytest.raises(ValueError, match=r"scconsensus\.tl\.nosuch does not exist"):
         _bridge.run("nosuch", ad.AnnData(X))
+
+
+def test_run_names_every_key_of_several_k(blobs):
+    """R's nClusters = c(2, 4) reaches tl.pcc as a list: every K's key comes back."""
+    X, y = blobs
+    adata = _bridge.make_adata(X, [f"c{i}" for i in range(len(y))])
+    ens = {"nPartitions": 10.0, "k": (2.0, 5.0)}
+    out = _bridge.run("pla", adata, {"nClusters": [4.0, 2.0]}, None, ens)
+    assert out["keys"] == ["pla_k4", "pla_k2"] and out["key"] == "pla_k4"  # as given
+    assert {"pla_k2_membership", "pla_k4_membership"} <= set(out["obsm"])
+    out = _bridge.run("ensemble", _bridge.make_adata(X, None), ens)
+    assert out["keys"] == [] and out["key"] is None
 
 
 # ----------------------------------------------------------------- R side

@@ -28,6 +28,9 @@
 #' @inheritParams pcc
 #' @param ... Further arguments of the Python function in camelCase (see
 #'   [pcc()], [pla()], [dpp()]).
+#' @param nClusters Number of clusters: `NULL` (Python's default, `"auto"`), `"auto"`
+#'   or a number (one: [bluster::clusterRows()] returns one labelling; [pcc()] and
+#'   [pla()] fit several).
 #' @param weighted See [pla()].
 #' @param nRuns See [dpp()].
 #' @param verbose See [ensemble()].

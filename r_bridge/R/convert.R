@@ -359,20 +359,29 @@ print.sccRange <- function(x, ...) {
 
 # nClusters in R terms, before an ensemble is built: NULL, "auto" or low <= k < n, low as
 # Python checks it (2 for pcc and pla; dpp takes 1: a user trial passed nClusters = 1 to
-# pcc here and got Python's refusal).
-.check_n_clusters <- function(k, n, low = 2) {
+# pcc here and got Python's refusal); with `several`, also a vector of such K, none twice
+# (pcc and pla fit each).
+.check_n_clusters <- function(k, n, low = 2, several = FALSE) {
     # NA has its own message (see .py_args)
     if (is.null(k) || identical(k, "auto") || identical(as.vector(is.na(k)), TRUE)) {
         return(invisible())
     }
-    if (!is.numeric(k) || length(k) != 1L || k != round(k) || k < low) {
-        stop("nClusters must be a whole number >= ", low, ", \"auto\" or NULL (chosen from the ",
-             "data), not ", deparse(k), ".", call. = FALSE)
+    forms <- paste0("a whole number >= ", low,
+                    if (several) ", a vector of them (c(4, 8))", ", \"auto\" or NULL")
+    if (!is.numeric(k) || !length(k) || anyNA(k) || any(k != round(k)) || any(k < low) ||
+        (length(k) > 1L && !several)) {
+        stop("nClusters must be ", forms, " (chosen from the data), not ", deparse(k),
+             if (length(k) > 1L && !several) "; this method fits one number of clusters",
+             ".", call. = FALSE)
+    }
+    if (anyDuplicated(k)) {
+        stop("nClusters lists ", k[anyDuplicated(k)], " more than once; each number of ",
+             "clusters is fitted and stored once. Remove the repeats.", call. = FALSE)
     }
     top <- if (low == 1) n else n - 1  # dpp may cut every item apart, as Python allows
-    if (k > top) {
+    if (any(k > top)) {
         # "choose nClusters below 1" for one item (a user trial) advised the impossible
-        stop("nClusters = ", k, " is too large for ", n, " items: ",
+        stop("nClusters = ", max(k), " is too large for ", n, " items: ",
              if (top >= low) paste0("choose nClusters <= ", top, ", or leave it NULL to ",
                                     "choose it from the data.")
              else paste0("cluster at least ", low + 1, " items."), call. = FALSE)

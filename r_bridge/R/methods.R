@@ -158,6 +158,11 @@ ensemble <- function(x, nPartitions = NULL, method = NULL, k = NULL, subsample =
 #'   Python default (`"auto"`, chosen from the data, in current scconsensus),
 #'   `"auto"`, or the largest number of clusters (clusters without mass are
 #'   dropped).
+#'   Several numbers, `c(4, 8)` (e.g. `res$uns$pcc$k_candidates`, every stable
+#'   resolution of an `"auto"` run), fit each on the same ensemble and store it
+#'   under `"<name>_k<K>"` (`"pcc_k4"`, `"pcc_k8"`): for a matrix the result is then
+#'   a list of results named so, for a `SingleCellExperiment` the columns,
+#'   `reducedDim`s and `metadata` entries of each K.
 #' @param divergence `"kl"` or `"l2"` (squared Euclidean), or another Bregman
 #'   divergence known to scconsensus (`NULL`: Python's default, `"kl"`).
 #' @param ensemble Optional items x partitions label matrix (`NA` = item not
@@ -173,7 +178,7 @@ ensemble <- function(x, nPartitions = NULL, method = NULL, k = NULL, subsample =
 #' @param name Name of the result (Python `key_added`): the `colData` column,
 #'   reducedDim prefix and metadata entry.
 #' @param colLabels With a `SingleCellExperiment`, also store the labels as
-#'   [colLabels()][SingleCellExperiment::colLabels].
+#'   [colLabels()][SingleCellExperiment::colLabels] (one `nClusters` only).
 #' @param ... Further arguments of `scconsensus.tl.pcc` in camelCase, e.g.
 #'   `mode`, `nInit`, `tol`, `maxIter`, `minMass`.
 #' @return See section "Input and output".
@@ -184,6 +189,9 @@ ensemble <- function(x, nPartitions = NULL, method = NULL, k = NULL, subsample =
 #'     x <- cbind(matrix(rnorm(200), 10), matrix(rnorm(200, 3), 10))
 #'     res <- pcc(x, nClusters = 4, ensembleArgs = list(nPartitions = 20, k = 2:5))
 #'     table(res$labels)
+#'     both <- pcc(x, nClusters = c(2, 4),
+#'                 ensemble = ensemble(x, nPartitions = 20, k = 2:5)$labels)
+#'     sapply(both, function(r) nlevels(r$labels))  # pcc_k2, pcc_k4
 #' }
 #' @export
 pcc <- function(x, nClusters = NULL, divergence = NULL, randomState = NULL, ...,
@@ -214,6 +222,11 @@ pcc <- function(x, nClusters = NULL, divergence = NULL, randomState = NULL, ...,
 #' @param nClusters Number of latent clusters: `NULL` (default) leaves it to
 #'   the Python default (`"auto"`, chosen from the data, in current
 #'   scconsensus), `"auto"`, or a number.
+#'   Several numbers, `c(4, 8)` (e.g. `res$uns$pla$k_candidates`, every stable
+#'   resolution of an `"auto"` run), fit each on the same ensemble and store it
+#'   under `"<name>_k<K>"` (`"pla_k4"`, `"pla_k8"`): for a matrix the result is then
+#'   a list of results named so, for a `SingleCellExperiment` the columns,
+#'   `reducedDim`s and `metadata` entries of each K.
 #' @param weighted Learn partition weights (weighted PLA; `NULL`: Python's
 #'   default, `FALSE`).
 #' @param ... Further arguments of `scconsensus.tl.pla` in camelCase, e.g.

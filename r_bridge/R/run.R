@@ -36,7 +36,14 @@
         .check_k(args[["k", exact = TRUE]])
         .check_resolution(args[["resolution", exact = TRUE]])
     }
-    .check_n_clusters(args[["nClusters", exact = TRUE]], n, if (method == "dpp") 1 else 2)
+    k <- args[["nClusters", exact = TRUE]]
+    several <- method %in% c("pcc", "pla")  # they fit each K of a vector
+    .check_n_clusters(k, n, if (method == "dpp") 1 else 2, several = several)
+    if (isTRUE(colLabels) && length(k) > 1L) {
+        stop("colLabels = TRUE stores one labelling, and nClusters = ", deparse(k),
+             " fits ", length(k), ". Fit them, then choose one: colLabels(x) <- x$",
+             .each_k_key(args, method, k[1]), ".", call. = FALSE)
+    }
     .check_k(ensembleArgs[["k", exact = TRUE]])
     .check_resolution(ensembleArgs[["resolution", exact = TRUE]])
     ensemble <- .ensemble_spec(ensemble, n)
@@ -52,13 +59,14 @@
     obsm <- lapply(res$obsm, .decode_obsm, names = input$names)
     obsm[stored] <- NULL  # already in x, as the user stored it
     uns <- lapply(res$uns, .decode)
-    key <- res$key
-    if (!is.null(key)) {
+    keys <- unlist(res$keys)  # one per K of nClusters
+    for (key in keys) {
         memb_key <- paste0(key, "_membership")
         bioc <- .bioc_labels(obs[[key]], obsm[[memb_key]])
         obs[[key]] <- bioc$labels
         if (!is.null(obsm[[memb_key]])) obsm[[memb_key]] <- bioc$membership
     }
+    key <- keys[1]
     if (is_se) {
         if (!methods::is(x, "SingleCellExperiment")) {
             x <- methods::as(x, "SingleCellExperiment")
@@ -79,17 +87,42 @@
         }
         return(x)
     }
+    if (length(keys) > 1L) {
+        # several K: one result per K, each with what the call wrote for it and the rest
+        own <- function(names, key) names == key | startsWith(names, paste0(key, "_"))
+        mine <- function(values, key) {
+            others <- Reduce(`|`, lapply(setdiff(keys, key), own, names = names(values)),
+                             logical(length(values)))
+            values[!others]
+        }
+        out <- lapply(keys, function(key) {
+            .matrix_result(key, mine(obs, key), mine(obsm, key), mine(uns, key), input$names)
+        })
+        return(stats::setNames(out, keys))
+    }
+    .matrix_result(key, obs, obsm, uns, input$names)
+}
+
+# The result for a matrix input: labels, membership and confidence of `key` (NULL for
+# ensemble()), and every per-item value, matrix and record written.
+.matrix_result <- function(key, obs, obsm, uns, names) {
     out <- list()
     if (!is.null(key)) {
-        out$labels <- stats::setNames(obs[[key]], input$names)
+        out$labels <- stats::setNames(obs[[key]], names)
         out$membership <- obsm[[paste0(key, "_membership")]]
         conf <- paste0(key, "_confidence")
-        if (!is.null(obs[[conf]])) out$confidence <- stats::setNames(obs[[conf]], input$names)
+        if (!is.null(obs[[conf]])) out$confidence <- stats::setNames(obs[[conf]], names)
     }
-    out$obs <- as.data.frame(lapply(obs, unname), row.names = input$names, optional = TRUE)
+    out$obs <- as.data.frame(lapply(obs, unname), row.names = names, optional = TRUE)
     out$obsm <- obsm
     out$uns <- uns
     out
+}
+
+# The name a K of several is stored under, as Python stores it: "<name>_k<K>".
+.each_k_key <- function(args, method, k) {
+    name <- args[["keyAdded", exact = TRUE]]
+    paste0(if (is.null(name)) method else name, "_k", k)
 }
 
 # Python's warnings and scanpy's log, in the order they arose, as R conditions that
