@@ -175,7 +175,7 @@ print.sccRange <- function(x, ...) {
             }
             # reducedDims hold items in rows already
             m <- SingleCellExperiment::reducedDim(x, use.dimred)
-            .check_values(m, paste0("reducedDim(x, '", use.dimred, "')"))
+            .check_values(m, paste0("reducedDim(x, '", use.dimred, "')"), items = "rows")
             spec <- .matrix_spec(m)
         } else {
             available <- SummarizedExperiment::assayNames(x)
@@ -186,7 +186,7 @@ print.sccRange <- function(x, ...) {
                      call. = FALSE)
             }
             m <- SummarizedExperiment::assay(x, assay.type, withDimnames = FALSE)
-            .check_values(m, paste0("assay(x, '", assay.type, "')"))
+            .check_values(m, paste0("assay(x, '", assay.type, "')"), items = "columns")
             spec <- .matrix_spec(m, transpose = TRUE)
         }
         n <- ncol(x)
@@ -198,7 +198,7 @@ print.sccRange <- function(x, ...) {
                  "use.dimred out.", call. = FALSE)
         }
         .check_orientation(x, items = "columns", call = call)
-        .check_values(x, "x")
+        .check_values(x, "x", items = "columns")
         spec <- .matrix_spec(x, transpose = TRUE)
         n <- ncol(x)
         names <- colnames(x)
@@ -339,9 +339,16 @@ print.sccRange <- function(x, ...) {
     invisible(TRUE)
 }
 
-# The values of the matrix to cluster, checked in R terms before any work: numbers
-# (a logical matrix is refused, not read as 0/1 silently), none missing or infinite.
-.check_values <- function(m, what) {
+# The values of the matrix to cluster, checked in R terms before any work: items and
+# features (`items`: the dimension that holds the items), numbers (a logical matrix is
+# refused, not read as 0/1 silently), none missing or infinite.
+.check_values <- function(m, what, items) {
+    dims <- if (items == "rows") c("rows", "columns") else c("columns", "rows")
+    counts <- if (items == "rows") dim(m) else rev(dim(m))
+    for (i in which(counts == 0L)) {
+        stop(what, " has no ", c("items", "features")[i], " (0 ", dims[i], "; items are ",
+             "its ", dims[1], ", features its ", dims[2], ").", call. = FALSE)
+    }
     if (is.logical(m) || methods::is(m, "lMatrix") || methods::is(m, "nMatrix")) {
         stop(what, " is logical: scconsensus clusters numbers. If TRUE/FALSE are meant as ",
              "1/0, pass a numeric matrix, e.g. x * 1.", call. = FALSE)

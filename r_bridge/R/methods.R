@@ -20,7 +20,8 @@
 #'   added as `colData` columns (and the labels as [colLabels()][SingleCellExperiment::colLabels]
 #'   with `colLabels = TRUE`), the memberships as a `reducedDim` named
 #'   `"<name>_membership"` and the parameters and figures in
-#'   `metadata(x)[[name]]`. An ensemble is a `reducedDim` (items x partitions,
+#'   `metadata(x)[[name]]` (its `params` name the input as R does: `use.dimred`
+#'   or `assay.type`). An ensemble is a `reducedDim` (items x partitions,
 #'   labels `1..k`, `NA` where a partition left the item out; default name
 #'   `"scc_ensemble"`), which [pcc()] and [pla()] find by `ensembleKey`.
 #'

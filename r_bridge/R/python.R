@@ -51,12 +51,38 @@ sccAvailable <- function() {
 # names before "=", "<", ">", "must", "is" or in parentheses ("n_clusters=9",
 # "(n_partitions)", "n_runs must be", "choose max_k < 32") in camelCase, and a k range
 # "k=(4, 8)" as sccRange(4, 8). Quoted keys (.obsm['scc_ensemble']) stay as they are.
+# Python's values and types as R's (a user trial read "None, an int, or a numpy
+# Generator, got <class 'str'>" and "True or False"); choices "['a', 'b']" as c("a", "b").
 .r_terms <- function(msg) {
     msg <- gsub("\\bk=\\(([0-9]+), ([0-9]+)\\)", "k = sccRange(\\1, \\2)", msg, perl = TRUE)
     msg <- gsub("\\bconsensus_k\\(\\)", "consensusK()", msg, perl = TRUE)  # R's name
+    for (rule in .r_values) msg <- gsub(rule[1], rule[2], msg, perl = TRUE)
+    msg <- .r_choices(msg)
     arg <- "(?<!['\".])\\b[a-z][a-z0-9]*(_[a-z0-9]+)+(?=\\s*(=|\\)|<|>|must\\b|is\\b))"
     names <- gregexpr(arg, msg, perl = TRUE)
     regmatches(msg, names) <- lapply(regmatches(msg, names), .camel)
+    msg
+}
+
+.r_values <- list(
+    c("None, an int, or a numpy Generator", "NULL or a whole number >= 0"),
+    c("\\bTrue or False\\b", "TRUE or FALSE"),
+    c("<class 'str'>", "a character string"),
+    c("<class '(float|int)'>", "a number"),
+    c("<class 'bool'>", "TRUE or FALSE"),
+    c(" or a scconsensus\\.core\\.Bregman instance \\(e\\.g\\. Bregman\\.power\\(1\\.5\\)\\)", ""),
+    c("'kl', 'l2'(?=\\.)", "'kl' or 'l2'")
+)
+
+# A Python list of strings, "['dpp', 'uniform']", as R writes it: c("dpp", "uniform").
+.r_choices <- function(msg) {
+    # not an index: .obsm['key']
+    lists <- gregexpr("(?<![\\w\\])])\\[('[^']*'(, '[^']*')*)\\]", msg, perl = TRUE)
+    regmatches(msg, lists) <- lapply(regmatches(msg, lists), function(found) {
+        vapply(found, function(one) {
+            paste0("c(", gsub("'", "\"", substr(one, 2L, nchar(one) - 1L)), ")")
+        }, "")
+    })
     msg
 }
 

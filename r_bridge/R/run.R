@@ -58,7 +58,10 @@
     obs <- lapply(res$obs, .decode)
     obsm <- lapply(res$obsm, .decode_obsm, names = input$names)
     obsm[stored] <- NULL  # already in x, as the user stored it
-    uns <- lapply(res$uns, .decode)
+    representation <- if (!is_se) NULL else if (is.null(use.dimred)) {
+        list(assay.type = assay.type)
+    } else list(use.dimred = use.dimred)
+    uns <- lapply(lapply(res$uns, .decode), .r_params, representation = representation)
     keys <- unlist(res$keys)  # one per K of nClusters
     for (key in keys) {
         memb_key <- paste0(key, "_membership")
@@ -76,9 +79,6 @@
         for (k in names(uns)) S4Vectors::metadata(x)[[k]] <- uns[[k]]
         # record what a built ensemble was built on, for pcc() and pla() to reuse
         built <- if (method == "ensemble") names(obsm) else if (is.null(found$ensemble)) found$key
-        representation <- if (is.null(use.dimred)) {
-            list(assay.type = assay.type)
-        } else list(use.dimred = use.dimred)
         for (k in intersect(built, names(obsm))) {
             S4Vectors::metadata(x)[[k]]$representation <- representation
         }
@@ -117,6 +117,18 @@
     out$obsm <- obsm
     out$uns <- uns
     out
+}
+
+# A record's parameters in R terms: Python saw the values as its X (use_rep "X"), which
+# are the matrix given, or `representation` of a SingleCellExperiment (use.dimred or
+# assay.type; a user read use_rep "X" after use.dimred = "PCA").
+.r_params <- function(record, representation) {
+    params <- if (is.list(record)) record$params
+    if (!is.list(params) || !identical(params$use_rep, "X")) return(record)
+    params$use_rep <- NULL
+    params$layer <- NULL
+    record$params <- c(params, representation)
+    record
 }
 
 # The name a K of several is stored under, as Python stores it: "<name>_k<K>".

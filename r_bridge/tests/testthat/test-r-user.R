@@ -215,6 +215,37 @@ test_that("messages use R names and R advice, and come before any work (issue 27
                      "consensusK() has no argument 'n'")
 })
 
+test_that("Python's values, types and choices read as R's in messages", {
+    expect_identical(
+        scconsensusR:::.r_terms(paste("random_state must be None, an int, or a numpy",
+                                      "Generator, got <class 'str'>.")),
+        "randomState must be NULL or a whole number >= 0, got a character string.")
+    expect_identical(scconsensusR:::.r_terms("weighted must be True or False, got 'yes'."),
+                     "weighted must be TRUE or FALSE, got 'yes'.")
+    expect_identical(
+        scconsensusR:::.r_terms(paste("divergence='foo' is not supported; use 'kl', 'l2' or",
+                                      "a scconsensus.core.Bregman instance (e.g.",
+                                      "Bregman.power(1.5)).")),
+        "divergence='foo' is not supported; use 'kl' or 'l2'.")
+    expect_identical(
+        scconsensusR:::.r_terms("sampler='x' is not supported; choose one of ['dpp', 'k++']."),
+        "sampler='x' is not supported; choose one of c(\"dpp\", \"k++\").")
+    # a list of numbers, or a key in brackets, stays
+    expect_identical(scconsensusR:::.r_terms("n_clusters=[4, 8]; .obsm['a']"),
+                     "nClusters=[4, 8]; .obsm['a']")
+    skip_without_python()
+    x <- two_groups()
+    expect_error(pcc(x, randomState = "a"), "randomState must be NULL or a whole number")
+    expect_error(pla(x, weighted = "yes"), "weighted must be TRUE or FALSE")
+    expect_error(pcc(x, divergence = "foo"), "use 'kl' or 'l2'\\.$")
+    expect_error(pcc(x[0, ]), "^x has no features \\(0 rows; items are its columns")
+    expect_error(pcc(x[, 0]), "^x has no items \\(0 columns")
+    sce <- SingleCellExperiment::SingleCellExperiment(list(logcounts = x))
+    SingleCellExperiment::reducedDim(sce, "PCA") <- matrix(0, 40, 0)
+    expect_error(pcc(sce, use.dimred = "PCA"),
+                 "reducedDim\\(x, 'PCA'\\) has no features \\(0 columns; items are its rows")
+})
+
 test_that("consensusK() on ALL gives tl.consensus_k's statistics, and plots them (issue 27, item 6)", {
     skip_without_python()
     d <- all_5000()

@@ -19,6 +19,14 @@ test_that("pcc() on a SingleCellExperiment fills colData, reducedDims and metada
     expect_equal(unname(rowSums(memb)), rep(1, 40), tolerance = 1e-8)
     expect_true("scc_ensemble" %in% SingleCellExperiment::reducedDimNames(out))
     expect_equal(S4Vectors::metadata(out)$pcc$params$n_clusters, 3L)
+    # the parameters name the input in R terms, not as Python's X (a user trial)
+    expect_null(S4Vectors::metadata(out)$pcc$params$use_rep)
+    expect_equal(S4Vectors::metadata(out)$pcc$params$assay.type, "logcounts")
+    on_pca <- pla(sce, nClusters = 2, use.dimred = "PCA", ensembleArgs = small_ensemble)
+    expect_equal(S4Vectors::metadata(on_pca)$pla$params$use.dimred, "PCA")
+    expect_equal(S4Vectors::metadata(on_pca)$scc_ensemble$params$use.dimred, "PCA")
+    expect_null(pcc(two_groups(), nClusters = 2, ensembleArgs = small_ensemble,
+                    progress = FALSE)$uns$pcc$params$use_rep)
     # The input object is unchanged (R copy semantics).
     expect_false("pcc" %in% names(SummarizedExperiment::colData(sce)))
 })
