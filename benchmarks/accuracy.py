@@ -466,7 +466,7 @@ def _relative_split(Ks, drop, envelope, share: float) -> int:
     """The first run of consecutive K whose drop reaches the threshold and whose fall of
     the running minimum is at least ``share`` of the strongest run's, at its largest drop
     (tried as select_k's rule on 2026-11-25 and not kept: see benchmarks/README.md)."""
-    from scconsensus.core._resolution import _runs
+    from scconsensus.core._splits import _runs
 
     runs = _runs(drop, envelope, THRESHOLD)
     if not runs:

@@ -20,7 +20,7 @@ from scconsensus.core import (
     select_k,
     spectral_consensus,
 )
-from scconsensus.core._resolution import PLATEAU, READ_AFTER, STRONGER
+from scconsensus.core._splits import PLATEAU, READ_AFTER, STRONGER
 from scconsensus.metrics import adjusted_rand_index
 
 
@@ -564,8 +564,8 @@ def test_splits_are_read_once_and_given_as_copies(monkeypatch):
     import scconsensus.core._resolution as resolution
 
     reads = []
-    original = resolution._stable_splits
-    monkeypatch.setattr(resolution, "_stable_splits", lambda *a: reads.append(1) or original(*a))
+    original = resolution.stable_splits
+    monkeypatch.setattr(resolution, "stable_splits", lambda *a: reads.append(1) or original(*a))
     drop = [0.0, 0.06, 0.3, 0.1] + [0.0] * 6 + [0.05]
     sel = KSelection(3, evidence_table(drop, 3), 0.05, "")
     first = sel.splits
@@ -692,7 +692,8 @@ def test_a_partial_drop_one_k_before_a_stronger_one_is_one_split(gap, full):
     plateau between them they are one finer level, and K=3 is still skipped when one of
     them is 3x the coarse drop (K=21, as 20 unequal groups and a rare one of 0.5 % at
     10,000 cells gave: 0.057 at 18, 0.54 at 21)."""
-    from scconsensus.core._resolution import _choose, _runs
+    from scconsensus.core._resolution import _choose
+    from scconsensus.core._splits import _runs
 
     drop = np.zeros(30)
     drop[1] = 0.055  # K=3

@@ -16,33 +16,7 @@ reaches the threshold, the largest drop wins. Measured on the accuracy panel
 lifetime of Fred & Jain (2005), modularity of the co-association graph and
 PCC's clusters emptied from a large K.
 
-**A weak coarse level.** Consecutive ``K`` that all drop are one *split*, whose strength
-is the fall of the running minimum over them; so are two such runs with a single ``K``
-between them when the second is at least as strong (unequal groups can drop partly at
-18, not at 19, and fully at 20: read as two splits, the weak one at 18 hid the coarse
-level before it). When a split is followed by a *plateau* of at least ``PLATEAU`` (8)
-candidates without a drop and then by a finer level (the splits up to the next plateau)
-with a split at least ``STRONGER`` (3) times as strong, the coarse split is a weak level
-above the groups (e.g. two halves of 20 groups of unequal size that coarse partitions
-happen to agree on: ``λ_2 = 0.99``, ``λ_3 = 0.89`` and a plateau up to a fall of 0.67 at
-20) and the first such split is chosen (the smallest groups may split off a few ``K``
-before the rest: 0.057 at 18, 0.54 at 21 for 20 unequal groups and one of 0.5 %); the
-coarse one stays among the stable resolutions. A split reached after such a plateau is
-read at its largest drop (unequal groups leave a partial drop one ``K`` before the full
-one), and so is a first split preceded by at least ``READ_AFTER`` (5) candidates without
-a drop (e.g. 20 unequal groups with no coarse level: a partial drop at 19, the full one at
-20; 10 unequal groups: 0.069 at 9, 0.660 at 10). A gradual descent (drops at several ``K``
-with no plateau between) keeps the first drop: the panel's start after at most 3
-candidates (ALL's at ``K`` = 2-4, pbmc68k's at 4-7).
-Each split is one stable resolution (:attr:`KSelection.splits`), read at the ``K`` the
-rule reads it at (the chosen ``K`` for the split that holds it), so fitting every candidate
-fits no ``K`` of one split twice. ``PLATEAU`` and ``STRONGER`` are not tuned to one
-boundary: on the stored evidence of the panel's 21 ensembles and of 195 planted tables (20
-groups, equal, unequal and nested, 2,000 to 100,000 cells, several seeds;
-``benchmarks/README.md``, "K found") any plateau of 5 to 11 and any ratio of 1.5 to 3 give
-the same K on the panel and 20 on every planted table; the panel's longest plateau before a
-stronger split is 4 (wine). ``READ_AFTER`` at 5 and at 8 gives the same K on the panel's 24
-ensembles and 45 planted ones (``benchmarks/README.md``, "4 to 25 groups").
+**A weak coarse level** is read as :mod:`scconsensus.core._splits` says.
 
 **The ensemble's finest k** is no candidate (nothing finer shows whether it splits) unless
 every partition has it; with no split up to the last candidate and the evidence unbroken
@@ -75,6 +49,7 @@ from .._validation import (
 )
 from .._warnings import warn
 from ._spectral import _partition_sizes, incidence_spectrum, nested_spectra
+from ._splits import first_level, span, stable_splits
 
 __all__ = ["KSelection", "select_k"]
 
@@ -126,7 +101,7 @@ class KSelection:
     def _splits(self) -> pd.DataFrame:
         # the reason, the candidates and tl's record each read the splits: one
         # reading of the table (a few ms of pandas each) serves them all
-        return _stable_splits(self.table, self.threshold)
+        return stable_splits(self.table, self.threshold)
 
     @property
     def candidates(self) -> list[int]:
@@ -135,15 +110,6 @@ class KSelection:
         them unless no drop reached the threshold or ``K`` is a lower bound."""
         return [int(K) for K in self._splits["n_clusters"]]
 
-
-#: Candidates without a drop between a split and a stronger one that make the first a
-#: weak coarse level (module docstring), and how much stronger the second must be.
-PLATEAU, STRONGER = 8, 3.0
-
-#: Candidates without a drop before a first split that make it read at its largest drop.
-#: 5 (``PLATEAU`` until 2026-11-26): 8 and 10 unequal groups (5 and 7 candidates before
-#: their split) were read at the partial drop one K before the full one (K = 7 and 9).
-READ_AFTER = 5
 
 #: :func:`select_k`'s defaults: the drop a split must reach, the items it reads.
 THRESHOLD, MAX_ITEMS = 0.05, 5_000
@@ -352,113 +318,16 @@ def _with_candidates(selection: KSelection) -> KSelection:
     splits = selection.splits
     own = splits[splits["n_clusters"] == selection.n_clusters]
     for row in own[own["k_first"] != own["k_last"]].itertuples():
-        selection.reason += f"; its split drops over {_span(row)}"
+        selection.reason += f"; its split drops over {span(row)}"
     others = splits[splits["n_clusters"] != selection.n_clusters]
     if len(others):
         listed = ", ".join(
             f"K={row.n_clusters} ({row.strength:.3f}"
-            + (f", over {_span(row)})" if row.k_first != row.k_last else ")")
+            + (f", over {span(row)})" if row.k_first != row.k_last else ")")
             for row in others.itertuples()
         )
         selection.reason += f"; other stable resolutions, strongest first: {listed}"
     return selection
-
-
-def _span(row) -> str:
-    """``"K=19-21"``: the ``K`` a split drops over."""
-    return f"K={int(row.k_first)}-{int(row.k_last)}"
-
-
-def _stable_splits(table: pd.DataFrame, threshold: float) -> pd.DataFrame:
-    """The splits of :attr:`KSelection.table`, one row each, the strongest first
-    (:attr:`KSelection.splits` documents the columns).
-
-    A split is read where :func:`select_k` reads it (module docstring), and the split
-    holding the chosen ``K`` at that ``K``: one ``K`` per split, so that fitting every
-    stable resolution fits no ``K`` twice over (a split over ``K`` = 19-21 was three).
-    """
-    Ks = table["n_clusters"].to_numpy(dtype=np.int64)
-    drop = table["drop"].to_numpy(dtype=float)
-    envelope = table["envelope"].to_numpy(dtype=float)
-    chosen = table["chosen"].to_numpy(dtype=bool)
-    runs = _runs(drop, envelope, threshold)
-    rows = []
-    for run, gap in zip(runs, _gaps(runs), strict=True):
-        start, stop = run
-        inside = np.flatnonzero(chosen[start:stop])
-        at = start + int(inside[0]) if inside.size else _read(drop, run, gap)
-        rows.append((Ks[at], Ks[start], Ks[stop - 1], _strength(envelope, drop, run)))
-    splits = pd.DataFrame(rows, columns=["n_clusters", "k_first", "k_last", "strength"])
-    splits = splits.astype({"n_clusters": np.int64, "k_first": np.int64, "k_last": np.int64})
-    splits["strength"] = splits["strength"].astype(float)
-    return splits.sort_values("strength", ascending=False, kind="stable").reset_index(drop=True)
-
-
-def _runs(drop: np.ndarray, envelope: np.ndarray, threshold: float) -> list[tuple[int, int]]:
-    """``(start, stop)`` of each split: a run of consecutive candidates whose ``drop``
-    reaches ``threshold``, and a run one candidate after another that is at least as
-    strong is part of it (a partial drop before the full one; module docstring)."""
-    hit = (drop >= threshold).astype(np.int8)
-    edges = np.flatnonzero(np.diff(np.concatenate([[0], hit, [0]])))
-    runs: list[tuple[int, int]] = []
-    for run in zip(edges[::2].tolist(), edges[1::2].tolist(), strict=True):
-        last = runs[-1] if runs else None
-        if last and run[0] - last[1] == 1:
-            if _strength(envelope, drop, run) >= _strength(envelope, drop, last):
-                runs[-1] = (last[0], run[1])
-                continue
-        runs.append(run)
-    return runs
-
-
-def _gaps(runs: list[tuple[int, int]]) -> list[int]:
-    """Candidates without a drop before each run (since the previous run, or the first K)."""
-    return [start - (runs[i - 1][1] if i else 0) for i, (start, _) in enumerate(runs)]
-
-
-def _strength(envelope: np.ndarray, drop: np.ndarray, run: tuple[int, int]) -> float:
-    """How far the running minimum falls across the split ``run``."""
-    start, stop = run
-    return float(envelope[start] - (envelope[stop - 1] - drop[stop - 1]))
-
-
-def _read(drop: np.ndarray, run: tuple[int, int], plateau: int) -> int:
-    """Index the split ``run`` is read at: its first ``K``, or its largest drop after a
-    plateau of at least ``READ_AFTER`` candidates without a drop (a split seen over several
-    ``K`` is one)."""
-    start, stop = run
-    return start + int(np.argmax(drop[start:stop])) if plateau >= READ_AFTER else start
-
-
-def _first_level(
-    Ks: np.ndarray, drop: np.ndarray, envelope: np.ndarray, threshold: float
-) -> tuple[int, str]:
-    """Index of the chosen split among the candidates ``Ks`` (at least one drop reaches
-    ``threshold``), and the weak coarse levels it skipped, for the reason (module
-    docstring, "A weak coarse level")."""
-    runs = _runs(drop, envelope, threshold)
-    gaps = _gaps(runs)
-    at, nxt, note, plateau = 0, 1, "", gaps[0]
-    while nxt < len(runs) and gaps[nxt] >= PLATEAU:
-        this = _strength(envelope, drop, runs[at])
-        # the finer level: the splits after the plateau up to the next one. Its first split
-        # STRONGER times as strong, not only its first split: the smallest groups may split
-        # off a few K before the rest (0.057 at 18, 0.54 at 21)
-        end = next((j for j in range(nxt + 1, len(runs)) if gaps[j] >= PLATEAU), len(runs))
-        strong = [
-            j for j in range(nxt, end) if _strength(envelope, drop, runs[j]) >= STRONGER * this
-        ]
-        if not strong:
-            break
-        ratio = _strength(envelope, drop, runs[strong[0]]) / this
-        note += (
-            f"; K={Ks[_read(drop, runs[at], plateau)]} ({this:.3f}) is a weak coarse level: "
-            f"{gaps[nxt]} candidates without a drop follow it, then a split at "
-            f"K={Ks[_read(drop, runs[strong[0]], PLATEAU)]} {ratio:.1f} times as strong"
-        )
-        # reached after a plateau: read at its largest drop, wherever it is in the level
-        at, nxt, plateau = strong[0], end, PLATEAU
-    return _read(drop, runs[at], plateau), note
 
 
 def _choose(
@@ -492,7 +361,7 @@ def _choose(
     if one_resolution:
         return _one_resolution(Ks, drop)
     if hit.size:
-        at, note = _first_level(Ks, drop, envelope, threshold)
+        at, note = first_level(Ks, drop, envelope, threshold)
         K = int(Ks[at])
         return K, (
             f"K={K}: the {'split' if note else 'first split'} whose normalised "
@@ -502,12 +371,8 @@ def _choose(
     unbroken = finest > Ks[-1] and envelope[-1] >= 1.0 - threshold
     if unbroken and n_partitions >= MIN_PARTITIONS:
         return _lower_bound(int(Ks[-1]), float(envelope[-1]), beyond, threshold)
-    t = int(np.argmax(drop))
-    K = int(Ks[t])
-    reason = (
-        f"K={K}: no split drops the normalised co-association by {threshold:g}; the largest "
-        f"{'drop' if drop[t] > 0 else 'change (none drops)'} ({drop[t]:.3f}) is after K={K}"
-    )
+    K, largest = _largest_change(Ks, drop)
+    reason = f"K={K}: no split drops the normalised co-association by {threshold:g}; {largest}"
     if n_partitions < MIN_PARTITIONS:
         reason += f"; only {n_partitions} partition(s), too few to choose K"
         warn(
@@ -539,8 +404,7 @@ def _past_the_candidates(
         return K, reason
     last = int(Ks[-3])
     # the last three keep it: the bound is at least the last, or one of the next two
-    i = max((j for j, value in enumerate(eig[-2:]) if value > kept - threshold), default=-1)
-    bound = last + 1 + i
+    bound = last + 1 + _keeping(eig[-2:], kept, threshold)
     chosen = "the split" if drop[at[0]] >= threshold else "the largest drop"
     warn(
         f"select_k: the finest K the ensemble's partitions can judge (up to K={last}) keep "
@@ -562,7 +426,7 @@ def _lower_bound(last: int, kept: float, beyond, threshold: float) -> tuple[int,
     minimum ``kept``): the larger of ``last + 1``, ``last + 2`` whose eigenvalue in
     ``beyond`` stays within ``threshold`` of it (one does, or ``last`` would drop), with
     a warning that it is a lower bound."""
-    i = max(j for j, value in enumerate(beyond) if value > kept - threshold)
+    i = _keeping(beyond, kept, threshold)
     K = last + 1 + i
     warn(
         f"select_k: no split up to K={last}, the largest K the ensemble's partitions can "
@@ -582,12 +446,8 @@ def _one_resolution(Ks: np.ndarray, drop: np.ndarray) -> tuple[int, str]:
     """``(K, reason)`` of an ensemble whose partitions all have ``k = Ks[-1]`` clusters:
     the largest drop, with a warning when it is after ``k`` itself (to no partition: the
     ensemble cannot tell ``k`` groups from more)."""
-    t = int(np.argmax(drop))
-    K = int(Ks[t])
-    reason = (
-        f"K={K}: every partition has the same number of clusters, and the largest "
-        f"{'drop' if drop[t] > 0 else 'change (none drops)'} ({drop[t]:.3f}) is after K={K}"
-    )
+    K, largest = _largest_change(Ks, drop)
+    reason = f"K={K}: every partition has the same number of clusters, and {largest}"
     if K == int(Ks[-1]):
         reason += f", their own k: the data may hold more than {K} groups"
         warn(
@@ -598,3 +458,18 @@ def _one_resolution(Ks: np.ndarray, drop: np.ndarray) -> tuple[int, str]:
             UserWarning,
         )
     return K, reason
+
+
+def _largest_change(Ks: np.ndarray, drop: np.ndarray) -> tuple[int, str]:
+    """``(K, text)``: the ``K`` after which the evidence drops most, and the words for
+    it ("change" when nothing drops: a user read a negative "largest drop")."""
+    t = int(np.argmax(drop))
+    K = int(Ks[t])
+    what = "drop" if drop[t] > 0 else "change (none drops)"
+    return K, f"the largest {what} ({drop[t]:.3f}) is after K={K}"
+
+
+def _keeping(beyond: np.ndarray, kept: float, threshold: float) -> int:
+    """Index of the last of ``beyond`` (the ``K`` past the candidates) whose eigenvalue
+    stays within ``threshold`` of ``kept``, ``-1`` for none."""
+    return max((j for j, value in enumerate(beyond) if value > kept - threshold), default=-1)
