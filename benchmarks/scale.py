@@ -166,6 +166,7 @@ STAGES = {
     "sampled_pairs": "pairs",
     "coassociation": "count",
     "pcc": "solver",
+    "pcc_lowrank": "solver",
     "extend_checked": "extend",
 }
 
@@ -251,7 +252,7 @@ def _warm_up(scc) -> None:
     routes = ({"mode": "dense"}, {"mode": "sparse"}, {"mode": "sparse", "fit_size": 300})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # ten partitions far from K: true, and beside the point
-        for i, kw in enumerate(routes):
+        for i, kw in enumerate(routes):  # a key each: no "overwriting" warning either
             scc.tl.pcc(small, progress=False, key_added=f"warm{i}", **kw)
 
 

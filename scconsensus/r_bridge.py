@@ -386,9 +386,10 @@ def run(
 
     Returns
     -------
-    ``{"key": main result key or None, "keys": every result key (one per K of a list
-    of ``n_clusters``), "obs": {...}, "obsm": {...}, "uns": {...}, "conditions": [...],
-    "warnings": [...]}`` with the entries the call added,
+    ``{"key": main result key or None, "keys": every key that has a membership (one per
+    K of a list of ``n_clusters``; ``consensus_k``: one per k kept), "obs": {...},
+    "obsm": {...}, "uns": {...}, "conditions": [...], "warnings": [...]}`` with the
+    entries the call added,
     passed through :func:`encode`; ``conditions`` are the Python warnings and
     scanpy's log records in order, each ``{"type": "warning" | "message",
     "category", "message"}`` (each warning once), ``warnings`` their warnings'

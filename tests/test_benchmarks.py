@@ -21,6 +21,7 @@ def _script(name: str):
     return module
 
 
+@pytest.mark.slow
 def test_scale_times_the_stages_of_tl_pcc_and_restores_them():
     from scconsensus.core.pcc import _consensus
 
@@ -36,7 +37,7 @@ def test_scale_stage_timers_name_a_missing_function():
     scale = _script("scale")
 
     class Module:
-        pcc = coassociation = sampled_pairs = staticmethod(print)
+        pcc = pcc_lowrank = coassociation = sampled_pairs = staticmethod(print)
 
     with pytest.raises(AttributeError, match="extend_checked"):
         with scale._stage_timers(Module, {}):

@@ -138,7 +138,9 @@ DPPParam <- function(nRuns = NULL, randomState = NULL, ..., progress = FALSE,
     k <- args[["nClusters", exact = TRUE]]
     low <- if (fun == "dpp") 1 else 2  # as Python checks it
     if (!is.null(k) && !identical(k, "auto") && !(.whole(k) && k >= low)) {
-        out <- c(out, paste0("nClusters must be NULL, \"auto\" or a whole number >= ", low))
+        out <- c(out, paste0("nClusters must be NULL, \"auto\" or a whole number >= ", low,
+                             if (length(k) > 1L) paste0(" (one: clusterRows() returns one ",
+                                                         "labelling; pcc() and pla() fit several)")))
     }
     seed <- args[["randomState", exact = TRUE]]
     if (!is.null(seed) && !(.whole(seed) && seed >= 0)) {

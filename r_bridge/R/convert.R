@@ -345,9 +345,10 @@ print.sccRange <- function(x, ...) {
 .check_values <- function(m, what, items) {
     dims <- if (items == "rows") c("rows", "columns") else c("columns", "rows")
     counts <- if (items == "rows") dim(m) else rev(dim(m))
-    for (i in which(counts == 0L)) {
-        stop(what, " has no ", c("items", "features")[i], " (0 ", dims[i], "; items are ",
-             "its ", dims[1], ", features its ", dims[2], ").", call. = FALSE)
+    empty <- which(counts == 0L)[1]
+    if (!is.na(empty)) {
+        stop(what, " has no ", c("items", "features")[empty], " (0 ", dims[empty], "; items ",
+             "are its ", dims[1], ", features its ", dims[2], ").", call. = FALSE)
     }
     if (is.logical(m) || methods::is(m, "lMatrix") || methods::is(m, "nMatrix")) {
         stop(what, " is logical: scconsensus clusters numbers. If TRUE/FALSE are meant as ",
@@ -372,6 +373,10 @@ print.sccRange <- function(x, ...) {
     # NA has its own message (see .py_args)
     if (is.null(k) || identical(k, "auto") || identical(as.vector(is.na(k)), TRUE)) {
         return(invisible())
+    }
+    if (is.factor(k)) {  # its codes, not its labels, would be the numbers
+        stop("nClusters is a factor: give numbers, e.g. as.numeric(as.character(k)).",
+             call. = FALSE)
     }
     forms <- paste0("a whole number >= ", low,
                     if (several) ", a vector of them (c(4, 8))", ", \"auto\" or NULL")

@@ -159,13 +159,16 @@ ensemble <- function(x, nPartitions = NULL, method = NULL, k = NULL, subsample =
 #'   Python default (`"auto"`, chosen from the data, in current scconsensus),
 #'   `"auto"`, or the largest number of clusters (clusters without mass are
 #'   dropped).
-#'   Several numbers, `c(4, 8)` (e.g. `res$uns$pcc$k_candidates`, every stable
+#'   Several numbers, `c(4, 8)` (e.g. `as.list(res$uns$pcc$k_candidates)`, every stable
 #'   resolution of an `"auto"` run), fit each on the same ensemble and store it
 #'   under `"<name>_k<K>"` (`"pcc_k4"`, `"pcc_k8"`): for a matrix the result is then
 #'   a list of results named so, for a `SingleCellExperiment` the columns,
-#'   `reducedDim`s and `metadata` entries of each K.
-#' @param divergence `"kl"` or `"l2"` (squared Euclidean), or another Bregman
-#'   divergence known to scconsensus (`NULL`: Python's default, `"kl"`).
+#'   `reducedDim`s and `metadata` entries of each K. A single number is stored
+#'   under `name` itself; a list, `as.list(k)`, is fitted per K even when it
+#'   holds one (as Python's `n_clusters=[4]`).
+#' @param divergence `"kl"` (Kullback-Leibler) or `"l2"` (squared Euclidean)
+#'   (`NULL`: Python's default, `"kl"`; other Bregman divergences are built in
+#'   Python).
 #' @param ensemble Optional items x partitions label matrix (`NA` = item not
 #'   sampled), e.g. `ensemble(x)$labels`. When `NULL`, the `reducedDim(x,
 #'   ensembleKey)` of a `SingleCellExperiment` is used if present, or an
@@ -223,11 +226,13 @@ pcc <- function(x, nClusters = NULL, divergence = NULL, randomState = NULL, ...,
 #' @param nClusters Number of latent clusters: `NULL` (default) leaves it to
 #'   the Python default (`"auto"`, chosen from the data, in current
 #'   scconsensus), `"auto"`, or a number.
-#'   Several numbers, `c(4, 8)` (e.g. `res$uns$pla$k_candidates`, every stable
+#'   Several numbers, `c(4, 8)` (e.g. `as.list(res$uns$pla$k_candidates)`, every stable
 #'   resolution of an `"auto"` run), fit each on the same ensemble and store it
 #'   under `"<name>_k<K>"` (`"pla_k4"`, `"pla_k8"`): for a matrix the result is then
 #'   a list of results named so, for a `SingleCellExperiment` the columns,
-#'   `reducedDim`s and `metadata` entries of each K.
+#'   `reducedDim`s and `metadata` entries of each K. A single number is stored
+#'   under `name` itself; a list, `as.list(k)`, is fitted per K even when it
+#'   holds one (as Python's `n_clusters=[4]`).
 #' @param weighted Learn partition weights (weighted PLA; `NULL`: Python's
 #'   default, `FALSE`).
 #' @param ... Further arguments of `scconsensus.tl.pla` in camelCase, e.g.

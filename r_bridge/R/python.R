@@ -68,7 +68,9 @@ sccAvailable <- function() {
     c("None, an int, or a numpy Generator", "NULL or a whole number >= 0"),
     c("\\bTrue or False\\b", "TRUE or FALSE"),
     c("<class 'str'>", "a character string"),
-    c("<class '(float|int)'>", "a number"),
+    c("<class 'float'>", "a number that is not whole"),
+    c("<class 'int'>", "a whole number"),
+    c("<class '(list|tuple)'>", "several values"),
     c("<class 'bool'>", "TRUE or FALSE"),
     c(" or a scconsensus\\.core\\.Bregman instance \\(e\\.g\\. Bregman\\.power\\(1\\.5\\)\\)", ""),
     c("'kl', 'l2'(?=\\.)", "'kl' or 'l2'")

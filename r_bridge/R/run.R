@@ -36,14 +36,7 @@
         .check_k(args[["k", exact = TRUE]])
         .check_resolution(args[["resolution", exact = TRUE]])
     }
-    k <- args[["nClusters", exact = TRUE]]
-    several <- method %in% c("pcc", "pla")  # they fit each K of a vector
-    .check_n_clusters(k, n, if (method == "dpp") 1 else 2, several = several)
-    if (isTRUE(colLabels) && length(k) > 1L) {
-        stop("colLabels = TRUE stores one labelling, and nClusters = ", deparse(k),
-             " fits ", length(k), ". Fit them, then choose one: colLabels(x) <- x$",
-             .each_k_key(args, method, k[1]), ".", call. = FALSE)
-    }
+    each_k <- .check_each_k(args, method, n, colLabels)
     .check_k(ensembleArgs[["k", exact = TRUE]])
     .check_resolution(ensembleArgs[["resolution", exact = TRUE]])
     ensemble <- .ensemble_spec(ensemble, n)
@@ -62,7 +55,7 @@
         list(assay.type = assay.type)
     } else list(use.dimred = use.dimred)
     uns <- lapply(lapply(res$uns, .decode), .r_params, representation = representation)
-    keys <- unlist(res$keys)  # one per K of nClusters
+    keys <- unlist(res$keys)  # every result with a membership (consensusK: one per k)
     for (key in keys) {
         memb_key <- paste0(key, "_membership")
         bioc <- .bioc_labels(obs[[key]], obsm[[memb_key]])
@@ -75,45 +68,75 @@
             x <- methods::as(x, "SingleCellExperiment")
         }
         for (col in names(obs)) SummarizedExperiment::colData(x)[[col]] <- unname(obs[[col]])
-        for (k in names(obsm)) SingleCellExperiment::reducedDim(x, k) <- obsm[[k]]
-        for (k in names(uns)) S4Vectors::metadata(x)[[k]] <- uns[[k]]
+        for (nm in names(obsm)) SingleCellExperiment::reducedDim(x, nm) <- obsm[[nm]]
+        for (nm in names(uns)) S4Vectors::metadata(x)[[nm]] <- uns[[nm]]
         # record what a built ensemble was built on, for pcc() and pla() to reuse
         built <- if (method == "ensemble") names(obsm) else if (is.null(found$ensemble)) found$key
-        for (k in intersect(built, names(obsm))) {
-            S4Vectors::metadata(x)[[k]]$representation <- representation
+        for (nm in intersect(built, names(obsm))) {
+            S4Vectors::metadata(x)[[nm]]$representation <- representation
         }
         if (isTRUE(colLabels) && !is.null(key)) {
             SingleCellExperiment::colLabels(x) <- unname(obs[[key]])
         }
         return(x)
     }
-    if (length(keys) > 1L) {
-        # several K: one result per K, each with what the call wrote for it and the rest
-        own <- function(names, key) names == key | startsWith(names, paste0(key, "_"))
-        mine <- function(values, key) {
-            others <- Reduce(`|`, lapply(setdiff(keys, key), own, names = names(values)),
-                             logical(length(values)))
-            values[!others]
-        }
-        out <- lapply(keys, function(key) {
-            .matrix_result(key, mine(obs, key), mine(obsm, key), mine(uns, key), input$names)
-        })
-        return(stats::setNames(out, keys))
+    if (each_k) {
+        shared <- c(found$key, paste0(found$key, "_run"))  # a built ensemble, whatever its name
+        return(.each_k_results(keys, obs, obsm, uns, input$names, shared))
     }
     .matrix_result(key, obs, obsm, uns, input$names)
 }
 
+# Whether nClusters asks pcc() or pla() for one result per K (a vector, or a list even of
+# one K: Python's n_clusters=[4] stores "pcc_k4", where 4 alone replaces "pcc"), checked
+# in R terms before any work, as is colLabels, which takes one labelling.
+.check_each_k <- function(args, method, n, colLabels) {
+    given <- args[["nClusters", exact = TRUE]]
+    several <- method %in% c("pcc", "pla")
+    k <- if (several && is.list(given)) unlist(given) else given
+    if (!is.null(given) && !length(k)) {
+        stop("nClusters is empty (an empty k_candidates means that no drop of the evidence ",
+             "reached the threshold): give at least one number of clusters, or leave ",
+             "nClusters out to choose it from the data.", call. = FALSE)
+    }
+    .check_n_clusters(k, n, if (method == "dpp") 1 else 2, several = several)
+    each_k <- several && (length(k) > 1L || is.list(given))
+    if (isTRUE(colLabels) && each_k) {
+        stop("colLabels = TRUE stores one labelling, and nClusters = ", deparse(given),
+             " fits one per K. Fit them, then choose one: colLabels(x) <- x$",
+             .each_k_key(args, method, k[1]), ".", call. = FALSE)
+    }
+    each_k
+}
+
+# One matrix result per K, named by its key, each with what the call wrote for that K
+# and what it wrote for all (`shared`, and anything no other K's key names).
+.each_k_results <- function(keys, obs, obsm, uns, item_names, shared) {
+    own <- function(nms, key) {
+        (nms == key | startsWith(nms, paste0(key, "_"))) & !nms %in% shared
+    }
+    mine <- function(values, key) {
+        nms <- names(values)
+        others <- Reduce(`|`, lapply(setdiff(keys, key), own, nms = nms), logical(length(nms)))
+        values[!others]
+    }
+    out <- lapply(keys, function(key) {
+        .matrix_result(key, mine(obs, key), mine(obsm, key), mine(uns, key), item_names)
+    })
+    stats::setNames(out, keys)
+}
+
 # The result for a matrix input: labels, membership and confidence of `key` (NULL for
 # ensemble()), and every per-item value, matrix and record written.
-.matrix_result <- function(key, obs, obsm, uns, names) {
+.matrix_result <- function(key, obs, obsm, uns, item_names) {
     out <- list()
     if (!is.null(key)) {
-        out$labels <- stats::setNames(obs[[key]], names)
+        out$labels <- stats::setNames(obs[[key]], item_names)
         out$membership <- obsm[[paste0(key, "_membership")]]
         conf <- paste0(key, "_confidence")
-        if (!is.null(obs[[conf]])) out$confidence <- stats::setNames(obs[[conf]], names)
+        if (!is.null(obs[[conf]])) out$confidence <- stats::setNames(obs[[conf]], item_names)
     }
-    out$obs <- as.data.frame(lapply(obs, unname), row.names = names, optional = TRUE)
+    out$obs <- as.data.frame(lapply(obs, unname), row.names = item_names, optional = TRUE)
     out$obsm <- obsm
     out$uns <- uns
     out
@@ -134,7 +157,7 @@
 # The name a K of several is stored under, as Python stores it: "<name>_k<K>".
 .each_k_key <- function(args, method, k) {
     name <- args[["keyAdded", exact = TRUE]]
-    paste0(if (is.null(name)) method else name, "_k", k)
+    paste0(if (is.null(name)) method else name, "_k", format(k, scientific = FALSE))
 }
 
 # Python's warnings and scanpy's log, in the order they arose, as R conditions that

@@ -237,6 +237,7 @@ test_that("Python's values, types and choices read as R's in messages", {
     x <- two_groups()
     expect_error(pcc(x, randomState = "a"), "randomState must be NULL or a whole number")
     expect_error(pla(x, weighted = "yes"), "weighted must be TRUE or FALSE")
+    expect_error(pcc(x, randomState = 1.5), "got a number that is not whole\\.")
     expect_error(pcc(x, divergence = "foo"), "use 'kl' or 'l2'\\.$")
     expect_error(pcc(x[0, ]), "^x has no features \\(0 rows; items are its columns")
     expect_error(pcc(x[, 0]), "^x has no items \\(0 columns")
