@@ -175,16 +175,14 @@ def _result_figures(
                 lambda: pl.confidence(adata, key, basis, show=False)[0].figure,
             )
         )
-    source = ensemble_key if ensemble_key in adata.obsm else None
-    if source is None and f"{key}_consensus" in adata.obsp:
-        source = key
+    source, what = _heatmap_source(adata, key, ensemble_key)
     if source is not None:
         annotations = [truth] if truth else None
         figures.append(
             _Figure(
                 f"{key}_heatmap.png",
-                f"Consensus (`{source}`) ordered by `{key}`; blocks on the diagonal are "
-                "clusters the ensemble agrees on.",
+                f"{what}, ordered by `{key}`; blocks on the diagonal are clusters the "
+                "partitions agree on.",
                 _single(
                     lambda ax: pl.consensus_heatmap(
                         adata, source, key, annotations=annotations, ax=ax, show=False
@@ -194,6 +192,27 @@ def _result_figures(
             )
         )
     return figures
+
+
+def _heatmap_source(adata: AnnData, key: str, ensemble_key: str) -> tuple[str | None, str]:
+    """Which matrix the report draws for ``key``, as ``pl.consensus_heatmap(adata, key)``
+    would (a user trial: the report drew every partition where PCC fitted 11), and its
+    caption; the ensemble's co-association, said so, for a result that used none (DPP)."""
+    record = adata.uns.get(key)
+    params = record.get("params") if isinstance(record, dict) else None
+    own = params.get("ensemble_key") if isinstance(params, dict) else None
+    if isinstance(own, str) and own in adata.obsm:
+        used = record.get("partitions_used")
+        n = f"the {len(used)} partitions" if used is not None else "the partitions"
+        return key, f"Co-association of {n} `{key}` fitted (`.obsm['{own}']`)"
+    if f"{key}_consensus" in adata.obsp:
+        return key, f"Consensus matrix of `{key}`"
+    if ensemble_key in adata.obsm:
+        return ensemble_key, (
+            f"Co-association of the ensemble `.obsm['{ensemble_key}']`, which `{key}` did "
+            "not use (it builds its own partitions)"
+        )
+    return None, ""
 
 
 def _calibration_figures(adata: AnnData, keys: Sequence[str], truth: str | None) -> list[_Figure]:

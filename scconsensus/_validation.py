@@ -156,7 +156,13 @@ def k_hint(value: Any, *, lists: bool = False, nearest: bool = False) -> str:
     else:
         forms = '"auto" (K chosen from the ensemble) or an integer >= 2'
     case = isinstance(value, str) and value != "auto" and value.strip().lower() == "auto"
-    return f"Give {forms}" + (' ("auto" is lower case).' if case else ".")
+    # a list where one K is taken: DPP cuts one consensus (a user trial passed [2, 5])
+    several = not lists and isinstance(value, list | tuple | range | np.ndarray)
+    return (
+        f"Give {forms}"
+        + (' ("auto" is lower case).' if case else ".")
+        + (" This method returns one clustering: call it once per K." if several else "")
+    )
 
 
 #: Most restarts a solver accepts: each is a full fit, so more is a typo, not a wish.

@@ -664,6 +664,11 @@ def test_pl_k_selection_marks_the_stable_resolutions(three_blobs):
     scc.tl.pcc(adata, progress=False)
     ax = scc.pl.k_selection(adata, "pcc", show=False)
     assert "stable resolutions" in [t.get_text() for t in ax.get_legend().get_texts()]
+    # a fit at a given K reads no evidence: pointed to the run that chose K (a user trial
+    # was told to run n_clusters='auto' with key_added='pcc_k5', a new result)
+    scc.tl.pcc(adata, n_clusters=[2], progress=False)
+    with pytest.raises(ValueError, match=r"fit at a given K \(2\).*k_selection\(adata, 'pcc'\)"):
+        scc.pl.k_selection(adata, "pcc_k2", show=False)
 
 
 def test_pl_k_selection_marks_a_split_over_several_k_once():

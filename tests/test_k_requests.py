@@ -117,6 +117,8 @@ def test_core_plan_names_auto_and_an_integer_without_lists(small):
 def test_dpp_names_its_own_forms(adata):
     match = r'Give "auto" or None \(the number chosen from the data\) or an integer >= 1'
     fails_cleanly(scc.tl.dpp, adata, match + r' \("auto" is lower case\)', n_clusters="AUTO")
+    once = r"This method returns one clustering: call it once per K\."
+    fails_cleanly(scc.tl.dpp, adata, match + r"\. " + once, n_clusters=[2, 5])
 
 
 @pytest.mark.parametrize(

@@ -144,6 +144,24 @@ def test_membership_bars_sort_by_the_stored_confidence_and_put_unlabelled_last()
     plt.close("all")
 
 
+def test_membership_columns_that_label_no_item_are_grey_and_named_so():
+    """A user trial: the sixth column of a K = 6 fit (mass, no label) took cluster 0's
+    colour, and its legend entry read as a category of .obs[key]."""
+    import anndata as ad
+
+    Y = np.array([[0.7, 0.1, 0.2], [0.1, 0.8, 0.1], [0.6, 0.1, 0.3]])
+    a = ad.AnnData(np.zeros((3, 1)))
+    a.obsm["c_membership"] = Y
+    a.obs["c"] = pd.Categorical.from_codes([0, 1, 0], categories=["0", "1"])
+    ax = scc.pl.membership(a, "c", show=False)
+    steps = [p for p in ax.patches if p.__class__.__name__ == "StepPatch"]
+    labels = [p.get_label() for p in steps]
+    assert labels == ["0", "1", "2 (labels no item)"]
+    first, last = steps[0].get_facecolor(), steps[2].get_facecolor()
+    assert first != last and last[0] == last[1] == last[2]  # a grey
+    plt.close("all")
+
+
 @pytest.mark.parametrize("dtype", ["Float64", "category"])
 def test_membership_bars_read_a_confidence_of_an_extension_dtype(dtype):
     """np.issubdtype raised TypeError on pandas' extension dtypes: a nullable Float64
@@ -193,6 +211,11 @@ def test_confidence_on_umap(adata, tmp_path):
     axes = scc.pl.confidence(adata, "consensus_k_k4", save=path)
     assert len(axes) == 3
     _check_png(path)
+    # the docstring passes cmap on to sc.pl.embedding (a user trial: scanpy refused both
+    # cmap and the color_map set here)
+    axes = scc.pl.confidence(adata, "consensus_k_k4", values=["confidence"], cmap="magma")
+    assert axes[0].collections[0].get_cmap().name == "magma"
+    plt.close("all")
     with pytest.raises(ValueError, match="embedding"):
         scc.pl.confidence(adata, "consensus_k_k4", basis="tsne")
 
@@ -247,6 +270,27 @@ def test_report_writes_figures_and_summary(adata, tmp_path):
     assert "ARI vs truth" in text
     assert "lowest PAC at k =" in text
     assert "`absent`" in text
+
+
+def test_report_heatmap_draws_what_the_result_fitted_and_says_so():
+    """A user trial: the report drew all 100 partitions where PCC fitted 11, and captioned
+    DPP's figure as its consensus though DPP used no ensemble."""
+    import anndata as ad
+
+    from scconsensus._report import _heatmap_source
+
+    a = ad.AnnData(np.zeros((4, 1)))
+    a.obsm["scc_ensemble"] = np.zeros((4, 3), dtype=np.int32)
+    a.uns["pcc"] = {"params": {"ensemble_key": "scc_ensemble"}, "partitions_used": [0, 2]}
+    a.uns["dpp"] = {"params": {"n_runs": 5}, "run_sizes": [2, 2]}
+    source, caption = _heatmap_source(a, "pcc", "scc_ensemble")
+    assert source == "pcc" and "the 2 partitions `pcc` fitted" in caption
+    source, caption = _heatmap_source(a, "dpp", "scc_ensemble")
+    assert source == "scc_ensemble" and "which `dpp` did not use" in caption
+    with pytest.raises(ValueError, match=r"tl\.dpp, which keeps no consensus matrix"):
+        scc.pl.consensus_heatmap(a, "dpp")
+    del a.obsm["scc_ensemble"]
+    assert _heatmap_source(a, "dpp", "scc_ensemble") == (None, "")
 
 
 @pytest.mark.slow

@@ -163,6 +163,9 @@ def test_transfer_errors(adata):
         scc.tl.pla_transfer(new, ref, use_rep="X")
     with pytest.raises(ValueError, match=r"not in adata_new\.obsm"):
         scc.tl.pla_transfer(new, ref, new_ensemble_key="nope")
+    del ref.obsm["scc_ensemble"]  # the error names the reference (a user trial)
+    with pytest.raises(ValueError, match=r"adata_ref has no ensemble at adata_ref\.obsm"):
+        scc.tl.pla_transfer(new, ref, use_rep="X")
 
 
 @pytest.mark.parametrize("stored", [True, False])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import warnings
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -295,6 +296,13 @@ def test_pla_transfer_takes_scanpy_ingest_order(blobs_adata):
     for out in (old, kw):
         assert out.n_obs == new.n_obs
         np.testing.assert_array_equal(out.obs["pla"], expected.obs["pla"])
+    # new data transferred to before is no reference given first (a user trial): no
+    # FutureWarning, and the reference's own problem is named
+    del ref.uns["pla"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)
+        with pytest.raises(ValueError, match="adata_ref has no PLA result"):
+            scc.tl.pla_transfer(expected, ref)
 
 
 def test_cli_speaks_the_same_vocabulary(tmp_path, capfd):

@@ -179,6 +179,25 @@ def test_copy_of_a_backed_adata_is_refused_before_any_work(tool, kwargs, tmp_pat
     backed.file.close()
 
 
+@pytest.mark.parametrize(
+    ("tool", "kwargs"),
+    [
+        (scc.tl.ensemble, {"n_partitions": 3}),
+        (scc.tl.dpp, {"n_runs": 2}),
+        (scc.tl.consensus_k, {"max_k": 3, "reps": 3}),
+    ],
+)
+def test_a_backed_x_is_named_as_such_not_as_an_object_dtype(tool, kwargs, tmp_path):
+    """A user trial: ``adata.X must be numeric, got dtype object`` for a float32 X on disk."""
+    a = _adata()
+    del a.obsm["scc_ensemble"]
+    a.write_h5ad(tmp_path / "a.h5ad")
+    backed = ad.read_h5ad(tmp_path / "a.h5ad", backed="r")
+    with pytest.raises(ValueError, match=r"adata.X is on disk .*adata.to_memory\(\)"):
+        tool(backed, **kwargs)
+    backed.file.close()
+
+
 def test_pla_transfer_refuses_copy_of_a_backed_adata(tmp_path):
     ref = _adata()
     scc.tl.pla(ref, n_clusters=3)

@@ -83,6 +83,13 @@ def _no_matrix(adata: AnnData, key: str, ensemble_key: str | None) -> str:
         if ensemble_key
         else ""
     )
+    record = adata.uns.get(key)
+    if isinstance(record, dict) and "run_sizes" in record:  # tl.dpp's own partitions
+        found = (
+            f" {key!r} is a result of tl.dpp, which keeps no consensus matrix (it can be "
+            "n x n); draw an ensemble's co-association ordered by its labels instead, e.g. "
+            f"pl.consensus_heatmap(adata, 'scc_ensemble', {key!r})."
+        )
     if f"{key}_item_consensus" in adata.obsm:
         # the layout of one k of tl.consensus_k / r.consensus_cluster_plus, run without
         # its matrices (store_matrices=False, the default)

@@ -98,6 +98,15 @@ def _record(adata: AnnData, key: str) -> dict:
             f"scc.pl.pac(adata, {key!r}) (its best k marked), scc.pl.consensus_cdf or "
             f"scc.pl.delta_area; the k of lowest PAC is adata.uns[{key!r}]['best_k']."
         )
+    params = record.get("params") if isinstance(record, dict) else None
+    asked = params.get("n_clusters") if isinstance(params, dict) else None
+    if asked is not None and not (isinstance(asked, str) and asked == "auto"):
+        # a K given (one of a list, say): the evidence is that of an "auto" run, if any
+        raise ValueError(
+            f"adata.uns[{key!r}] is a fit at a given K ({asked}), which reads no K evidence. "
+            "Plot the run that chose K (e.g. scc.pl.k_selection(adata, 'pcc') after "
+            "scc.tl.pcc(adata)), whose .uns['pcc']['k_candidates'] name the K to fit."
+        )
     raise ValueError(
         f"No K evidence at adata.uns[{key!r}]['k_selection']: run scc.tl.pcc or "
         f"scc.tl.pla with n_clusters='auto' (or scc.tl.dpp) and key_added={key!r} first."

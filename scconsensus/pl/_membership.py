@@ -53,7 +53,7 @@ def _membership_order(adata: AnnData, key: str, Y: np.ndarray) -> np.ndarray:
     return np.lexsort((-conf, np.where(unlabelled, Y.shape[1], labels)))
 
 
-def _draw_stacked(ax: Axes, Y: np.ndarray, colors: list[str]) -> None:
+def _draw_stacked(ax: Axes, Y: np.ndarray, colors: list[str], n_labelled: int) -> None:
     # filled steps instead of n bars: the same picture, fast for thousands of cells. Added
     # as artists, not by ax.stairs: its data-limit update walks each step's 2n vertices in
     # Python (a second of the demo's three membership figures), and the caller sets the
@@ -64,7 +64,8 @@ def _draw_stacked(ax: Axes, Y: np.ndarray, colors: list[str]) -> None:
     for c in range(k):
         top = cum + Y[:, c]
         color = colors[c % len(colors)]
-        step = StepPatch(top, edges, baseline=cum, facecolor=color, linewidth=0, label=str(c))
+        label = str(c) if c < n_labelled else f"{c} (labels no item)"
+        step = StepPatch(top, edges, baseline=cum, facecolor=color, linewidth=0, label=label)
         ax.add_artist(step)
         cum = top
 
@@ -136,7 +137,10 @@ def membership(
         colors = list(category_colors(adata, key).values())
     else:
         colors = [f"C{c % 10}" for c in range(k)]
-    _draw_stacked(ax, Y[order], colors)
+    # columns past the labels carry mass but label no item: greys, not a label's colour
+    n_unlabelled = max(k - len(colors), 0)
+    colors = colors[:k] + [str(0.45 + 0.4 * i / max(n_unlabelled, 1)) for i in range(n_unlabelled)]
+    _draw_stacked(ax, Y[order], colors, n_labelled=k - n_unlabelled)
     ax.set_xlim(-0.5, n - 0.5)
     ax.set_ylim(0, 1)
     ax.set_ylabel("membership")
@@ -210,7 +214,9 @@ def confidence(
         raise ValueError(
             f"{missing} not in adata.obs: run a consensus method with key_added={key!r} first."
         )
-    kwargs.setdefault("color_map", "viridis")
+    # scanpy takes cmap or color_map, not both: the user's, else viridis
+    if "cmap" not in kwargs:
+        kwargs.setdefault("color_map", "viridis")
     axes = sc.pl.embedding(adata, basis, color=color, show=False, **kwargs)
     axes = list(np.atleast_1d(axes))
     return finish(axes[0].figure, show, save, f"confidence_{key}_{basis}", axes)

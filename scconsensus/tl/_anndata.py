@@ -103,6 +103,12 @@ def get_rep(
     if use_rep == "X":
         if adata.X is None:
             raise ValueError("adata.X is empty; pass use_rep naming an .obsm entry.")
+        if adata.isbacked:  # X is a file dataset: checked as an object it read "dtype object"
+            raise ValueError(
+                "adata.X is on disk (AnnData opened with backed='r'), and scconsensus reads "
+                "X into memory: load it first with adata = adata.to_memory(), or cluster a "
+                "representation or a layer (use_rep='X_pca', layer=...)."
+            )
         return check_matrix(adata.X, "adata.X", keep_float32=keep_float32)
     check_use_rep(adata, use_rep)
     rep = adata.obsm[use_rep]

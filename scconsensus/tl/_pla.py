@@ -309,7 +309,14 @@ def _reference(adata_ref: AnnData, key: str) -> tuple:
         )
     record = adata_ref.uns[key]
     params = record.get("params", {})
-    labels = get_ensemble(adata_ref, str(params.get("ensemble_key", "scc_ensemble")))
+    ensemble_key = str(params.get("ensemble_key", "scc_ensemble"))
+    if ensemble_key not in adata_ref.obsm:
+        raise ValueError(
+            f"adata_ref has no ensemble at adata_ref.obsm[{ensemble_key!r}], the one its PLA "
+            f"result {key!r} was fitted to: the transfer reads it. Keep it in the reference "
+            "(or rebuild it and run tl.pla again)."
+        )
+    labels = get_ensemble(adata_ref, ensemble_key)
     # the fit used the partitions matched to its K: transfer through the same ones
     used = np.asarray(record.get("partitions_used", np.arange(labels.shape[1])), dtype=int)
     posteriors = np.asarray(adata_ref.obsm[f"{key}_membership"], dtype=np.float64)

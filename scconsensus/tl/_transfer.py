@@ -97,7 +97,12 @@ def pla_transfer(
 
 
 def _has_pla(adata: AnnData, key: str) -> bool:
-    return isinstance(adata, AnnData) and key in adata.uns and f"{key}_membership" in adata.obsm
+    """Whether ``adata`` holds a PLA fit under ``key`` (a transfer's result is no fit: new
+    data transferred to before looked like a reference given first)."""
+    if not (isinstance(adata, AnnData) and f"{key}_membership" in adata.obsm):
+        return False
+    record = adata.uns.get(key)
+    return isinstance(record, dict) and "transferred_from" not in record
 
 
 def _scanpy_order(adata: AnnData, adata_ref: AnnData, key: str) -> tuple[AnnData, AnnData]:
