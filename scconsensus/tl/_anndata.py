@@ -47,6 +47,7 @@ from ..core.membership import (
     labelled_first,
     normalize_rows,
 )
+from ._raw_counts import warn_raw_counts
 
 #: Above this many features, ``use_rep=None`` refuses ``.X`` without a representation.
 MAX_FEATURES_WITHOUT_REP = 5_000
@@ -109,7 +110,9 @@ def get_rep(
                 "X into memory: load it first with adata = adata.to_memory(), or cluster a "
                 "representation or a layer (use_rep='X_pca', layer=...)."
             )
-        return check_matrix(adata.X, "adata.X", keep_float32=keep_float32)
+        X = check_matrix(adata.X, "adata.X", keep_float32=keep_float32)
+        warn_raw_counts(X)
+        return X
     check_use_rep(adata, use_rep)
     rep = adata.obsm[use_rep]
     if isinstance(rep, pd.DataFrame):

@@ -1,0 +1,49 @@
+"""A user trial clustered an un-normalised counts file without a word: X that looks like
+raw counts is named, with what to run first."""
+
+from __future__ import annotations
+
+import warnings
+
+import anndata as ad
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import scconsensus as scc
+
+
+def _counts(n=60, genes=30, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.negative_binomial(5, 0.05, size=(n, genes)).astype(np.float32)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_raw_counts_in_x_get_a_warning_naming_the_fix(sparse):
+    X = _counts()
+    a = ad.AnnData(sp.csr_matrix(X) if sparse else X)
+    with pytest.warns(UserWarning, match=r"adata.X looks like raw counts.*sc.pp.log1p"):
+        scc.tl.ensemble(a, n_partitions=3, k=3)
+
+
+@pytest.mark.parametrize(
+    "X",
+    [
+        np.log1p(_counts()),  # normalised values
+        np.random.default_rng(0).integers(0, 17, size=(60, 30)).astype(float),  # digits' 0-16
+        np.random.default_rng(0).normal(size=(60, 30)) * 500,  # negative values
+    ],
+)
+def test_other_data_get_no_counts_warning(X):
+    a = ad.AnnData(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        scc.tl.ensemble(a, n_partitions=3, k=3)
+
+
+def test_a_representation_is_not_checked_for_counts():
+    a = ad.AnnData(_counts())
+    a.obsm["X_pca"] = np.log1p(a.X[:, :5])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        scc.tl.ensemble(a, n_partitions=3, k=3)
