@@ -130,14 +130,16 @@ def test_sanitize_uns():
     assert out["b"] == {"0": {"x": 1}} and isinstance(out["c"], float)
 
 
-def test_concat_of_separate_ensembles_warns(blobs_adata):
+def test_concat_of_separate_ensembles_is_refused_before_anything_is_written(blobs_adata):
     halves = [blobs_adata[:60].copy(), blobs_adata[60:].copy()]
     for i, half in enumerate(halves):
         scc.tl.ensemble(half, 6, k=(2, 4), random_state=i)
     joined = ad.concat(halves)
     assert "scc_ensemble" in joined.obsm and "scc_ensemble" not in joined.uns
-    with pytest.warns(UserWarning, match=r"joins 2 ensembles built separately.*joint data"):
-        scc.tl.pla(joined, n_clusters=3)
+    for tool in (scc.tl.pla, scc.tl.pcc):
+        with pytest.raises(ValueError, match=r"joins 2 ensembles built separately.*joint data"):
+            tool(joined, n_clusters=3)
+    assert "pla" not in joined.obs and "pcc" not in joined.obs
     # one ensemble, subset or not, is fine
     scc.tl.ensemble(joined, 6, k=(2, 4), random_state=0)
     with warnings.catch_warnings():

@@ -222,7 +222,7 @@ def get_ensemble(adata: AnnData, ensemble_key: str = "scc_ensemble") -> np.ndarr
             "first, or pass ensemble_key naming an existing ensemble."
         )
     labels = check_labels(adata.obsm[ensemble_key], f"adata.obsm[{ensemble_key!r}]")
-    _warn_joined(adata, ensemble_key)
+    _refuse_joined(adata, ensemble_key)
     return labels
 
 
@@ -245,21 +245,23 @@ def ensemble_run_ids(labels: np.ndarray) -> np.ndarray:
     return np.full((labels.shape[0], 1), run, dtype=np.int32)
 
 
-def _warn_joined(adata: AnnData, ensemble_key: str) -> None:
-    """Warn when the ensemble's items come from separately built ensembles."""
+def _refuse_joined(adata: AnnData, ensemble_key: str) -> None:
+    """Refuse an ensemble whose items come from separately built ensembles: its columns
+    mean other partitions for each part, and any consensus of them is wrong (it was a
+    warning, after which a user trial got 411 cells of a 1,500-cell group put with
+    another group)."""
     runs = adata.obsm.get(run_key(ensemble_key))
     if runs is None or np.asarray(runs).size == 0:
         return  # a hand-made ensemble, or one from before the marker: nothing to compare
     n_runs = np.unique(np.asarray(runs)).size
     if n_runs > 1:
-        warn(
+        raise ValueError(
             f"adata.obsm[{ensemble_key!r}] joins {n_runs} ensembles built separately "
             f"(adata.obsm[{run_key(ensemble_key)!r}] holds {n_runs} run ids; e.g. ad.concat "
             "of AnnData objects that each ran tl.ensemble): the partitions of one part are "
-            "unrelated to the same columns of another, so a consensus of them is wrong. "
-            "Run scconsensus.tl.ensemble on the joint data (scconsensus run: "
-            "--rebuild-ensemble), then the consensus again.",
-            UserWarning,
+            "unrelated to the same columns of another, so a consensus of them would be "
+            "wrong. Run scconsensus.tl.ensemble on the joint data (scconsensus run: "
+            "--rebuild-ensemble), then the consensus again."
         )
 
 

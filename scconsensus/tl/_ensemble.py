@@ -34,7 +34,7 @@ key_added
 n_partitions)`` int32 labels, ``-1`` for unsampled items;
 ``.obsm[f"{key_added}_run"]``: ``(n_obs, 1)`` int32, the same id for every item, a
 digest of the labels that marks the run the ensemble was built in (the consensus
-tools warn when an ensemble joins items of several runs, e.g. after ``ad.concat``);
+tools refuse an ensemble that joins items of several runs, e.g. after ``ad.concat``);
 and ``.uns[key_added]``: ``{"params": {...}, "partitions": DataFrame}``, the
 method, ``k``, clusters found and parameters of every partition (``params["use_rep"]``
 names the matrix clustered, ``"X_pca"`` where it was taken by default).""",
