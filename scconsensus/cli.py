@@ -32,6 +32,7 @@ from ._validation import (
     check_n_jobs,
 )
 from .core.ensemble import METHODS
+from .tl._candidates import each_k_key
 
 #: Consensus methods the CLI knows; each runs if ``scconsensus.tl`` provides it.
 CONSENSUS_METHODS = ("pcc", "pla", "dpp")
@@ -126,14 +127,7 @@ def _int_or_text(text: str) -> int | str:
 def _check_args(args: argparse.Namespace, methods: list[str], extra: dict[str, Any]) -> None:
     """Every argument checked before any work, so a typo costs no ensemble."""
     check_int(args.n_partitions, "--n-partitions", 1)
-    if args.n_clusters != "auto":
-        args.n_clusters = check_int(
-            _int_or_text(args.n_clusters),
-            "--n-clusters",
-            2,
-            hint='Give "auto" (chosen from the ensemble) or one integer >= 2; for several K, '
-            "run once per K.",
-        )
+    args.n_clusters = _n_clusters(args.n_clusters)
     check_fraction(args.subsample, "--subsample")
     check_n_jobs(args.n_jobs)
     check_key(args.ensemble_key, "--ensemble-key")
@@ -149,6 +143,28 @@ def _check_args(args: argparse.Namespace, methods: list[str], extra: dict[str, A
     accepted = {p for m in methods for p in inspect.signature(getattr(tl, m)).parameters}
     accepted -= {"adata", "copy", *_OWN_OPTIONS}
     check_kwargs(extra, accepted, f"--param (for {', '.join(methods)})")
+
+
+def _n_clusters(text: str) -> str | int | list[int]:
+    """``--n-clusters``: "auto", one K, or several, ``2,5`` (each stored under
+    ``<method>_k<K>``, as ``n_clusters=[2, 5]`` stores them; a user trial found the
+    command line refused what Python takes)."""
+    if text == "auto":
+        return text
+    hint = 'Give "auto" (chosen from the ensemble), an integer >= 2, or several: 2,5.'
+    parts = [part.strip() for part in str(text).split(",")]
+    Ks = [check_int(_int_or_text(part), "--n-clusters", 2, hint=hint) for part in parts]
+    if len(set(Ks)) < len(Ks):
+        raise ValueError(f"--n-clusters {text} names a K twice; give each K once.")
+    return Ks[0] if len(Ks) == 1 else Ks
+
+
+def result_keys(methods: list[str], n_clusters: Any) -> list[str]:
+    """The keys ``run`` stores: each method's name, or ``<method>_k<K>`` for each K of
+    several."""
+    if not isinstance(n_clusters, list):
+        return list(methods)
+    return [each_k_key(name, K) for name in methods for K in n_clusters]
 
 
 def run_method(adata: ad.AnnData, name: str, **options: Any) -> None:
@@ -214,18 +230,20 @@ def _run_locked(
     """:func:`run` once its output is checked and locked."""
     adata = _load(args.input)
     truth = _truth_column(adata, args.truth)
-    if args.n_clusters != "auto" and args.n_clusters >= adata.n_obs:
+    largest = max(np.atleast_1d(args.n_clusters)) if args.n_clusters != "auto" else 0
+    if largest >= adata.n_obs:
         raise ValueError(
-            f"--n-clusters {args.n_clusters} is too large for {adata.n_obs} items; "
+            f"--n-clusters {largest} is too large for {adata.n_obs} items; "
             f"choose --n-clusters < {adata.n_obs}."
         )
     _compute(adata, args, methods, extra, k)
+    keys = result_keys(methods, args.n_clusters)
     out = Path(args.out)
     # a temporary file renamed into place: a killed run leaves the previous output (or
     # the input, when it is also the output) as it was
     with atomic_file(out) as tmp:
         adata.write_h5ad(tmp)
-    table = results_table(adata, methods, truth)
+    table = results_table(adata, keys, truth)
     if not table.empty:
         # cluster sizes make lines wider than a terminal; report.md lists them
         table = table.drop(columns="sizes").set_index("result").round(3)
@@ -235,7 +253,7 @@ def _run_locked(
     report = (
         None
         if figures is None
-        else write_report(adata, figures, methods, truth=truth, progress=args.progress)
+        else write_report(adata, figures, keys, truth=truth, progress=args.progress)
     )
     print(f"wrote {out}" + (f" and {report}" if report else ""))
     return 0
@@ -268,20 +286,23 @@ def _compute(
         say(f"ensemble: {args.n_partitions} partitions in {time.perf_counter() - start:.1f} s")
     else:
         _keep_ensemble(adata, args, say)
+    options = {"random_state": args.random_state, "ensemble_key": args.ensemble_key}
+    options.update(use_rep=args.use_rep, progress=args.progress, **extra)
     for name in methods:
         t0 = time.perf_counter()
-        run_method(
-            adata,
-            name,
-            n_clusters=args.n_clusters,
-            random_state=args.random_state,
-            ensemble_key=args.ensemble_key,
-            use_rep=args.use_rep,
-            key_added=name,
-            progress=args.progress,
-            **extra,
+        # DPP cuts one consensus per call: one call per K of several
+        calls = (
+            [(K, each_k_key(name, K)) for K in args.n_clusters]
+            if isinstance(args.n_clusters, list) and name not in EACH_K
+            else [(args.n_clusters, name)]
         )
+        for K, key in calls:
+            run_method(adata, name, n_clusters=K, key_added=key, **options)
         say(f"{name}: {time.perf_counter() - t0:.1f} s")
+
+
+#: Methods that take several K in one call (the others run once per K).
+EACH_K = ("pcc", "pla")
 
 
 #: ``run``'s options that build the ensemble, with their defaults (parsed as None, so that
@@ -471,7 +492,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_run.add_argument("--use-rep", default=None, help=".obsm key or X (default X_pca, else X)")
     p_run.add_argument(
-        "--n-clusters", default="auto", help="auto (chosen from the ensemble) or a number"
+        "--n-clusters",
+        default="auto",
+        help="auto (chosen from the ensemble), a number, or several: 2,5 (stored as <method>_k2, "
+        "<method>_k5)",
     )
     p_run.add_argument("--random-state", type=int, default=0, help="seed of every random choice")
     p_run.add_argument("--n-jobs", type=int, default=1, help="parallel jobs of the ensemble (1)")

@@ -61,6 +61,25 @@ def test_run_pcc_writes_layout(tmp_path, blobs_adata):
     assert back.uns["pcc"]["params"]["n_clusters"] == 4
 
 
+def test_run_fits_several_k_under_their_own_keys(tmp_path, blobs_adata, capsys):
+    """A user trial: ``--n-clusters 2,5`` was refused, and two runs at two K overwrote
+    ``.obs["pcc"]``; Python's ``n_clusters=[2, 5]`` keeps both."""
+    src = tmp_path / "in.h5ad"
+    blobs_adata.write_h5ad(src)
+    out = tmp_path / "out.h5ad"
+    args = ["run", str(src), "--out", str(out), "--n-partitions", "10", "--k", "2,5"]
+    methods = ["--method", "pcc", "--method", "dpp", "--no-figures", "--no-progress"]
+    assert main([*args, *methods, "--n-clusters", "3,2"]) == 0
+    back = ad.read_h5ad(out)
+    for key in ("pcc_k2", "pcc_k3", "dpp_k2", "dpp_k3"):
+        assert key in back.obs and back.uns[key]["params"]["n_clusters"] == int(key[-1])
+    assert "pcc" not in back.obs and "dpp" not in back.obs
+    table = capsys.readouterr().out
+    assert all(f"\n{key} " in table for key in ("pcc_k3", "pcc_k2", "dpp_k3", "dpp_k2"))
+    assert main([*args, *methods, "--n-clusters", "2,2"]) == 2
+    assert "--n-clusters 2,2 names a K twice" in capsys.readouterr().err
+
+
 def test_run_reports_the_confidence_calibration(tmp_path, blobs_adata, capsys):
     """Issue 24: the run reported ARI, NMI and H against --truth but not the calibration
     that tl.compare computes; report.md also scored only a column named "truth"."""
