@@ -197,16 +197,18 @@ def _result_figures(
 def _heatmap_source(adata: AnnData, key: str, ensemble_key: str) -> tuple[str | None, str]:
     """Which matrix the report draws for ``key``, as ``pl.consensus_heatmap(adata, key)``
     would (a user trial: the report drew every partition where PCC fitted 11), and its
-    caption; the ensemble's co-association, said so, for a result that used none (DPP)."""
-    record = adata.uns.get(key)
-    params = record.get("params") if isinstance(record, dict) else None
-    own = params.get("ensemble_key") if isinstance(params, dict) else None
-    if isinstance(own, str) and own in adata.obsm:
-        used = record.get("partitions_used")
-        n = f"the {len(used)} partitions" if used is not None else "the partitions"
-        return key, f"Co-association of {n} `{key}` fitted (`.obsm['{own}']`)"
+    caption; the ensemble's co-association, said so, for a result that used none (DPP).
+    ``None`` when a result's own ensemble is gone: another one would say nothing of it."""
+    from .pl._heatmap import _result_ensemble
+
     if f"{key}_consensus" in adata.obsp:
         return key, f"Consensus matrix of `{key}`"
+    own, columns = _result_ensemble(adata, key)
+    if own is not None:
+        if own not in adata.obsm:
+            return None, ""
+        n = f"the {len(columns)} partitions" if columns is not None else "the partitions"
+        return key, f"Co-association of {n} `{key}` fitted (`.obsm['{own}']`)"
     if ensemble_key in adata.obsm:
         return ensemble_key, (
             f"Co-association of the ensemble `.obsm['{ensemble_key}']`, which `{key}` did "
@@ -369,7 +371,7 @@ def _k_section(adata: AnnData, key: str, shared: dict[str, str]) -> list[str]:
         lines += [
             "Every stable resolution, strongest first; fit others with "
             f"`tl.{_method(adata, key)}(adata, n_clusters=[...])` (on the command line: "
-            "`--n-clusters K`, once per K):",
+            "`--n-clusters 4,8`, each stored as `<method>_k<K>`):",
             "",
             _markdown_table(splits),
             "",

@@ -142,6 +142,14 @@ def _is_number(text: str) -> bool:
     return True
 
 
+def is_k_list(n_clusters: Any) -> bool:
+    """Whether ``n_clusters`` names several K: any iterable but a string, a mapping or a
+    0-d array (a list, tuple, range, set, 1-d array, pandas Series...)."""
+    if isinstance(n_clusters, np.ndarray):
+        return n_clusters.ndim > 0
+    return isinstance(n_clusters, Iterable) and not isinstance(n_clusters, str | bytes | Mapping)
+
+
 def k_hint(value: Any, *, lists: bool = False, nearest: bool = False) -> str:
     """The forms a number of clusters may take, for the end of a refusal of ``value``.
 
@@ -157,7 +165,7 @@ def k_hint(value: Any, *, lists: bool = False, nearest: bool = False) -> str:
         forms = '"auto" (K chosen from the ensemble) or an integer >= 2'
     case = isinstance(value, str) and value != "auto" and value.strip().lower() == "auto"
     # a list where one K is taken: DPP cuts one consensus (a user trial passed [2, 5])
-    several = not lists and isinstance(value, list | tuple | range | np.ndarray)
+    several = not lists and is_k_list(value)
     return (
         f"Give {forms}"
         + (' ("auto" is lower case).' if case else ".")

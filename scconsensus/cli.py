@@ -146,17 +146,24 @@ def _check_args(args: argparse.Namespace, methods: list[str], extra: dict[str, A
 
 
 def _n_clusters(text: str) -> str | int | list[int]:
-    """``--n-clusters``: "auto", one K, or several, ``2,5`` (each stored under
+    """``--n-clusters``: "auto", one K, or several, ``2,5`` or ``[4]`` (each stored under
     ``<method>_k<K>``, as ``n_clusters=[2, 5]`` stores them; a user trial found the
     command line refused what Python takes)."""
     if text == "auto":
         return text
     hint = 'Give "auto" (chosen from the ensemble), an integer >= 2, or several: 2,5.'
-    parts = [part.strip() for part in str(text).split(",")]
+    text = str(text).strip()
+    as_list = text.startswith("[") and text.endswith("]")  # [4]: one K stored as pcc_k4
+    parts = [part.strip() for part in text.strip("[]").split(",")]
+    if len(parts) > 1 and "auto" in parts:
+        raise ValueError(
+            f"--n-clusters {text}: several K are integers only; run 'auto' on its own (its "
+            "K and the other stable resolutions are in .uns[method]['k_candidates'])."
+        )
     Ks = [check_int(_int_or_text(part), "--n-clusters", 2, hint=hint) for part in parts]
     if len(set(Ks)) < len(Ks):
         raise ValueError(f"--n-clusters {text} names a K twice; give each K once.")
-    return Ks[0] if len(Ks) == 1 else Ks
+    return Ks[0] if len(Ks) == 1 and not as_list else Ks
 
 
 def result_keys(methods: list[str], n_clusters: Any) -> list[str]:
@@ -291,18 +298,15 @@ def _compute(
     for name in methods:
         t0 = time.perf_counter()
         # DPP cuts one consensus per call: one call per K of several
+        one_call = getattr(getattr(tl, name, None), "takes_k_list", False)
         calls = (
             [(K, each_k_key(name, K)) for K in args.n_clusters]
-            if isinstance(args.n_clusters, list) and name not in EACH_K
+            if isinstance(args.n_clusters, list) and not one_call
             else [(args.n_clusters, name)]
         )
         for K, key in calls:
             run_method(adata, name, n_clusters=K, key_added=key, **options)
         say(f"{name}: {time.perf_counter() - t0:.1f} s")
-
-
-#: Methods that take several K in one call (the others run once per K).
-EACH_K = ("pcc", "pla")
 
 
 #: ``run``'s options that build the ensemble, with their defaults (parsed as None, so that

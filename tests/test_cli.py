@@ -78,6 +78,17 @@ def test_run_fits_several_k_under_their_own_keys(tmp_path, blobs_adata, capsys):
     assert all(f"\n{key} " in table for key in ("pcc_k3", "pcc_k2", "dpp_k3", "dpp_k2"))
     assert main([*args, *methods, "--n-clusters", "2,2"]) == 2
     assert "--n-clusters 2,2 names a K twice" in capsys.readouterr().err
+    assert main([*args, *methods, "--n-clusters", "auto,3"]) == 2
+    assert "several K are integers only; run 'auto' on its own" in capsys.readouterr().err
+    # the report draws and scores every K under its key
+    figs = tmp_path / "figs"
+    report = ["--method", "pcc", "--figures", str(figs), "--no-progress"]
+    assert main([*args, *report, "--n-clusters", "2,3"]) == 0
+    text = (figs / "report.md").read_text()
+    assert "(pcc_k2_heatmap.png)" in text and "(pcc_k3_membership.png)" in text
+    from scconsensus.cli import _n_clusters
+
+    assert _n_clusters("[2,5]") == [2, 5] and _n_clusters("[4]") == [4] and _n_clusters("4") == 4
 
 
 def test_run_reports_the_confidence_calibration(tmp_path, blobs_adata, capsys):

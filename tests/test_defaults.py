@@ -652,7 +652,7 @@ def test_select_k_reads_a_split_over_two_k_as_one():
     split = sel.splits[sel.splits["n_clusters"] == 12].iloc[0]
     assert (split.k_first, split.k_last) == (11, 12)
     assert 11 not in sel.candidates
-    assert "its split drops over K=11-12" in sel.reason
+    assert "its split drops over K=11-12 (one split, read at K=12)" in sel.reason
 
 
 def test_pl_k_selection_marks_the_stable_resolutions(three_blobs):
@@ -666,9 +666,9 @@ def test_pl_k_selection_marks_the_stable_resolutions(three_blobs):
     assert "stable resolutions" in [t.get_text() for t in ax.get_legend().get_texts()]
     # a fit at a given K reads no evidence: pointed to the run that chose K (a user trial
     # was told to run n_clusters='auto' with key_added='pcc_k5', a new result)
-    scc.tl.pcc(adata, n_clusters=[2], progress=False)
-    with pytest.raises(ValueError, match=r"fit at a given K \(2\).*k_selection\(adata, 'pcc'\)"):
-        scc.pl.k_selection(adata, "pcc_k2", show=False)
+    scc.tl.pla(adata, n_clusters=[2], progress=False)
+    with pytest.raises(ValueError, match=r"fit at a given K \(2\).*k_selection\(adata, 'pla'\)"):
+        scc.pl.k_selection(adata, "pla_k2", show=False)
 
 
 def test_pl_k_selection_marks_a_split_over_several_k_once():

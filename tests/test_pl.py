@@ -159,6 +159,15 @@ def test_membership_columns_that_label_no_item_are_grey_and_named_so():
     assert labels == ["0", "1", "2 (labels no item)"]
     first, last = steps[0].get_facecolor(), steps[2].get_facecolor()
     assert first != last and last[0] == last[1] == last[2]  # a grey
+    # a subset drops category "0": column 1 keeps its label's colour, columns 0 and 2
+    # (no item left) are grey, and items rank by their own column (a review)
+    sub = a[[1]].copy()
+    assert list(sub.obs["c"].cat.categories) == ["1"]
+    ax = scc.pl.membership(sub, "c", show=False)
+    steps = [p for p in ax.patches if p.__class__.__name__ == "StepPatch"]
+    assert [p.get_label() for p in steps] == ["0 (labels no item)", "1", "2 (labels no item)"]
+    own, grey = steps[1].get_facecolor(), steps[0].get_facecolor()
+    assert len(set(own[:3])) > 1 and grey[0] == grey[1] == grey[2]
     plt.close("all")
 
 
@@ -289,8 +298,11 @@ def test_report_heatmap_draws_what_the_result_fitted_and_says_so():
     assert source == "scc_ensemble" and "which `dpp` did not use" in caption
     with pytest.raises(ValueError, match=r"tl\.dpp, which keeps no consensus matrix"):
         scc.pl.consensus_heatmap(a, "dpp")
+    a.obsm["other"] = a.obsm["scc_ensemble"]
     del a.obsm["scc_ensemble"]
     assert _heatmap_source(a, "dpp", "scc_ensemble") == (None, "")
+    # PCC's own ensemble gone: no figure, not another ensemble said to be unused (a review)
+    assert _heatmap_source(a, "pcc", "other") == (None, "")
 
 
 @pytest.mark.slow

@@ -41,6 +41,16 @@ def test_other_data_get_no_counts_warning(X):
         scc.tl.ensemble(a, n_partitions=3, k=3)
 
 
+def test_a_counts_layer_and_a_fortran_x_are_checked_too():
+    a = ad.AnnData(np.log1p(_counts()))
+    a.layers["counts"] = _counts()
+    with pytest.warns(UserWarning, match=r"adata.layers\['counts'\] looks like raw counts"):
+        scc.tl.ensemble(a, n_partitions=3, k=3, layer="counts")
+    b = ad.AnnData(np.asfortranarray(_counts(n=3000)))
+    with pytest.warns(UserWarning, match="adata.X looks like raw counts"):
+        scc.tl.ensemble(b, n_partitions=2, k=3)
+
+
 def test_a_representation_is_not_checked_for_counts():
     a = ad.AnnData(_counts())
     a.obsm["X_pca"] = np.log1p(a.X[:, :5])

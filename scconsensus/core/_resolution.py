@@ -320,7 +320,7 @@ def _with_candidates(selection: KSelection) -> KSelection:
     for row in own[own["k_first"] != own["k_last"]].itertuples():
         # a user read K=3-7 as rejected: they are this split, read once
         selection.reason += (
-            f"; its split drops over {span(row)}, one split read at K={selection.n_clusters}"
+            f"; its split drops over {span(row)} (one split, read at K={selection.n_clusters})"
         )
     others = splits[splits["n_clusters"] != selection.n_clusters]
     if len(others):

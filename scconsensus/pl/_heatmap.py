@@ -85,10 +85,16 @@ def _no_matrix(adata: AnnData, key: str, ensemble_key: str | None) -> str:
     )
     record = adata.uns.get(key)
     if isinstance(record, dict) and "run_sizes" in record:  # tl.dpp's own partitions
+        ensembles = [k for k in adata.obsm if f"{k}_run" in adata.obsm]
+        draw = (
+            f"pl.consensus_heatmap(adata, {ensembles[0]!r}, {key!r})"
+            if ensembles
+            else "scc.tl.ensemble(adata), then "
+            f"pl.consensus_heatmap(adata, 'scc_ensemble', {key!r})"
+        )
         found = (
             f" {key!r} is a result of tl.dpp, which keeps no consensus matrix (it can be "
-            "n x n); draw an ensemble's co-association ordered by its labels instead, e.g. "
-            f"pl.consensus_heatmap(adata, 'scc_ensemble', {key!r})."
+            f"n x n); draw an ensemble's co-association ordered by its labels instead: {draw}."
         )
     if f"{key}_item_consensus" in adata.obsm:
         # the layout of one k of tl.consensus_k / r.consensus_cluster_plus, run without

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -102,10 +103,12 @@ def _record(adata: AnnData, key: str) -> dict:
     asked = params.get("n_clusters") if isinstance(params, dict) else None
     if asked is not None and not (isinstance(asked, str) and asked == "auto"):
         # a K given (one of a list, say): the evidence is that of an "auto" run, if any
+        base = re.sub(r"_k\d+$", "", key)  # n_clusters=[...] stores <key>_k<K>
         raise ValueError(
             f"adata.uns[{key!r}] is a fit at a given K ({asked}), which reads no K evidence. "
-            "Plot the run that chose K (e.g. scc.pl.k_selection(adata, 'pcc') after "
-            "scc.tl.pcc(adata)), whose .uns['pcc']['k_candidates'] name the K to fit."
+            f"Plot the run that chose K (e.g. scc.pl.k_selection(adata, {base!r}) after a "
+            f"run with n_clusters='auto' and key_added={base!r}), whose "
+            f".uns[{base!r}]['k_candidates'] name the K to fit."
         )
     raise ValueError(
         f"No K evidence at adata.uns[{key!r}]['k_selection']: run scc.tl.pcc or "

@@ -35,11 +35,12 @@ def _membership_order(adata: AnnData, key: str, Y: np.ndarray) -> np.ndarray:
     item with no label (code ``-1``) ranks by its largest membership.
     """
     rows = np.arange(Y.shape[0])
-    labels = (
-        np.asarray(adata.obs[key].cat.codes, dtype=np.int64)
-        if key in adata.obs and hasattr(adata.obs[key], "cat")
-        else Y.argmax(axis=1)
-    )
+    columns = _label_columns(adata, key, Y.shape[1])
+    if columns is None:
+        labels = Y.argmax(axis=1)
+    else:
+        codes = np.asarray(adata.obs[key].cat.codes, dtype=np.int64)
+        labels = np.where(codes < 0, -1, np.asarray(list(columns.values()))[codes])
     unlabelled = labels < 0
     # code -1 would index the last column: rank those items by their largest entry instead
     conf = np.where(unlabelled, Y.max(axis=1), Y[rows, np.maximum(labels, 0)])
@@ -53,7 +54,37 @@ def _membership_order(adata: AnnData, key: str, Y: np.ndarray) -> np.ndarray:
     return np.lexsort((-conf, np.where(unlabelled, Y.shape[1], labels)))
 
 
-def _draw_stacked(ax: Axes, Y: np.ndarray, colors: list[str], n_labelled: int) -> None:
+def _label_columns(adata: AnnData, key: str, k: int) -> dict[str, int] | None:
+    """Membership column of each category of ``.obs[key]`` (``None``: no labels): label
+    ``"j"`` is column ``j``, as the consensus tools store them, else by position. A subset
+    drops unused categories (``"0"``, ``"2"``): their position no longer says the column."""
+    if key not in adata.obs or not hasattr(adata.obs[key], "cat"):
+        return None
+    names = [str(c) for c in adata.obs[key].cat.categories]
+    try:
+        numbers = [int(name) for name in names]
+    except ValueError:
+        numbers = []
+    if len(set(numbers)) == len(names) and all(0 <= j < k for j in numbers):
+        return dict(zip(names, numbers, strict=True))
+    return {name: i for i, name in enumerate(names) if i < k}
+
+
+def _column_colors(adata: AnnData, key: str, k: int) -> list[str]:
+    """A colour per membership column: its label's (as the other plots draw it), grey for a
+    column that labels no item (mass only; a user trial saw it take cluster 0's colour)."""
+    columns = _label_columns(adata, key, k)
+    if columns is None:
+        return [f"C{c % 10}" for c in range(k)]
+    by_name = category_colors(adata, key)
+    colors = {col: by_name[name] for name, col in columns.items()}
+    greys = [c for c in range(k) if c not in colors]
+    for i, c in enumerate(greys):
+        colors[c] = str(0.45 + 0.4 * i / max(len(greys), 1))
+    return [colors[c] for c in range(k)]
+
+
+def _draw_stacked(ax: Axes, Y: np.ndarray, colors: list[str], labelled: set[int]) -> None:
     # filled steps instead of n bars: the same picture, fast for thousands of cells. Added
     # as artists, not by ax.stairs: its data-limit update walks each step's 2n vertices in
     # Python (a second of the demo's three membership figures), and the caller sets the
@@ -64,7 +95,7 @@ def _draw_stacked(ax: Axes, Y: np.ndarray, colors: list[str], n_labelled: int) -
     for c in range(k):
         top = cum + Y[:, c]
         color = colors[c % len(colors)]
-        label = str(c) if c < n_labelled else f"{c} (labels no item)"
+        label = str(c) if c in labelled else f"{c} (labels no item)"
         step = StepPatch(top, edges, baseline=cum, facecolor=color, linewidth=0, label=label)
         ax.add_artist(step)
         cum = top
@@ -95,10 +126,12 @@ def membership(
 ) -> Axes | None:
     """Stacked bars of each item's soft membership, items sorted by cluster and confidence.
 
-    Items are grouped by their label in ``.obs[key]``, and within a cluster the most
-    confident come first: by ``.obs[f"{key}_confidence"]`` where that column exists (for
-    PCC and PLA the ensemble's confidence, which need not follow the membership drawn),
-    else by the membership in their cluster. Items with no label (NaN) come last.
+    Items are grouped by their label in ``.obs[key]`` (label ``"j"`` is membership column
+    ``j``; a column that labels no item, which carries mass only, is drawn grey), and
+    within a cluster the most confident come first: by ``.obs[f"{key}_confidence"]``
+    where that column exists (for PCC and PLA the ensemble's confidence, which need not
+    follow the membership drawn), else by the membership in their cluster. Items with no
+    label (NaN) come last.
 
     Parameters
     ----------
@@ -133,14 +166,9 @@ def membership(
     n, k = Y.shape
     order = _membership_order(adata, key, Y)
     ax = get_axes(ax, figsize)
-    if key in adata.obs:
-        colors = list(category_colors(adata, key).values())
-    else:
-        colors = [f"C{c % 10}" for c in range(k)]
-    # columns past the labels carry mass but label no item: greys, not a label's colour
-    n_unlabelled = max(k - len(colors), 0)
-    colors = colors[:k] + [str(0.45 + 0.4 * i / max(n_unlabelled, 1)) for i in range(n_unlabelled)]
-    _draw_stacked(ax, Y[order], colors, n_labelled=k - n_unlabelled)
+    columns = _label_columns(adata, key, k)
+    labelled = set(range(k)) if columns is None else set(columns.values())
+    _draw_stacked(ax, Y[order], _column_colors(adata, key, k), labelled)
     ax.set_xlim(-0.5, n - 0.5)
     ax.set_ylim(0, 1)
     ax.set_ylabel("membership")

@@ -90,9 +90,9 @@ def get_rep(
             raise ValueError(
                 f"layer={layer!r} is not in adata.layers (available: {list(adata.layers)})."
             )
-        return check_matrix(
-            adata.layers[layer], f"adata.layers[{layer!r}]", keep_float32=keep_float32
-        )
+        X = check_matrix(adata.layers[layer], f"adata.layers[{layer!r}]", keep_float32=keep_float32)
+        warn_raw_counts(X, f"adata.layers[{layer!r}]")  # scanpy's counts layer, often
+        return X
     use_rep = default_rep(adata, use_rep)
     if use_rep is None:
         if adata.n_vars > MAX_FEATURES_WITHOUT_REP:

@@ -11,17 +11,16 @@ under ``f"{key_added}_k{K}"``.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from collections.abc import Set as AbstractSet
 from contextlib import contextmanager
 from numbers import Real
-from typing import Any
 
 import numpy as np
 from anndata import AnnData
 from scanpy import logging as logg
 
-from .._validation import check_int, check_key, check_n_clusters, k_hint
+from .._validation import check_int, check_key, check_n_clusters, is_k_list, k_hint
 from ._anndata import check_copy, get_ensemble
 
 __all__ = ["each_k_key", "fits_each_k"]
@@ -30,14 +29,6 @@ __all__ = ["each_k_key", "fits_each_k"]
 def each_k_key(key_added: str, n_clusters: int) -> str:
     """The key one K of a list is stored under: ``f"{key_added}_k{K}"``."""
     return f"{key_added}_k{int(n_clusters)}"
-
-
-def is_k_list(n_clusters: Any) -> bool:
-    """Whether ``n_clusters`` names several K: any iterable but a string, a mapping or a
-    0-d array (a list, tuple, range, set, 1-d array, pandas Series...)."""
-    if isinstance(n_clusters, np.ndarray):
-        return n_clusters.ndim > 0
-    return isinstance(n_clusters, Iterable) and not isinstance(n_clusters, str | bytes | Mapping)
 
 
 def check_k_list(n_clusters: Iterable, n_items: int) -> list[int]:
@@ -104,6 +95,7 @@ def fits_each_k(fit: Callable) -> Callable:
         options = {name: kwargs.get(name, defaults[name]) for name in _READ}
         return _fit_each(fit, adata, n_clusters, args, kwargs, options)
 
+    wrapper.takes_k_list = True  # read by the command line: one call for several K
     return wrapper
 
 

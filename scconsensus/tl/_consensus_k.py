@@ -14,7 +14,7 @@ from scanpy import logging as logg
 
 from .._docs import doc_params
 from .._progress import check_progress
-from .._validation import RandomState, check_choice, check_int, check_key
+from .._validation import RandomState, check_choice, check_int, check_key, is_k_list
 from ..core.consensus_k import Resampling, check_consensus_k
 from ..core.consensus_k import consensus_k as _consensus_k
 from ._anndata import (
@@ -26,7 +26,6 @@ from ._anndata import (
     sanitize_uns,
     warn_overwrite,
 )
-from ._candidates import is_k_list
 
 #: The statistics and output parameters of :func:`consensus_k` (docstring text).
 _OUTPUT_DOC = """\
