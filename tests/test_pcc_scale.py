@@ -279,6 +279,42 @@ def test_extension_partner_table_is_each_items_distinct_co_sampled_candidates():
         assert got == want
 
 
+def test_extend_same_bits_for_any_block_and_numba_thread_count(monkeypatch):
+    """The extension runs blocks of items in parallel (16 cores spun on one thread at 10^6
+    cells): each item's problem reads the fixed fit only, so neither the block size nor
+    the threads change a bit."""
+    import os
+    import subprocess
+    import sys
+
+    from scconsensus.core.pcc import _extend
+
+    rng = np.random.default_rng(0)
+    lab = rng.integers(0, 5, size=(600, 12)).astype(np.int32)
+    lab[rng.random(lab.shape) < 0.2] = -1
+    fitted = np.arange(0, 600, 4)
+    Y = rng.dirichlet(np.ones(5), size=fitted.size)
+    whole = pcc_extend(lab, fitted, Y)
+    monkeypatch.setattr(_extend, "EXTEND_CHUNK", 7)
+    np.testing.assert_array_equal(pcc_extend(lab, fitted, Y), whole)
+    script = (
+        "import hashlib, numba, numpy as np\n"
+        "from scconsensus.core.pcc import pcc_extend\n"
+        "rng = np.random.default_rng(0)\n"
+        "lab = rng.integers(0, 6, size=(20000, 20)).astype(np.int32)\n"
+        "fitted = np.arange(0, 20000, 10)\n"
+        "Y = rng.dirichlet(np.ones(6), size=fitted.size)\n"
+        "for t in (1, 2, 4):\n"
+        "    numba.set_num_threads(t)\n"
+        "    out = pcc_extend(lab, fitted, Y)\n"
+        "    print(hashlib.sha256(out.tobytes()).hexdigest())\n"
+    )
+    env = {**os.environ, "NUMBA_NUM_THREADS": "4"}
+    run = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
+    digests = run.stdout.split()
+    assert len(digests) == 3 and len(set(digests)) == 1, run.stderr[-2000:]
+
+
 def test_extend_rejects_bad_input():
     labels = np.zeros((10, 3), dtype=np.int32)
     with pytest.raises(ValueError, match="one row per fitted"):
