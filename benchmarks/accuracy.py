@@ -154,7 +154,7 @@ def _labels(adata, key):
     return codes
 
 
-METHODS = ("pcc", "pla", "dpp", "others", "sc3s", "leiden_ensemble")
+METHODS = ("pcc", "pla", "dpp", "others", "sc3s", "leiden_ensemble", "mixed_ensemble")
 #: Interpreter that runs SC3s (``--sc3s-python``: its pins may need an environment of its own).
 SC3S_PYTHON = [sys.executable]
 
@@ -219,6 +219,9 @@ def run_dataset(
     if "leiden_ensemble" in methods:
         lab, t = timed(partial(_leiden_ensemble, adata, seed))
         record("pcc on a Leiden ensemble (defaults)", lab, t, "pcc_leiden")
+    if "mixed_ensemble" in methods:
+        lab, t = timed(partial(_leiden_ensemble, adata, seed, ["kmeans", "leiden"], "pcc_mixed"))
+        record("pcc on a k-means + Leiden ensemble (defaults)", lab, t, "pcc_mixed")
     if "sc3s" in methods:
         found = _sc3s(adata, seed, K)
         if found is not None:
@@ -226,8 +229,9 @@ def run_dataset(
     return out
 
 
-def _leiden_ensemble(adata, seed: int) -> np.ndarray:
-    """``tl.ensemble(method="leiden")`` on scanpy's neighbours graph, then ``tl.pcc()``."""
+def _leiden_ensemble(adata, seed: int, method="leiden", key="pcc_leiden") -> np.ndarray:
+    """``tl.ensemble(method=method)`` (Leiden on scanpy's neighbours graph, or a list with
+    it), then ``tl.pcc()``."""
     import scanpy as sc
 
     import scconsensus as scc
@@ -235,9 +239,9 @@ def _leiden_ensemble(adata, seed: int) -> np.ndarray:
     if "neighbors" not in adata.uns:
         sc.pp.neighbors(adata, use_rep="X_pca" if "X_pca" in adata.obsm else "X")
     # the default key: the rows before this one are done with their own ensemble
-    scc.tl.ensemble(adata, method="leiden", random_state=seed)
-    scc.tl.pcc(adata, random_state=seed, key_added="pcc_leiden")
-    return _labels(adata, "pcc_leiden")
+    scc.tl.ensemble(adata, method=method, random_state=seed)
+    scc.tl.pcc(adata, random_state=seed, key_added=key)
+    return _labels(adata, key)
 
 
 _SC3S_CHILD = """
