@@ -139,3 +139,24 @@ def evidence_table(drop: list[float], chosen: int) -> pd.DataFrame:
             "chosen": Ks == chosen,
         }
     )
+
+
+def digests_for_numba_threads(setup: str, call: str) -> list[str]:
+    """SHA-256 of ``call``'s array after ``setup``, with 1, 2 and 4 numba threads in one
+    fresh interpreter (numba reads its thread ceiling once, at import)."""
+    import os
+    import subprocess
+    import sys
+
+    script = (
+        f"import hashlib, numba, numpy as np\n{setup}\n"
+        "for t in (1, 2, 4):\n"
+        "    numba.set_num_threads(t)\n"
+        f"    out = {call}\n"
+        "    print(hashlib.sha256(out.tobytes()).hexdigest())\n"
+    )
+    env = {**os.environ, "NUMBA_NUM_THREADS": "4"}
+    run = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
+    digests = run.stdout.split()
+    assert len(digests) == 3, run.stderr[-2000:]
+    return digests

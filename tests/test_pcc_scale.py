@@ -6,6 +6,7 @@ import anndata as ad
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _helpers import digests_for_numba_threads
 
 import scconsensus as scc
 from scconsensus.core import Bregman
@@ -281,11 +282,8 @@ def test_extension_partner_table_is_each_items_distinct_co_sampled_candidates():
 
 def test_extend_same_bits_for_any_block_and_numba_thread_count(monkeypatch):
     """The extension runs blocks of items in parallel (16 cores spun on one thread at 10^6
-    cells): each item's problem reads the fixed fit only, so neither the block size nor
-    the threads change a bit."""
-    import os
-    import subprocess
-    import sys
+    cells): each item's problem reads the fixed fit only, so neither the block size, the
+    threads nor the serial twin (small data, one thread) change a bit."""
 
     from scconsensus.core.pcc import _extend
 
@@ -295,24 +293,36 @@ def test_extend_same_bits_for_any_block_and_numba_thread_count(monkeypatch):
     fitted = np.arange(0, 600, 4)
     Y = rng.dirichlet(np.ones(5), size=fitted.size)
     whole = pcc_extend(lab, fitted, Y)
-    monkeypatch.setattr(_extend, "EXTEND_CHUNK", 7)
+    monkeypatch.setattr(_extend, "extend_block", lambda n: 7)
     np.testing.assert_array_equal(pcc_extend(lab, fitted, Y), whole)
-    script = (
-        "import hashlib, numba, numpy as np\n"
+    setup = (
         "from scconsensus.core.pcc import pcc_extend\n"
         "rng = np.random.default_rng(0)\n"
         "lab = rng.integers(0, 6, size=(20000, 20)).astype(np.int32)\n"
         "fitted = np.arange(0, 20000, 10)\n"
-        "Y = rng.dirichlet(np.ones(6), size=fitted.size)\n"
-        "for t in (1, 2, 4):\n"
-        "    numba.set_num_threads(t)\n"
-        "    out = pcc_extend(lab, fitted, Y)\n"
-        "    print(hashlib.sha256(out.tobytes()).hexdigest())\n"
+        "Y = rng.dirichlet(np.ones(6), size=fitted.size)"
     )
-    env = {**os.environ, "NUMBA_NUM_THREADS": "4"}
-    run = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
-    digests = run.stdout.split()
-    assert len(digests) == 3 and len(set(digests)) == 1, run.stderr[-2000:]
+    # 1 thread: the serial twin; 2 and 4: the parallel kernel
+    digests = digests_for_numba_threads(setup, "pcc_extend(lab, fitted, Y)")
+    assert len(set(digests)) == 1
+
+
+def test_extend_raises_a_ctrl_c_taken_by_numbas_threads_as_keyboard_interrupt(monkeypatch):
+    """A SIGINT handled by one of numba's threads surfaces as a SystemError caused by the
+    KeyboardInterrupt; the parallel extension says it as Ctrl-C, as the batch solver does."""
+    from scconsensus.core.pcc import _extend
+
+    def interrupted(*args):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as err:
+            raise SystemError("returned a result with an exception set") from err
+
+    monkeypatch.setattr(_extend, "variant", lambda kernel, n: interrupted)
+    labels = np.repeat([[0, 0], [1, 1]], 10, axis=0).astype(np.int32)
+    fitted = np.arange(0, 20, 2)
+    with pytest.raises(KeyboardInterrupt):
+        pcc_extend(labels, fitted, np.eye(2)[labels[fitted, 0]] * 0.98 + 0.01)
 
 
 def test_extend_rejects_bad_input():

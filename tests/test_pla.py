@@ -7,6 +7,7 @@ import itertools
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _helpers import digests_for_numba_threads
 
 from scconsensus.core.pla import (
     Weighting,
@@ -404,25 +405,14 @@ def test_fold_in_in_chunks_gives_the_same_bits(monkeypatch):
 
 
 def test_fold_in_same_bits_for_any_numba_thread_count():
-    import os
-    import subprocess
-    import sys
-
-    script = (
-        "import hashlib, numba, numpy as np\n"
+    setup = (
         "from scconsensus.core.pla import pla_extend\n"
         "rng = np.random.default_rng(0)\n"
         "lab = rng.integers(0, 6, size=(3000, 20)).astype(np.int32)\n"
-        "post = rng.dirichlet(np.ones(4), size=1000)\n"
-        "for t in (1, 2, 4):\n"
-        "    numba.set_num_threads(t)\n"
-        "    out = pla_extend(post, lab[:1000], lab[1000:])\n"
-        "    print(hashlib.sha256(out.tobytes()).hexdigest())\n"
+        "post = rng.dirichlet(np.ones(4), size=1000)"
     )
-    env = {**os.environ, "NUMBA_NUM_THREADS": "4"}
-    run = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
-    digests = run.stdout.split()
-    assert len(digests) == 3 and len(set(digests)) == 1, run.stderr[-2000:]
+    digests = digests_for_numba_threads(setup, "pla_extend(post, lab[:1000], lab[1000:])")
+    assert len(set(digests)) == 1
 
 
 def test_fold_in_keeps_a_small_cluster_that_partitions_merge():

@@ -34,8 +34,6 @@ pairs alone (about 15 % of all pairs on the benchmark's default case).
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-
 import numpy as np
 
 from ..._threads import one_blas_thread
@@ -44,7 +42,7 @@ from ._batch_dense import _DenseEvaluator
 from ._batch_pairs import _SparseEvaluator
 from ._batch_steps import _cg_direction, _eg_step, _kkt_gap, _project_step, _step_dir
 from ._greedy import STATUS_CONVERGED, STATUS_MAX_ITER, STATUS_STALLED
-from ._parallel import variant
+from ._parallel import ctrl_c_as_keyboard_interrupt, variant
 
 # snap a membership to zero when the full projected step zeroes it and what is left of
 # it after the line search is below this; larger residues decay by themselves
@@ -200,23 +198,6 @@ class _State:
             self.eta = self.eta * ETA_GROW if t >= 1.0 else self.eta * max(t, 0.1)
         self.D *= t
         self.f = fn
-
-
-@contextmanager
-def ctrl_c_as_keyboard_interrupt():
-    """A Ctrl-C inside the block always raised as ``KeyboardInterrupt``.
-
-    Once numba's thread pool runs, a SIGINT may be taken by one of its threads and
-    handled while the main thread is inside a numba call, which then reports
-    "returned a result with an exception set" (``SystemError``, the interrupt as
-    its cause).
-    """
-    try:
-        yield
-    except SystemError as err:
-        if isinstance(err.__cause__ or err.__context__, KeyboardInterrupt):
-            raise KeyboardInterrupt from None
-        raise
 
 
 def _batch_phase(ev, Y, **kwargs):

@@ -25,6 +25,7 @@ from .._ensemble_pairs import finest_partners
 from ._divergences import Bregman, _deriv, check_divergence, register_kernels
 from ._greedy import _scan_item
 from ._linesearch import _line_search, _move
+from ._parallel import ctrl_c_as_keyboard_interrupt, serial_twin, variant
 
 
 # The per-partner helpers are inlined (numba's IR inlining): a call passing arrays counts
@@ -151,10 +152,18 @@ def _extend_one(cval, nval, partner, Yfit, ysp, lo_t, hi_t, y, kind, par, tol, m
     return max_steps
 
 
-#: Items per block of the extension, each block on one thread with its own scratch space.
-EXTEND_CHUNK = 4096
+#: Fewest items per block of the parallel extension (blocks are cut so that each thread
+#: gets about eight: numba splits the blocks evenly and statically between its threads).
+EXTEND_CHUNK = 64
 
 
+def extend_block(n_items: int) -> int:
+    """Items per block: about eight blocks per thread, at least :data:`EXTEND_CHUNK` (the
+    bits do not depend on it, only the balance between threads)."""
+    return max(EXTEND_CHUNK, -(-n_items // (8 * numba.get_num_threads())))
+
+
+@serial_twin
 @numba.njit(cache=True, error_model="numpy", parallel=True)
 def _extend_items(
     indptr, partner, cval, nval, Yfit, ysp, Yout, rows, kind, par, tol, max_steps, chunk
@@ -166,8 +175,10 @@ def _extend_items(
     rows put mass on few clusters (2 of 20 at 10^6 cells), and the start, the pairs'
     ``q`` and the gradient sum over those only, which skips exact zeros and so gives the
     dense sums' bits. Blocks of ``chunk`` items run in parallel: each item's problem reads
-    only the fixed fit and writes only its own row, so the bits do not depend on the
-    threads (at 10^6 cells on 16 cores the extension was one thread while the rest spun).
+    only the fixed fit and writes only its own row (the scratch ``buf`` is rewritten before
+    it is read, so numba may share one per thread), and the bits do not depend on the
+    threads or the blocks (at 10^6 cells on 16 cores the extension was one thread while the
+    rest spun).
     """
     deg = max(Yout.shape[1], np.max(np.diff(indptr)))
     n_chunks = (rows.shape[0] + chunk - 1) // chunk
@@ -361,13 +372,14 @@ def extend_checked(
     if items.size == 0:
         return result
     indptr, cols, cval, nval = _partner_table(labels, fitted, items, numbered=numbered, **kw)
-    kernel = bregman.kernel(_extend_items)
-    args = (bregman.kind, bregman.param, float(tol), int(max_steps), EXTEND_CHUNK)
+    kernel = variant(bregman.kernel(_extend_items), items.size)
+    args = (bregman.kind, bregman.param, float(tol), int(max_steps), extend_block(items.size))
     ysp = sp.csr_matrix(Y)
     ysp = (ysp.indptr.astype(np.int64), ysp.indices.astype(np.int64), ysp.data)
     # in place on the result's rows: a block of extended rows, clipped, rescaled and
     # copied over took 1.2 s at 10^6 items
-    kernel(indptr, cols, cval, nval, Y, ysp, result, items, *args)
+    with ctrl_c_as_keyboard_interrupt():  # numba's threads may take the SIGINT
+        kernel(indptr, cols, cval, nval, Y, ysp, result, items, *args)
     return result
 
 

@@ -8,6 +8,7 @@ slots, and adds the blocks' partial sums in block order.
 from __future__ import annotations
 
 import types
+from contextlib import contextmanager
 
 import numba
 import numpy as np
@@ -89,3 +90,20 @@ def ordered_min(part):
         if part[b] < m:
             m = part[b]
     return m
+
+
+@contextmanager
+def ctrl_c_as_keyboard_interrupt():
+    """A Ctrl-C inside the block always raised as ``KeyboardInterrupt``.
+
+    Once numba's thread pool runs, a SIGINT may be taken by one of its threads and
+    handled while the main thread is inside a numba call, which then reports
+    "returned a result with an exception set" (``SystemError``, the interrupt as
+    its cause).
+    """
+    try:
+        yield
+    except SystemError as err:
+        if isinstance(err.__cause__ or err.__context__, KeyboardInterrupt):
+            raise KeyboardInterrupt from None
+        raise
