@@ -27,7 +27,9 @@ def _membership(adata: AnnData, key: str) -> np.ndarray:
     return np.asarray(adata.obsm[name], dtype=np.float64)
 
 
-def _membership_order(adata: AnnData, key: str, Y: np.ndarray) -> np.ndarray:
+def _membership_order(
+    adata: AnnData, key: str, Y: np.ndarray, columns: dict[str, int] | None
+) -> np.ndarray:
     """Items by cluster, the most confident first within each, items with no label last.
 
     Confident by ``.obs[f"{key}_confidence"]`` where it exists (PCC's and PLA's is the
@@ -35,7 +37,6 @@ def _membership_order(adata: AnnData, key: str, Y: np.ndarray) -> np.ndarray:
     item with no label (code ``-1``) ranks by its largest membership.
     """
     rows = np.arange(Y.shape[0])
-    columns = _label_columns(adata, key, Y.shape[1])
     if columns is None:
         labels = Y.argmax(axis=1)
     else:
@@ -70,10 +71,10 @@ def _label_columns(adata: AnnData, key: str, k: int) -> dict[str, int] | None:
     return {name: i for i, name in enumerate(names) if i < k}
 
 
-def _column_colors(adata: AnnData, key: str, k: int) -> list[str]:
-    """A colour per membership column: its label's (as the other plots draw it), grey for a
-    column that labels no item (mass only; a user trial saw it take cluster 0's colour)."""
-    columns = _label_columns(adata, key, k)
+def _column_colors(adata: AnnData, key: str, columns: dict[str, int] | None, k: int) -> list[str]:
+    """A colour per membership column (``columns``: :func:`_label_columns`): its label's (as
+    the other plots draw it), grey for a column that labels no item (mass only; a user trial
+    saw it take cluster 0's colour)."""
     if columns is None:
         return [f"C{c % 10}" for c in range(k)]
     by_name = category_colors(adata, key)
@@ -164,11 +165,11 @@ def membership(
     adata = check_adata(adata)
     Y = _membership(adata, key)
     n, k = Y.shape
-    order = _membership_order(adata, key, Y)
-    ax = get_axes(ax, figsize)
     columns = _label_columns(adata, key, k)
+    order = _membership_order(adata, key, Y, columns)
+    ax = get_axes(ax, figsize)
     labelled = set(range(k)) if columns is None else set(columns.values())
-    _draw_stacked(ax, Y[order], _column_colors(adata, key, k), labelled)
+    _draw_stacked(ax, Y[order], _column_colors(adata, key, columns, k), labelled)
     ax.set_xlim(-0.5, n - 0.5)
     ax.set_ylim(0, 1)
     ax.set_ylabel("membership")

@@ -2,7 +2,8 @@
 
 Every parallel kernel of the PCC solvers cuts its work into blocks whose size
 does not depend on the number of threads, lets each block write only its own
-slots, and adds the blocks' partial sums in block order.
+slots, and adds the blocks' partial sums in block order. A kernel whose items share
+no sum (the extension: each item's own problem) may size its blocks by the threads.
 """
 
 from __future__ import annotations
