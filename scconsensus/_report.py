@@ -22,6 +22,7 @@ from matplotlib.figure import Figure
 from . import pl, tl
 from ._io import atomic_dir
 from ._progress import progress_bar
+from ._results import result_method
 
 __all__ = ["check_report_folder", "results_table", "write_report"]
 
@@ -380,8 +381,8 @@ def _k_section(adata: AnnData, key: str, shared: dict[str, str]) -> list[str]:
 
 
 def _method(adata: AnnData, key: str) -> str:
-    """The ``tl`` function that wrote ``key`` (its records name it), else ``pcc``."""
-    return "pla" if "log_likelihood" in adata.uns[key] else "pcc"
+    """The ``tl`` function that fitted ``key`` (PCC or PLA: their records hold K evidence)."""
+    return "pla" if result_method(adata, key) == "pla" else "pcc"
 
 
 def _markdown(

@@ -63,6 +63,52 @@ def confidence_and_right(
     return adata.obs[name].to_numpy(dtype=np.float64)[both], right
 
 
+#: What records written before ``.uns[key]["method"]`` hold that names their method.
+_SIGNS = (
+    ("transferred_from", "pla_transfer"),
+    ("log_likelihood", "pla"),
+    ("run_sizes", "dpp"),
+    ("restart_objectives", "pcc"),
+    ("pac", "consensus_k"),
+)
+
+
+def result_method(adata: AnnData, key: str) -> str | None:
+    """The function that wrote the result ``key``: ``.uns[key]["method"]``.
+
+    Parameters
+    ----------
+    adata
+        Holds the result.
+    key
+        Its key.
+
+    Returns
+    -------
+    str or None
+        ``"pcc"``, ``"pla"``, ``"pla_transfer"``, ``"dpp"``, ``"consensus_k"`` or
+        ``"consensus_cluster_plus"``; for a record written before the entry existed
+        (an older ``.h5ad``), read from the entries only that method writes; ``None``
+        when ``.uns[key]`` is no such record.
+
+    Examples
+    --------
+    >>> import anndata as ad, numpy as np
+    >>> adata = ad.AnnData(np.zeros((2, 1)), uns={"a": {"method": "pla"}, "b": {"run_sizes": 1}})
+    >>> result_method(adata, "a"), result_method(adata, "b"), result_method(adata, "c")
+    ('pla', 'dpp', None)
+    """
+    record = adata.uns.get(key)
+    if not isinstance(record, dict):
+        return None
+    if "method" in record:
+        return str(record["method"])
+    params = record.get("params")
+    if isinstance(params, dict) and "cluster_alg" in params:  # ConsensusClusterPlus's argument
+        return "consensus_cluster_plus"
+    return next((method for entry, method in _SIGNS if entry in record), None)
+
+
 def result_keys(adata: AnnData, keys) -> list[str]:
     """The keys to compare, without repeats; every consensus result when ``None``.
 

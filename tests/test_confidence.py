@@ -259,7 +259,9 @@ def _calibration_adata(seed=0):
     adata.obs["truth"] = pd.Categorical(np.array(["x", "y"])[truth])
     for key in ("a", "b"):
         wrong = rng.random(n) < 0.2
-        store_consensus(adata, key, np.eye(2)[np.where(wrong, 1 - truth, truth)], params={})
+        store_consensus(
+            adata, key, np.eye(2)[np.where(wrong, 1 - truth, truth)], method="pcc", params={}
+        )
         adata.obs[f"{key}_confidence"] = np.clip(rng.normal(0.85 - 0.3 * wrong, 0.1), 0, 1)
     adata.obs["half"] = adata.obs["a"].astype(object).where(np.arange(n) < 100)
     adata.obs["half_confidence"] = adata.obs["a_confidence"]
@@ -377,7 +379,7 @@ def test_an_unlabelled_item_has_no_confidence_in_every_layout():
 
     a = ad.AnnData(np.zeros((4, 2)))
     M = np.array([[0.9, 0.1], [0.8, 0.2], [0.6, 0.4], [0.1, 0.9]])
-    store_consensus(a, "d", M, labels=np.array([0, 0, -1, 1]), params={})
+    store_consensus(a, "d", M, labels=np.array([0, 0, -1, 1]), method="pcc", params={})
     conf = a.obs["d_confidence"].to_numpy()
     assert np.isnan(conf[2]) and a.obs["d"].isna().tolist() == [False, False, True, False]
     np.testing.assert_allclose(conf[[0, 1, 3]], [0.9, 0.8, 0.9])
@@ -392,11 +394,11 @@ def test_an_exact_tie_is_unlabelled_with_a_warning_naming_only_placed_items():
     M = np.array([[0.9, 0.1], [0.5, 0.5], [0.5, 0.5], [0.1, 0.9]])
     E = np.array([[0, 0], [0, 1], [-1, -1], [1, 1]], dtype=np.int32)
     with pytest.warns(RuntimeWarning, match=r"^1 item\(s\) have a membership tied exactly"):
-        store_consensus(a, "pcc", M, params={}, ensemble=E)
+        store_consensus(a, "pcc", M, method="pcc", params={}, ensemble=E)
     assert a.obs["pcc"].isna().tolist() == [False, True, True, False]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        store_consensus(a, "pcc", M[[0, 3]].repeat(2, axis=0), params={}, ensemble=E)
+        store_consensus(a, "pcc", M[[0, 3]].repeat(2, axis=0), method="pcc", params={}, ensemble=E)
         # a row without mass (DPP's lone outlier, no ensemble) has no evidence: no tie
-        store_consensus(a, "dpp", np.vstack([M[[0, 3, 0]], [0.0, 0.0]]), params={})
+        store_consensus(a, "dpp", np.vstack([M[[0, 3, 0]], [0.0, 0.0]]), method="dpp", params={})
     assert a.obs["dpp"].isna().tolist() == [False, False, False, True]

@@ -278,7 +278,7 @@ def test_store_is_all_or_nothing_under_interrupts(blobs_adata):
     }
 
     def write(target):
-        _anndata.store_consensus(target, "pcc", membership, params={"a": 1})
+        _anndata.store_consensus(target, "pcc", membership, method="pcc", params={"a": 1})
 
     interrupted, adata = _interrupt_every_line(adata, write, codes)
     assert interrupted > 10  # at each line, then complete

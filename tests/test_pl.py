@@ -204,7 +204,7 @@ def test_curves_overlay_two_sources(adata, tmp_path):
     # a second record in the same layout (as scconsensus.r.consensus_cluster_plus writes)
     rec = dict(adata.uns["consensus_k"])
     rec["params"] = {**rec["params"], "cluster_alg": "hc"}
-    adata.uns["ccp_like"] = rec
+    adata.uns["ccp_like"] = {**rec, "method": "consensus_cluster_plus"}
     ax = scc.pl.delta_area(adata, ["consensus_k", "ccp_like"], save=tmp_path / "both.png")
     assert len(ax.lines) == 2
     assert "ConsensusClusterPlus" in ax.get_legend().get_texts()[1].get_text()

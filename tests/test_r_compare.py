@@ -23,7 +23,7 @@ def labelled():
     c[[0, 4]] = [1, 2]
     adata = ad.AnnData(np.zeros((12, 2)))
     for key, lab in (("a", a), ("b", b), ("c", c)):
-        store_consensus(adata, key, np.eye(3)[lab], params={})
+        store_consensus(adata, key, np.eye(3)[lab], method="pcc", params={})
     adata.obs["truth"] = pd.Categorical(np.array(["x", "y", "z"])[a])
     return adata
 

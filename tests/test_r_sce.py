@@ -46,7 +46,7 @@ def result_adata():
     adata.obsm["X_pca"] = rng.normal(size=(n, 3))
     adata.obsm["scc_ensemble"] = rng.integers(-1, 4, size=(n, 8)).astype(np.int32)
     membership = rng.dirichlet(np.ones(4), size=n)
-    store_consensus(adata, "pcc", membership, params={"n_clusters": 4, "loss": "kl"})
+    store_consensus(adata, "pcc", membership, method="pcc", params={"n_clusters": 4, "loss": "kl"})
     return adata
 
 

@@ -13,6 +13,7 @@ import scanpy as sc
 
 import scconsensus as scc
 from scconsensus._progress import PROGRESS_DOC
+from scconsensus._results import result_method
 
 # ---- 1. progress bars: off by default, switchable, TQDM_DISABLE respected ---------------
 
@@ -360,6 +361,14 @@ def test_params_keep_none_and_survive_h5ad(blobs_adata, tmp_path):
     for key in keys:
         for name, value in a.uns[key]["params"].items():
             assert _same(value, back.uns[key]["params"][name]), (key, name, value)
+    # every result names the function that wrote it, and the name survives the file
+    methods = {key: back.uns[key].get("method") for key in [*keys[1:], "consensus_k_k2"]}
+    assert methods == {
+        "pcc": "pcc", "pla": "pla", "dpp": "dpp", "consensus_k": "consensus_k",
+        "consensus_k_k2": "consensus_k",
+    }  # fmt: skip
+    scc.tl.pla_transfer(back, a, "pla", key_added="moved")
+    assert result_method(back, "moved") == "pla_transfer"
 
 
 # ---- 8. cluster_graph: a figure a reader can trust ------------------------------------

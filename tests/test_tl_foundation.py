@@ -94,12 +94,13 @@ def test_missing_ensemble_error(blobs_adata):
 
 def test_store_consensus_layout(blobs_adata):
     m = np.random.default_rng(0).dirichlet(np.ones(3), size=blobs_adata.n_obs)
-    store_consensus(blobs_adata, "demo", m, params={"n_clusters": 3, "note": None})
+    store_consensus(blobs_adata, "demo", m, method="pcc", params={"n_clusters": 3, "note": None})
     assert list(blobs_adata.obs["demo"].cat.categories) == ["0", "1", "2"]
     np.testing.assert_allclose(blobs_adata.obsm["demo_membership"].sum(1), 1)
     np.testing.assert_allclose(blobs_adata.obs["demo_confidence"], m.max(1))
     assert (blobs_adata.obs["demo_entropy"] >= 0).all()
     assert blobs_adata.uns["demo"]["params"]["note"] is None
+    assert blobs_adata.uns["demo"]["method"] == "pcc"
 
 
 def test_h5ad_round_trip(blobs_adata, tmp_path):
@@ -108,8 +109,9 @@ def test_h5ad_round_trip(blobs_adata, tmp_path):
     scc.tl.coassociation(blobs_adata, mode="sparse", key_added="sp", n_random=4)
     m = np.random.default_rng(0).dirichlet(np.ones(3), size=blobs_adata.n_obs)
     store_consensus(
-        blobs_adata, "demo", m, params={"k": (2, 3), "nested": {1: [1, 2]}}, uns={"x": [{"a": 1}]}
-    )
+        blobs_adata, "demo", m, method="pla", params={"k": (2, 3), "nested": {1: [1, 2]}},
+        uns={"x": [{"a": 1}]},
+    )  # fmt: skip
     path = tmp_path / "out.h5ad"
     blobs_adata.write_h5ad(path)
     back = ad.read_h5ad(path)
@@ -120,6 +122,7 @@ def test_h5ad_round_trip(blobs_adata, tmp_path):
         back.uns["scc_ensemble"]["partitions"], blobs_adata.uns["scc_ensemble"]["partitions"]
     )
     assert back.obs["demo"].equals(blobs_adata.obs["demo"])
+    assert back.uns["demo"]["method"] == "pla"
     np.testing.assert_allclose(back.obsm["demo_membership"], blobs_adata.obsm["demo_membership"])
 
 

@@ -12,6 +12,7 @@ from matplotlib.axes import Axes
 from matplotlib.lines import Line2D
 
 from .._docs import doc_params
+from .._results import result_method
 from ._utils import as_list, check_adata, finish, get_axes
 
 __all__ = ["consensus_cdf", "delta_area", "pac"]
@@ -41,8 +42,7 @@ def _record(adata: AnnData, key: str) -> dict:
 
 
 def _label(adata: AnnData, key: str) -> str:
-    params = adata.uns[key].get("params", {})
-    if "cluster_alg" in params:  # written by scconsensus.r.consensus_cluster_plus
+    if result_method(adata, key) == "consensus_cluster_plus":
         return f"{key} (ConsensusClusterPlus)"
     return key
 

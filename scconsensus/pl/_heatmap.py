@@ -12,6 +12,7 @@ from anndata import AnnData
 from matplotlib.axes import Axes
 
 from .._docs import doc_params
+from .._results import result_method
 from .._validation import check_dense_memory, check_int
 from ._utils import as_list, category_colors, check_adata, column_colors, finish, get_axes
 
@@ -83,8 +84,7 @@ def _no_matrix(adata: AnnData, key: str, ensemble_key: str | None) -> str:
         if ensemble_key
         else ""
     )
-    record = adata.uns.get(key)
-    if isinstance(record, dict) and "run_sizes" in record:  # tl.dpp's own partitions
+    if result_method(adata, key) == "dpp":  # it samples its own partitions
         ensembles = [k for k in adata.obsm if f"{k}_run" in adata.obsm]
         draw = (
             f"pl.consensus_heatmap(adata, {ensembles[0]!r}, {key!r})"

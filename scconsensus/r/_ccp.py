@@ -414,6 +414,7 @@ def _store(adata: AnnData, res: dict, key_added: str, params: dict, seconds: flo
             adata,
             key,
             item_consensus,
+            method="consensus_cluster_plus",
             params={**params, "k": int(k)},
             labels=labels,
             uns={"cluster_consensus": this_cc},
@@ -425,6 +426,7 @@ def _store(adata: AnnData, res: dict, key_added: str, params: dict, seconds: flo
     entries = merge_entries(*parts)
     entries["uns"][key_added] = sanitize_uns(
         {
+            "method": "consensus_cluster_plus",
             "params": params,
             "k": ks,
             "keys": keys,

@@ -18,7 +18,7 @@ One layout for every consensus method (ours and ConsensusClusterPlus):
   its mean consensus with that cluster, after each row of the membership is rescaled to
   sum to 1). NaN for an item with no label
 - ``.obs[f"{key}_entropy"]``: entropy (nats) of the membership per item
-- ``.uns[key]``: ``{"params": {...}, ...method figures}``
+- ``.uns[key]``: ``{"method": "pcc", "params": {...}, ...method figures}``
 
 An item whose membership is exactly uniform (no evidence for any cluster, e.g. an item
 that no partition of the ensemble sampled) gets a missing hard label (NaN), not ``"0"``;
@@ -354,6 +354,7 @@ def store_consensus(
     key_added: str,
     membership: np.ndarray,
     *,
+    method: str,
     params: Mapping[str, Any],
     labels: np.ndarray | None = None,
     uns: Mapping[str, Any] | None = None,
@@ -371,6 +372,11 @@ def store_consensus(
     {key_added}
     membership
         ``(n_obs, k)`` soft memberships; rows are renormalised to sum to one.
+    method
+        The function that fitted it (``"pcc"``, ``"pla"``, ``"pla_transfer"``, ``"dpp"``,
+        ``"consensus_k"``, ``"consensus_cluster_plus"``), stored as
+        ``.uns[key_added]["method"]``: readers of the result (plots, the report) ask it
+        rather than guess from the record's other entries.
     params
         The call's parameters, stored under ``.uns[key_added]["params"]``.
     labels
@@ -397,6 +403,7 @@ def store_consensus(
         adata,
         key_added,
         membership,
+        method=method,
         params=params,
         labels=labels,
         uns=uns,
@@ -412,6 +419,7 @@ def consensus_entries(
     key_added: str,
     membership: np.ndarray,
     *,
+    method: str,
     params: Mapping[str, Any],
     labels: np.ndarray | None = None,
     uns: Mapping[str, Any] | None = None,
@@ -438,7 +446,7 @@ def consensus_entries(
     conf = _confidence(membership, labels, ensemble, reference)
     obs_keys = [key_added, f"{key_added}_confidence", f"{key_added}_entropy"]
     warn_overwrite(adata, obs=obs_keys, obsm=[f"{key_added}_membership"], uns=[key_added])
-    record = {"params": dict(params)}
+    record = {"method": method, "params": dict(params)}
     if uns:
         record.update(uns)
     # everything built before the first assignment: a fault leaves adata as it was

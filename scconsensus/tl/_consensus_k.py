@@ -136,7 +136,13 @@ def _write(
     warn_overwrite(adata, obsm=[f"{key_added}_labels"], uns=[key_added])
     entries["obsm"][f"{key_added}_labels"] = _labels_table(adata, res)
     entries["uns"][key_added] = sanitize_uns(
-        {"params": params, **res.to_uns(), "keys": keys, "seconds": seconds}
+        {
+            "method": "consensus_k",
+            "params": params,
+            **res.to_uns(),
+            "keys": keys,
+            "seconds": seconds,
+        }
     )
     # every k built before the first assignment: Ctrl-C leaves adata as it was
     assign_all(adata, **entries)
@@ -186,6 +192,7 @@ def _entries_k(adata: AnnData, res, key: str, k: int, params: dict, matrices: bo
         adata,
         key,
         res.membership(k),
+        method="consensus_k",
         params={**params, "k": k},
         labels=res.labels[k],
         uns={"cluster_consensus": cc.loc[cc["k"] == k, "cluster_consensus"].to_numpy()},

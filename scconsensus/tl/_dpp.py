@@ -136,8 +136,9 @@ def _store(adata: AnnData, key_added: str, result, params: dict, start, copy: bo
         if key in result.info:
             uns[key] = result.info[key]
     store_consensus(
-        adata, key_added, result.membership, params=params, labels=result.labels, uns=uns
-    )
+        adata, key_added, result.membership, method="dpp", params=params,
+        labels=result.labels, uns=uns,
+    )  # fmt: skip
     asked = params["n_clusters"]
     # "auto" (the command line's default) asks for no particular number
     if asked not in (None, "auto") and asked != uns["n_clusters"]:

@@ -204,6 +204,7 @@ def _store(adata, key_added: str, out: PCCConsensus, tl_args: tuple, ensemble) -
         adata,
         key_added,
         out.membership,
+        method="pcc",
         params=params,
         labels=out.labels,
         uns=uns,

@@ -217,7 +217,9 @@ def _store(adata: AnnData, key_added: str, out: PLAConsensus, params: dict, star
         uns["objective_trace"] = res.objective_trace
         if not res.cv_scores.empty:
             uns["cv_scores"] = res.cv_scores
-    store_consensus(adata, key_added, membership, params=params, uns=uns, ensemble=ensemble)
+    store_consensus(
+        adata, key_added, membership, method="pla", params=params, uns=uns, ensemble=ensemble
+    )
     logg.info(
         f"    finished: {clusters_written(adata, key_added, membership.shape[1])}",
         time=start,
@@ -275,7 +277,8 @@ def transfer(
     uns["confidence"] = _confidence_note(labels_new.shape[1], labels_ref.shape[1])
     reference = (labels_ref[:, known], adata_ref.obs[key].cat.codes.to_numpy())
     store_consensus(
-        adata_new, key_added, membership, params=params, uns=uns, drop_empty=False,
+        adata_new, key_added, membership, method="pla_transfer", params=params, uns=uns,
+        drop_empty=False,
         ensemble=labels_new, reference=reference,
     )  # fmt: skip
     logg.info("    finished", time=start)

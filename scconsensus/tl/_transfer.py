@@ -5,6 +5,7 @@ from __future__ import annotations
 from anndata import AnnData
 
 from .._docs import doc_params
+from .._results import result_method
 from .._validation import renamed_args
 from .._warnings import warn
 from ._pla import transfer as _transfer
@@ -101,8 +102,7 @@ def _has_pla(adata: AnnData, key: str) -> bool:
     data transferred to before looked like a reference given first)."""
     if not (isinstance(adata, AnnData) and f"{key}_membership" in adata.obsm):
         return False
-    record = adata.uns.get(key)
-    return isinstance(record, dict) and "transferred_from" not in record
+    return result_method(adata, key) == "pla"
 
 
 def _scanpy_order(adata: AnnData, adata_ref: AnnData, key: str) -> tuple[AnnData, AnnData]:
