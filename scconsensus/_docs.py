@@ -184,7 +184,8 @@ distance, linkage
         ``.obs[f"{key}_confidence"]`` and ``.obs[f"{key}_entropy"]``); an item alone in its
         cluster (NaN in CCP's ``calcICL``) counts 1 with its own cluster.
     ``.obsm[f"{key}_item_consensus"]``
-        The item consensus itself, not normalised.
+        The item consensus itself, not normalised (an item alone in its cluster: 1 there,
+        as in the membership).
     ``.uns[key]``
         ``params`` (with ``k``) and ``cluster_consensus`` (one value per cluster).
     ``.obsp[f"{key}_consensus"]``

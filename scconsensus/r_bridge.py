@@ -64,6 +64,18 @@ __all__ = [
 #: Parameters the bridge sets itself.
 _RESERVED = ("adata", "copy")
 
+#: Python's ways to choose the input, which R chooses with its own arguments: refused with
+#: those named (``useRep`` named a reducedDim the bridge never sends; ``layer`` met the
+#: ``use_rep="X"`` the bridge sets and failed as "pass either use_rep or layer").
+_R_INPUT = {
+    "use_rep": "use.dimred = '<name>' (a reducedDim) or assay.type = '<name>' (an assay)",
+    "layer": "assay.type = '<name>' (an assay of x)",
+}
+
+#: Not listed among an R function's arguments: no R object reaches them (a Dask client, a
+#: graph in .obsp or .uns, which the AnnData built from x does not hold).
+_R_UNLISTED = ("obsp", "neighbors_key", "client", *_R_INPUT)
+
 
 def snake_case(name: str) -> str:
     """``nClusters`` and ``n.clusters`` -> ``n_clusters``; snake_case names are kept."""
@@ -136,8 +148,13 @@ def convert_kwargs(function, kwargs: Mapping[str, Any] | None) -> dict[str, Any]
         name = snake_case(r_name)
         if name in renamed:
             params = {**params, name: params[renamed[name]]}
+        if name in _R_INPUT:
+            raise ValueError(
+                f"{r_name} is how Python chooses the input of {function.__name__}(); in R, "
+                f"choose it with {_R_INPUT[name]}, or pass the matrix itself as x."
+            )
         if name not in params:
-            valid = ", ".join(camel_case(k) for k in params)
+            valid = ", ".join(_r_listed(params))
             raise ValueError(
                 f"{function.__name__}() has no argument {r_name!r}. Arguments: {valid}."
             )
@@ -149,6 +166,12 @@ def convert_kwargs(function, kwargs: Mapping[str, Any] | None) -> dict[str, Any]
             value = tuple(value)
         out[name] = _to_int(value) if _wants_int(params[name]) else value
     return out
+
+
+def _r_listed(params: Mapping[str, Any]) -> list[str]:
+    """The R names of ``params`` an R user can pass (``key_added`` is R's ``name``)."""
+    names = ("name" if k == "key_added" else camel_case(k) for k in params)
+    return [n for n, k in zip(names, params, strict=True) if k not in _R_UNLISTED]
 
 
 def decode_matrix(spec: Mapping[str, Any]) -> Any:
@@ -284,7 +307,7 @@ def defaults(name: str) -> dict[str, Any]:
     params = inspect.signature(_tool(name)).parameters
     out = {}
     for key, param in params.items():
-        if key in _RESERVED or param.default is inspect.Parameter.empty:
+        if key in _RESERVED or key in _R_UNLISTED or param.default is inspect.Parameter.empty:
             continue
         value = param.default
         if not (value is None or isinstance(value, str | bool | int | float | tuple)):
@@ -402,6 +425,12 @@ def run(
     return out
 
 
+def _obsm_value(value: Any) -> Any:
+    """An ``.obsm`` entry for R: a table keeps its column names (consensus-k's ``"k2"``,
+    ``"k3"``, ... name which ``k`` each column is), anything else is an array."""
+    return value if isinstance(value, pd.DataFrame) else np.asarray(value)
+
+
 def _run(name, adata, kwargs, ensemble, ensemble_kwargs, progress) -> dict[str, Any]:
     function = _tool(name)
     params = inspect.signature(function).parameters
@@ -439,7 +468,7 @@ def _run(name, adata, kwargs, ensemble, ensemble_kwargs, progress) -> dict[str, 
             "key": main[0] if main else None,
             "keys": main,
             "obs": {c: adata.obs[c] for c in obs_new},
-            "obsm": {k: np.asarray(adata.obsm[k]) for k in obsm_new},
+            "obsm": {k: _obsm_value(adata.obsm[k]) for k in obsm_new},
             "uns": {k: adata.uns[k] for k in uns_new},
         }
     )

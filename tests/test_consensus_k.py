@@ -392,3 +392,19 @@ def test_tl_refuses_before_logging_the_start(kwargs, match):
         scc.tl.consensus_k(adata, reps=5, distance="euclidean", **kwargs)
     assert "consensus_k:" not in log.getvalue()
     assert "consensus_k" not in adata.uns
+
+
+def test_pac_ties_are_said_and_listed():
+    """A user trial read "lowest PAC at k = 2" where PAC was 0 at several k: the tie is a
+    warning, every tied k is in the record, and a singleton's item consensus is 1, not NaN."""
+    rng = np.random.default_rng(0)
+    a = ad.AnnData(np.concatenate([rng.normal(c * 10, 0.5, (30, 5)) for c in range(4)]))
+    with pytest.warns(UserWarning, match=r"PAC ties at its lowest \(0\) for k = 2, 4: best_k = 2"):
+        scc.tl.consensus_k(a, max_k=6, reps=10, distance="euclidean", keep_k="all")
+    rec = a.uns["consensus_k"]
+    assert rec["best_k"] == 2 and rec["best_k_ties"].tolist() == [2, 4]
+    assert rec["pac"][[0, 2]].max() == 0 and rec["pac"][[1, 3, 4]].min() > 0
+    for k in range(2, 7):
+        assert not np.isnan(a.obsm[f"consensus_k_k{k}_item_consensus"]).any()
+    one = scc.tl.consensus_k(a, max_k=3, reps=10, distance="euclidean", copy=True)
+    assert one.uns["consensus_k"]["best_k_ties"].tolist() == [one.uns["consensus_k"]["best_k"]]

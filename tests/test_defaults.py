@@ -652,7 +652,9 @@ def test_select_k_reads_a_split_over_two_k_as_one():
     split = sel.splits[sel.splits["n_clusters"] == 12].iloc[0]
     assert (split.k_first, split.k_last) == (11, 12)
     assert 11 not in sel.candidates
-    assert "its split drops over K=11-12 (one split, read at K=12)" in sel.reason
+    # quoted by its strength, as the other resolutions are
+    said = f"its split drops over K=11-12, {split.strength:.3f} in all (one split, read at K=12)"
+    assert said in sel.reason
 
 
 def test_pl_k_selection_marks_the_stable_resolutions(three_blobs):

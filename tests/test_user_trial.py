@@ -130,6 +130,24 @@ def test_select_k_too_few_undecided_partitions_warn():
     assert "too few" in sel.reason
 
 
+def test_no_stable_grouping_is_said(recwarn):
+    """Gaussian noise has no groups: the fallback's K comes with a warning (a fourth user
+    trial got K=10 without a word), while clear groups get none."""
+    a = ad.AnnData(np.random.default_rng(0).normal(size=(1000, 10)).astype("float32"))
+    scc.tl.ensemble(a, random_state=0, progress=False)
+    with pytest.warns(UserWarning, match="no number of clusters is stable.*arbitrary"):
+        scc.tl.pcc(a, progress=False)
+    assert a.uns["pcc"]["k_candidates"].size == 0
+    assert "is arbitrary" in a.uns["pcc"]["k_selection_reason"]
+    rng = np.random.default_rng(0)
+    clear = ad.AnnData(np.concatenate([rng.normal(c * 10, 1, (100, 5)) for c in range(4)]))
+    scc.tl.ensemble(clear, random_state=0, progress=False)
+    recwarn.clear()
+    scc.tl.pcc(clear, progress=False)
+    assert not [w for w in recwarn if "stable" in str(w.message)]
+    assert clear.uns["pcc"]["n_clusters_chosen"] == 4
+
+
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
@@ -254,3 +272,27 @@ def test_cli_unknown_truth_column_is_an_error(tmp_path, capsys):
     assert rc == 2 and not out.exists()
     err = capsys.readouterr().err
     assert "--truth 'nope' is not a column" in err and "available: ['truth'" in err
+
+
+# ------------------------------------- fourth trial: a result outlives its ensemble
+
+
+def test_result_refuses_an_ensemble_rebuilt_since_its_fit(blobs_adata):
+    """The heatmap drew a new ensemble's partitions under PCC's name (or raised an
+    IndexError when it had fewer), and pla_transfer would read them: both refuse now."""
+    a = blobs_adata
+    scc.tl.ensemble(a, 12, k=(2, 5), random_state=0, progress=False)
+    scc.tl.pcc(a, n_clusters=3, progress=False)
+    scc.tl.pla(a, n_clusters=3, progress=False)
+    fitted = int(a.uns["pcc"]["ensemble_run"])
+    assert fitted == int(a.obsm["scc_ensemble_run"][0, 0]) == int(a.uns["pla"]["ensemble_run"])
+    scc.pl.consensus_heatmap(a, "pcc", show=False)  # the same ensemble: drawn
+    plt.close("all")
+    for n_partitions in (10, 40):  # fewer partitions (an IndexError once) and more (silent)
+        scc.tl.ensemble(a, n_partitions, k=(4, 6), random_state=3, progress=False)
+        with pytest.raises(ValueError, match=r"'pcc' was fitted to another ensemble.*tl.pcc"):
+            scc.pl.consensus_heatmap(a, "pcc", show=False)
+    new = ad.AnnData(a.X[:10].copy())
+    with pytest.raises(ValueError, match=r"'pla' was fitted to another ensemble.*tl.pla"):
+        scc.tl.pla_transfer(new, a, "pla")
+    assert "pla" not in new.obs and "pla_membership" not in new.obsm

@@ -27,7 +27,8 @@
 #'   per k: `k`, `pac`, `area` (under the CDF) and `deltaArea`; attributes
 #'   `cdf` (k x bins matrix of CDF values at `cdfX`), `cdfX`,
 #'   `clusterConsensus` (a data.frame: `k`, `cluster`, `clusterConsensus`,
-#'   `size`), `bestK` (lowest PAC), `labels` (items x k matrix of every k's
+#'   `size`), `bestK` (lowest PAC; the smallest k when several tie, with a
+#'   warning) and `bestKTies` (every k of lowest PAC), `labels` (items x k matrix of every k's
 #'   labels, `1..k`, columns `"k2"`, `"k3"`, ...) and `uns` (everything Python
 #'   wrote). [plot()][plot.sccConsensusK] draws
 #'   the CDF, delta-area and PAC plots. For a `SingleCellExperiment`, `x` with
@@ -98,13 +99,16 @@ consensusKStats <- function(x, name = "consensus_k") {
     names(cc)[names(cc) == "cluster_consensus"] <- "clusterConsensus"
     structure(out, class = c("sccConsensusK", "data.frame"), cdf = cdf,
               cdfX = as.double(uns$cdf_x), clusterConsensus = cc,
-              bestK = as.integer(uns$best_k), pacWindow = as.double(unlist(uns$pac_window)))
+              bestK = as.integer(uns$best_k), bestKTies = as.integer(uns$best_k_ties),
+              pacWindow = as.double(unlist(uns$pac_window)))
 }
 
 #' @export
 print.sccConsensusK <- function(x, ...) {
-    cat("Consensus-k for k = ", min(x$k), "..", max(x$k), "; lowest PAC at k = ",
-        attr(x, "bestK"), "\n", sep = "")
+    ties <- attr(x, "bestKTies")
+    at <- if (length(ties) > 1L) paste0(paste(ties, collapse = ", "), " (tied)") else attr(x, "bestK")
+    cat("Consensus-k for k = ", min(x$k), "..", max(x$k), "; lowest PAC at k = ", at, "\n",
+        sep = "")
     print(as.data.frame(unclass(x)[c("k", "pac", "area", "deltaArea")]), ...)
     invisible(x)
 }

@@ -224,7 +224,13 @@ print.sccRange <- function(x, ...) {
     if (is.data.frame(ensemble) || methods::is(ensemble, "DataFrame")) {
         ensemble <- do.call(cbind, lapply(as.list(ensemble), as.character))
     }
+    if (is.character(ensemble) && length(ensemble) == 1L && n != 1L) {
+        stop("ensemble = '", ensemble, "' is a name; pass the name of a stored ensemble as ",
+             "ensembleKey = '", ensemble, "', or the label matrix itself as ensemble.",
+             call. = FALSE)
+    }
     ensemble <- as.matrix(ensemble)
+    .check_ensemble_values(ensemble)
     if (nrow(ensemble) != n) {
         stop("ensemble has ", nrow(ensemble), " rows but x has ", n,
              " items; it must be items x partitions.", call. = FALSE)
@@ -233,6 +239,25 @@ print.sccRange <- function(x, ...) {
     codes <- matrix(as.integer(codes), nrow = n)
     codes[is.na(codes)] <- -1L
     .matrix_spec(codes)
+}
+
+# Cluster ids are whole numbers, factors or strings; NA marks an item a partition did not
+# sample. A negative number (Python's -1) would be recoded as one more cluster that every
+# unsampled item shares, and a non-integer (an embedding passed by mistake) as n clusters.
+.check_ensemble_values <- function(ensemble) {
+    if (!is.numeric(ensemble)) return(invisible())
+    v <- ensemble[!is.na(ensemble)]
+    if (any(v != round(v))) {
+        stop("ensemble holds non-integer values (e.g. ", format(v[v != round(v)][1]),
+             "): it must hold cluster ids, one column per partition, such as ",
+             "ensemble()'s labels. Is it an embedding (e.g. reducedDim 'PCA')? Pass ",
+             "ensembleKey naming a stored ensemble instead.", call. = FALSE)
+    }
+    if (any(v < 0)) {
+        stop("ensemble holds negative values (", format(min(v)), "): in R, mark the items ",
+             "a partition did not sample with NA, not -1 (Python's convention), e.g. ",
+             "labels[labels < 0] <- NA.", call. = FALSE)
+    }
 }
 
 # Inverse of encode() in scconsensus/r_bridge.py.
@@ -274,7 +299,7 @@ print.sccRange <- function(x, ...) {
         colnames(m) <- paste0("p", seq_len(ncol(m)))
     } else if (is.character(m) && all(grepl("^-?[0-9]+$", m[!is.na(m)]))) {
         # labels as strings (consensus-k's for every k): "0".."k-1" become 1..k
-        m <- matrix(as.integer(m) + 1L, nrow(m))
+        m <- matrix(as.integer(m) + 1L, nrow(m), dimnames = dimnames(m))  # "k2", "k3", ...
         m[!is.na(m) & m < 1L] <- NA_integer_
     }
     rownames(m) <- names

@@ -58,6 +58,10 @@
     keys <- unlist(res$keys)  # every result with a membership (consensusK: one per k)
     for (key in keys) {
         memb_key <- paste0(key, "_membership")
+        item_key <- paste0(key, "_item_consensus")  # consensus-k's, one column per cluster
+        if (!is.null(obsm[[item_key]])) {
+            obsm[[item_key]] <- .bioc_labels(obs[[key]], obsm[[item_key]])$membership
+        }
         bioc <- .bioc_labels(obs[[key]], obsm[[memb_key]])
         obs[[key]] <- bioc$labels
         if (!is.null(obsm[[memb_key]])) obsm[[memb_key]] <- bioc$membership
@@ -196,6 +200,13 @@
         # reuse an ensemble stored by ensemble(sce, name = key)
         ensemble <- SingleCellExperiment::reducedDim(x, key)
         stored <- key
+        .refuse_joined(x, key, dimreds)
+        if (length(ensembleArgs)) {
+            warning("ensembleArgs are not used: x already holds the ensemble reducedDim(x, '",
+                    key, "'), which ", method, "() reads. To build another, run ",
+                    "ensemble(x, ..., name = 'other') and pass ensembleKey = 'other'.",
+                    call. = FALSE)
+        }
     } else if (is.null(ensemble) && methods::is(x, "SummarizedExperiment") &&
                ensembleKeyGiven && !length(ensembleArgs)) {
         stop("ensembleKey = '", key, "' is not among reducedDimNames(x): ",
@@ -203,4 +214,20 @@
              key, "'), or pass ensembleArgs to build it.", call. = FALSE)
     }
     list(ensemble = ensemble, stored = stored, key = key)
+}
+
+# Python refuses an ensemble whose items come from separately built runs (e.g. cbind() of
+# two SingleCellExperiments that each ran ensemble()): the same column holds unrelated
+# partitions in each part. The run ids travel as reducedDim(x, "<key>_run").
+.refuse_joined <- function(x, key, dimreds) {
+    run <- paste0(key, "_run")
+    if (!run %in% dimreds) return(invisible())
+    n_runs <- length(unique(as.vector(SingleCellExperiment::reducedDim(x, run))))
+    if (n_runs > 1L) {
+        stop("reducedDim(x, '", key, "') joins ", n_runs, " ensembles built separately ",
+             "(reducedDim(x, '", run, "') holds ", n_runs, " run ids; e.g. cbind() of ",
+             "objects that each ran ensemble()): the partitions of one part are unrelated ",
+             "to the same columns of another, so a consensus of them would be wrong. Run ",
+             "ensemble() on the combined object, then the consensus again.", call. = FALSE)
+    }
 }

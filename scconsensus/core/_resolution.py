@@ -319,8 +319,11 @@ def _with_candidates(selection: KSelection) -> KSelection:
     own = splits[splits["n_clusters"] == selection.n_clusters]
     for row in own[own["k_first"] != own["k_last"]].itertuples():
         # a user read K=3-7 as rejected: they are this split, read once
+        # its strength, as the other resolutions are quoted (a user compared K=2's one-step
+        # drop, 0.095, with K=19's strength, 0.091, where K=2's split had 0.259)
         selection.reason += (
-            f"; its split drops over {span(row)} (one split, read at K={selection.n_clusters})"
+            f"; its split drops over {span(row)}, {row.strength:.3f} in all (one split, read "
+            f"at K={selection.n_clusters})"
         )
     others = splits[splits["n_clusters"] != selection.n_clusters]
     if len(others):
@@ -376,7 +379,17 @@ def _choose(
         return _lower_bound(int(Ks[-1]), float(envelope[-1]), beyond, threshold)
     K, largest = _largest_change(Ks, drop)
     reason = f"K={K}: no split drops the normalised co-association by {threshold:g}; {largest}"
-    if n_partitions < MIN_PARTITIONS:
+    if n_partitions >= MIN_PARTITIONS:
+        # a user trial: Gaussian noise got K=10 without a word
+        warn(
+            f"select_k: no number of clusters is stable in this ensemble (no split drops its "
+            f"normalised co-association by {threshold:g}; {largest}), so K={K} is arbitrary: "
+            "the data may hold no groups at the resolutions the ensemble spans. Look at "
+            "pl.k_selection, and give the number of clusters if the biology sets one.",
+            UserWarning,
+        )
+        reason += f": no number of clusters is stable, so K={K} is arbitrary"
+    else:
         reason += f"; only {n_partitions} partition(s), too few to choose K"
         warn(
             f"select_k: {n_partitions} partition(s) are too few to choose the number of "

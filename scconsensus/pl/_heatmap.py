@@ -12,7 +12,7 @@ from anndata import AnnData
 from matplotlib.axes import Axes
 
 from .._docs import doc_params
-from .._results import result_method
+from .._results import check_fitted_ensemble, result_method
 from .._validation import check_dense_memory, check_int
 from ._utils import as_list, category_colors, check_adata, column_colors, finish, get_axes
 
@@ -130,6 +130,8 @@ def _result_ensemble(adata: AnnData, key: str) -> tuple[str | None, np.ndarray |
     ensemble_key = record["params"].get("ensemble_key")
     if not isinstance(ensemble_key, str):
         return None, None
+    if ensemble_key in adata.obsm:
+        check_fitted_ensemble(adata, key, ensemble_key)
     columns = record.get("partitions_used")
     return ensemble_key, None if columns is None else np.asarray(columns, dtype=np.int64)
 

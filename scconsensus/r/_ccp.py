@@ -34,6 +34,7 @@ from .._validation import (
     check_key,
     check_n_clusters,
 )
+from ..core.consensus_k import lowest_pac
 from ..tl._anndata import (
     assign_all,
     check_copy,
@@ -42,6 +43,7 @@ from ..tl._anndata import (
     merge_entries,
     sanitize_uns,
 )
+from ..tl._consensus_k import warn_pac_ties
 from ._errors import require_r_package, require_rpy2
 from ._session import numpy_converter, quiet_r
 
@@ -424,6 +426,7 @@ def _store(adata: AnnData, res: dict, key_added: str, params: dict, seconds: flo
             part["obsp"] = {f"{key}_consensus": res["matrices"][j]}
         parts.append(part)
     entries = merge_entries(*parts)
+    best_k, tied = lowest_pac(ks, res["pac"])
     entries["uns"][key_added] = sanitize_uns(
         {
             "method": "consensus_cluster_plus",
@@ -436,11 +439,13 @@ def _store(adata: AnnData, res: dict, key_added: str, params: dict, seconds: flo
             "delta_area": np.asarray(res["delta"], dtype=np.float64),
             "pac": np.asarray(res["pac"], dtype=np.float64),
             "pac_window": list(PAC_WINDOW),
-            "best_k": int(ks[int(np.argmin(res["pac"]))]),
+            "best_k": best_k,
+            "best_k_ties": tied,
             "cluster_consensus": cc,
             "seconds": seconds,
         }
     )
     # every k built before the first assignment: Ctrl-C leaves adata as it was
     assign_all(adata, **entries)
+    warn_pac_ties(tied, float(np.min(res["pac"])), key_added)
     return keys

@@ -15,6 +15,7 @@ from scanpy import logging as logg
 from .._docs import doc_params
 from .._progress import check_progress
 from .._validation import RandomState, check_choice, check_int, check_key, is_k_list
+from .._warnings import warn
 from ..core.consensus_k import Resampling, check_consensus_k
 from ..core.consensus_k import consensus_k as _consensus_k
 from ._anndata import (
@@ -146,10 +147,26 @@ def _write(
     )
     # every k built before the first assignment: Ctrl-C leaves adata as it was
     assign_all(adata, **entries)
+    warn_pac_ties(res.pac_ties, float(np.min(res.pac)), key_added)
     logg.info(
         f"    finished: lowest PAC at k = {res.best_k}",
         time=start,
         deep=f"added .obsm['{key_added}_labels'], {keys} and .uns[{key_added!r}]",
+    )
+
+
+def warn_pac_ties(tied: np.ndarray, lowest: float, key: str) -> None:
+    """Say that several ``k`` share the lowest PAC and ``best_k`` is only the smallest (a
+    user trial read "lowest PAC at k = 2" where PAC was 0 at k = 2, 3, 6, 7 and 8)."""
+    if len(tied) < 2:
+        return
+    ks = ", ".join(str(int(k)) for k in tied)
+    warn(
+        f"PAC ties at its lowest ({lowest:.3g}) for k = {ks}: best_k = {int(tied[0])} is only "
+        f"the smallest of them (.uns[{key!r}]['best_k_ties'] lists all). Clusterings as stable "
+        "at several k often nest (groups of groups); compare them, e.g. with "
+        "pl.consensus_cdf, or choose k with tl.pcc's evidence (pl.k_selection).",
+        UserWarning,
     )
 
 
@@ -197,7 +214,10 @@ def _entries_k(adata: AnnData, res, key: str, k: int, params: dict, matrices: bo
         labels=res.labels[k],
         uns={"cluster_consensus": cc.loc[cc["k"] == k, "cluster_consensus"].to_numpy()},
     )
-    entries["obsm"][f"{key}_item_consensus"] = res.item_consensus[k]
+    # NaN only where an item is alone in its cluster: 1, as the membership and
+    # r.consensus_cluster_plus count it (an R user met NA in the SingleCellExperiment)
+    ic = np.asarray(res.item_consensus[k], dtype=np.float64)
+    entries["obsm"][f"{key}_item_consensus"] = np.where(np.isnan(ic), 1.0, ic)
     if matrices:
         entries["obsp"] = {f"{key}_consensus": res.consensus[k].astype(np.float32)}
     return entries

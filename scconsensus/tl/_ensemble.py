@@ -16,12 +16,11 @@ from ._anndata import (
     assign_all,
     check_copy,
     default_rep,
-    ensemble_run_ids,
     get_rep,
-    run_key,
     sanitize_uns,
     warn_overwrite,
 )
+from ._runs import ensemble_run_ids, run_key
 
 #: :func:`ensemble`'s texts of what it writes (the function stays under 80 lines).
 _WRITES = {

@@ -14,8 +14,15 @@ from .._validation import RandomState, check_key, check_min_mass, check_number
 from .._warnings import warn
 from ..core import FitRoute, PCCConsensus, StartPlan, pcc_consensus
 from ..core.pcc import PCC_PARAMS, Bregman, cluster_relationships, kernels_cached
-from ._anndata import check_copy, get_ensemble, lazy_rep, log_rep_read, store_consensus
+from ._anndata import (
+    check_copy,
+    get_ensemble,
+    lazy_rep,
+    log_rep_read,
+    store_consensus,
+)
 from ._candidates import fits_each_k
+from ._runs import fitted_run
 from ._selection import clusters_written, log_plan, selection_uns
 
 __all__ = ["pcc"]
@@ -199,7 +206,7 @@ def _store(adata, key_added: str, out: PCCConsensus, tl_args: tuple, ensemble) -
     params = {**out.params, "ensemble_key": ensemble_key, "use_rep": use_rep}
     params["relationship_threshold"] = threshold
     params = {name: params[name] for name in PARAMS}
-    uns = _uns(out, threshold)
+    uns = {**_uns(out, threshold), **fitted_run(adata, ensemble_key)}
     store_consensus(
         adata,
         key_added,

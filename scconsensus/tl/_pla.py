@@ -11,6 +11,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from .._docs import doc_params
 from .._progress import check_progress
+from .._results import check_fitted_ensemble
 from .._validation import RandomState, check_key, check_labels, renamed_args
 from .._warnings import warn
 from ..core import FitRoute, StartPlan
@@ -33,6 +34,7 @@ from ._anndata import (
     store_consensus,
 )
 from ._candidates import fits_each_k
+from ._runs import fitted_run
 from ._selection import clusters_written, log_plan, selection_uns
 
 __all__ = ["pla", "transfer"]
@@ -208,6 +210,7 @@ def _store(adata: AnnData, key_added: str, out: PLAConsensus, params: dict, star
         "route": res.mode,
         "partitions_used": plan.columns,
         **selection_uns(plan),
+        **fitted_run(adata, params["ensemble_key"]),
     }
     if res.pair_source is not None:
         uns["pair_source"] = res.pair_source
@@ -320,6 +323,7 @@ def _reference(adata_ref: AnnData, key: str) -> tuple:
             "(or rebuild it and run tl.pla again)."
         )
     labels = get_ensemble(adata_ref, ensemble_key)
+    check_fitted_ensemble(adata_ref, key, ensemble_key)
     # the fit used the partitions matched to its K: transfer through the same ones
     used = np.asarray(record.get("partitions_used", np.arange(labels.shape[1])), dtype=int)
     posteriors = np.asarray(adata_ref.obsm[f"{key}_membership"], dtype=np.float64)

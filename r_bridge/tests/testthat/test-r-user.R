@@ -291,3 +291,61 @@ test_that("consensusK() on a SingleCellExperiment stores the statistics (issue 2
     expect_gt(ari(out$consensus_k_k2, truth), 0.95)
     expect_error(consensusKStats(sce), "run x <- consensusK\\(x\\) first")
 })
+
+# A fourth user trial (a Bioconductor user, 2026-11-27).
+
+test_that("cbind() of two ensembles is refused in R, as ad.concat is in Python", {
+    skip_without_python()
+    sce <- SingleCellExperiment::SingleCellExperiment(list(logcounts = two_groups()))
+    a <- ensemble(sce[, 1:20], nPartitions = 8, k = 2, progress = FALSE)
+    b <- ensemble(sce[, 21:40], nPartitions = 8, k = 2, progress = FALSE)
+    expect_error(pcc(SummarizedExperiment::cbind(a, b), nClusters = 2),
+                 "joins 2 ensembles built separately.*ensemble\\(\\) on the combined")
+    # one run: used, and ensembleArgs that cannot apply are said to be unused
+    one <- ensemble(sce, nPartitions = 8, k = 2, progress = FALSE)
+    expect_warning(out <- pcc(one, nClusters = 2, ensembleArgs = list(nPartitions = 80)),
+                   "ensembleArgs are not used")
+    expect_identical(ncol(SingleCellExperiment::reducedDim(out, "scc_ensemble")), 8L)
+})
+
+test_that("an ensemble given by hand holds cluster ids, NA for unsampled", {
+    skip_without_python()
+    x <- two_groups()
+    e <- ensemble(x, nPartitions = 8, k = 2, progress = FALSE)$labels
+    e[1, 1] <- NA
+    e2 <- e
+    e2[is.na(e2)] <- -1L
+    expect_error(pcc(x, ensemble = e2, nClusters = 2), "negative values.*with NA, not -1")
+    embedding <- prcomp(t(x), rank. = 3)$x
+    expect_error(pcc(x, ensemble = embedding, nClusters = 2), "non-integer values.*ensembleKey")
+    expect_error(pcc(x, ensemble = "scc_ensemble"), "is a name; .*ensembleKey = 'scc_ensemble'")
+    expect_identical(length(pcc(x, ensemble = e, nClusters = 2)$labels), 40L)
+})
+
+test_that("Python's input arguments are refused with R's, and not listed", {
+    skip_without_python()
+    x <- two_groups()
+    expect_error(ensemble(x, layer = "counts"), "layer is how Python chooses.*assay.type")
+    expect_error(pcc(x, useRep = "PCA"), "useRep is how Python chooses.*use.dimred")
+    err <- tryCatch(pcc(x, foo = 1), error = conditionMessage)
+    expect_match(err, "has no argument 'foo'")
+    expect_no_match(err, "useRep|layer|client|obsp|neighborsKey|keyAdded")
+    expect_match(err, "name\\.?$")
+})
+
+test_that("consensusK() on a SingleCellExperiment names its label and item-consensus columns", {
+    skip_without_python()
+    sce <- SingleCellExperiment::SingleCellExperiment(list(logcounts = two_groups()))
+    out <- consensusK(sce, maxK = 4, reps = 10, distance = "euclidean", keepK = "all",
+                      progress = FALSE)
+    labels <- SingleCellExperiment::reducedDim(out, "consensus_k_labels")
+    expect_identical(colnames(labels), paste0("k", 2:4))
+    expect_true(is.integer(labels) && min(labels) == 1L)
+    item <- SingleCellExperiment::reducedDim(out, "consensus_k_k3_item_consensus")
+    expect_identical(colnames(item), as.character(1:3))
+    # column j is label j's: the items labelled j are most with cluster j (an item alone
+    # in its cluster counts 1 there, not NA)
+    expect_false(anyNA(item))
+    own <- item[cbind(seq_len(nrow(item)), as.integer(out$consensus_k_k3))]
+    expect_true(all(own >= apply(item, 1, max) - 1e-12))
+})

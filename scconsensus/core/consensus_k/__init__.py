@@ -32,7 +32,7 @@ and :func:`consensus_k` end to end).
 
 from ._engine import FIXED_K_METHODS, check_consensus_k, consensus_k, resample_partitions
 from ._options import Resampling
-from ._result import ConsensusK
+from ._result import ConsensusK, lowest_pac
 from ._statistics import (
     cdf_area,
     cluster_consensus,
@@ -56,6 +56,7 @@ __all__ = [
     "consensus_labels",
     "delta_area",
     "item_consensus",
+    "lowest_pac",
     "pac",
     "resample_partitions",
     "summarize_consensus",

@@ -8,7 +8,25 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["ConsensusK"]
+__all__ = ["ConsensusK", "lowest_pac"]
+
+#: PAC values this close to the lowest are a tie (PAC is a share of pairs: exact zeros
+#: are common on clear groups, at several k when they nest).
+PAC_TIE = 1e-12
+
+
+def lowest_pac(ks, pac) -> tuple[int, np.ndarray]:
+    """``(best_k, tied)``: the smallest ``k`` of lowest PAC, and every ``k`` tied with it.
+
+    Examples
+    --------
+    >>> best, tied = lowest_pac([2, 3, 4, 5], [0.0, 0.0, 0.2, 0.0])
+    >>> best, tied.tolist()
+    (2, [2, 3, 5])
+    """
+    ks, pac = np.asarray(ks, dtype=np.int64), np.asarray(pac, dtype=np.float64)
+    tied = ks[pac <= np.nanmin(pac) + PAC_TIE]
+    return int(tied[0]), tied
 
 
 @dataclass
@@ -56,8 +74,13 @@ class ConsensusK:
 
     @property
     def best_k(self) -> int:
-        """The ``k`` with the lowest PAC (ties: the smallest ``k``)."""
-        return int(self.ks[int(np.argmin(self.pac))])
+        """The ``k`` with the lowest PAC (ties: the smallest ``k``; :attr:`pac_ties`)."""
+        return lowest_pac(self.ks, self.pac)[0]
+
+    @property
+    def pac_ties(self) -> np.ndarray:
+        """Every ``k`` whose PAC ties with the lowest (``best_k`` is the first)."""
+        return lowest_pac(self.ks, self.pac)[1]
 
     def membership(self, k: int) -> np.ndarray:
         """``(n, k)`` item consensus rescaled to rows on the simplex.
@@ -92,7 +115,8 @@ class ConsensusK:
         Same keys and shapes as :func:`scconsensus.r.consensus_cluster_plus` writes:
         ``k``, ``cdf`` (``len(k) x n_bins``), ``cdf_x``, ``area``, ``delta_area``, ``pac``,
         ``pac_window`` and ``cluster_consensus`` (columns ``k``, ``cluster``,
-        ``cluster_consensus``, plus ``size``); ``best_k`` (lowest PAC) is extra.
+        ``cluster_consensus``, plus ``size``); ``best_k`` (lowest PAC) and ``best_k_ties``
+        (every ``k`` tied with it) are extra.
         """
         return {
             "k": np.asarray(self.ks, dtype=np.int64),
@@ -104,4 +128,5 @@ class ConsensusK:
             "pac_window": [float(v) for v in self.params.get("pac_window", (0.1, 0.9))],
             "cluster_consensus": self.cluster_consensus.reset_index(drop=True),
             "best_k": self.best_k,
+            "best_k_ties": self.pac_ties,
         }

@@ -121,12 +121,13 @@ n_init
     Starts: the ``init`` start and ``n_init - 1`` random points of the simplex;
     the lowest objective wins.""",
     "pcc_uns": """\
-``.uns[key_added]`` holds ``params``, ``objective``, ``objective_trace``,
+``.uns[key_added]`` holds ``method`` (``"pcc"``), ``params``, ``objective``, ``objective_trace``,
 ``restart_objectives``, ``n_iter`` (item moves, or batch steps and their polish
 moves: the log names the unit), ``converged``, ``kkt_gap``, ``solver``,
 ``route`` (``"dense"``/``"sparse"``/``"lowrank"``), ``n_isolated``, ``cluster_mass``,
 ``cluster_relationships`` (the matrix ``m_ij`` of Sect. 7.4), ``fit_size`` (items
-fitted), ``fit_index`` (when a subset was fitted; as PLA's), ``partitions_used``, the
+fitted), ``fit_index`` (when a subset was fitted; as PLA's), ``partitions_used`` (columns
+of the ensemble whose run id is ``ensemble_run``: readers refuse one rebuilt since), the
 choice of ``K`` (``n_clusters_chosen``, ``k_selection``, ``k_candidates``, ``k_splits``...)
 and, on the sparse route, ``n_pairs`` and ``pair_source`` (``"knn"``/``"ensemble"``).
 

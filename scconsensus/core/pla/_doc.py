@@ -69,8 +69,10 @@ partitions
     near ``K``, which PLA's ``K``-cluster model describes; ``"all"``: every
     partition. See :func:`scconsensus.tl.pcc`.""",
     "pla_uns": """\
-``.uns[key_added]`` holds ``params``, ``log_likelihood``, ``log_likelihood_trace``,
-``cluster_priors``, ``weights`` (α), ``lam``, ``cv_scores``, ``fit_index`` (items
+``.uns[key_added]`` holds ``method`` (``"pla"``), ``params``, ``log_likelihood``,
+``log_likelihood_trace``, ``cluster_priors``, ``weights`` (α), ``lam``, ``cv_scores``,
+``partitions_used`` and ``ensemble_run`` (the ensemble's columns it read and its run id:
+readers refuse an ensemble rebuilt since), ``fit_index`` (items
 the model was fitted on), ``fitted_n_obs`` (the cells of the object it was fitted on:
 ``tl.pla_transfer`` refuses a reference subset since), ``n_stored`` (entries of ``Z``
 the fit read), ``route`` (``"dense"``: all pairs, or ``"sparse"``) and, on the sparse
