@@ -171,7 +171,7 @@ def _result_figures(
                 f"{key}_confidence_{basis}.png",
                 f"`{key}` on the {basis.upper()}: labels, confidence "
                 f"(`.obs['{key}_confidence']`) and entropy; low confidence marks items "
-                "the clustering is unsure of.",
+                f"the clustering is unsure of.{_entropy_note(adata, key)}",
                 # three panels on a figure of its own: pl.confidence takes no ax
                 lambda: pl.confidence(adata, key, basis, show=False)[0].figure,
             )
@@ -378,6 +378,18 @@ def _k_section(adata: AnnData, key: str, shared: dict[str, str]) -> list[str]:
             "",
         ]
     return lines
+
+
+def _entropy_note(adata: AnnData, key: str) -> str:
+    """For PCC and PLA, whose memberships come out nearly hard: their entropy is no
+    uncertainty to read (a user trial found it 0 for most cells, and ranking doublets
+    below chance), the confidence is."""
+    if result_method(adata, key) not in ("pcc", "pla", "pla_transfer"):
+        return ""
+    return (
+        " The entropy is that of the model's membership, nearly hard for PCC and PLA (0 for "
+        "most items): read the confidence, which is taken from the ensemble."
+    )
 
 
 def _method(adata: AnnData, key: str) -> str:

@@ -21,7 +21,7 @@ RandomState = int | np.random.Generator | np.random.RandomState | None
 
 
 def check_matrix(
-    X: Any, name: str = "X", *, min_items: int = 2, keep_float32: bool = False
+    X: Any, name: str = "X", *, min_items: int = 3, keep_float32: bool = False
 ) -> np.ndarray | sp.csr_matrix:
     """Return ``X`` as a 2-D float array (or CSR matrix), refusing NaN/inf and tiny inputs.
 
@@ -53,7 +53,8 @@ def check_matrix(
         )
     if X.shape[0] < min_items:
         raise ValueError(
-            f"{name} has {X.shape[0]} item(s); consensus clustering needs at least {min_items}."
+            f"{name} has {X.shape[0]} item(s); consensus clustering needs at least {min_items}"
+            + (" (2 or more clusters, each of fewer items than all)." if min_items == 3 else ".")
         )
     if X.shape[1] < 1:
         raise ValueError(f"{name} has no features (shape {X.shape}).")

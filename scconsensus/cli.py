@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import inspect
-import re
 import sys
 import time
 import warnings
@@ -21,6 +20,9 @@ import anndata as ad
 import numpy as np
 
 from . import datasets, tl
+from ._cli_terms import OWN_OPTIONS as _OWN_OPTIONS
+from ._cli_terms import cli_terms as _cli_terms
+from ._cli_terms import show_warning as _show_warning
 from ._io import atomic_file, check_not_open, output_lock, remove_stale
 from ._report import NA_NOTE, check_report_folder, results_table, write_report
 from ._validation import (
@@ -86,17 +88,6 @@ def _load(source: str) -> ad.AnnData:
         ) from None
 
 
-#: Method arguments the CLI sets from its own options (not through --param).
-_OWN_OPTIONS = {
-    "n_clusters": "--n-clusters",
-    "random_state": "--random-state",
-    "ensemble_key": "--ensemble-key",
-    "use_rep": "--use-rep",
-    "key_added": "the method name",
-    "progress": "--progress / --no-progress",
-}
-
-
 def _k_values(text: str) -> tuple[int, int] | list[int] | str:
     """``--k``: ``auto``; two values are an inclusive range, one or three or more a list.
 
@@ -140,6 +131,12 @@ def _check_args(args: argparse.Namespace, methods: list[str], extra: dict[str, A
             raise ValueError(
                 f"--param {name}=... is set by {_OWN_OPTIONS[name]}; use that instead."
             )
+    twice = sorted({m for m in methods if methods.count(m) > 1})
+    if twice:
+        raise ValueError(
+            f"--method {twice[0]} is given twice; name each method once (its result is "
+            f"stored under one key, {twice[0]!r})."
+        )
     accepted = {p for m in methods for p in inspect.signature(getattr(tl, m)).parameters}
     accepted -= {"adata", "copy", *_OWN_OPTIONS}
     check_kwargs(extra, accepted, f"--param (for {', '.join(methods)})")
@@ -295,6 +292,8 @@ def _compute(
         _keep_ensemble(adata, args, say)
     options = {"random_state": args.random_state, "ensemble_key": args.ensemble_key}
     options.update(use_rep=args.use_rep, progress=args.progress, **extra)
+    for note in _unused_params(methods, extra):
+        say(note)
     for name in methods:
         t0 = time.perf_counter()
         # DPP cuts one consensus per call: one call per K of several
@@ -307,6 +306,21 @@ def _compute(
         for K, key in calls:
             run_method(adata, name, n_clusters=K, key_added=key, **options)
         say(f"{name}: {time.perf_counter() - t0:.1f} s")
+
+
+def _unused_params(methods: list[str], extra: dict[str, Any]) -> list[str]:
+    """A note for each ``--param`` that some of the methods run do not take (a user trial
+    passed divergence=l2 to pcc and pla, and only PCC used it, without a word)."""
+    notes = []
+    for name in extra:
+        without = [m for m in methods if name not in inspect.signature(getattr(tl, m)).parameters]
+        if without:
+            users = [m for m in methods if m not in without]
+            notes.append(
+                f"note: --param {name} is used by {', '.join(users)} only "
+                f"({', '.join(without)} {'does' if len(without) == 1 else 'do'} not take it)"
+            )
+    return notes
 
 
 #: ``run``'s options that build the ensemble, with their defaults (parsed as None, so that
@@ -551,41 +565,6 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, MemoryError) as err:
         print(f"scconsensus: error: {_cli_terms(str(err))}", file=sys.stderr)
         return 2
-
-
-def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
-    """A warning as the command line says its errors: Python's form named a line of
-    ``<frozen runpy>`` or of the ``scconsensus`` script, which tells a shell user nothing."""
-    text = _cli_terms(str(message))
-    print(f"scconsensus: warning: {text}", file=sys.stderr if file is None else file)
-
-
-#: The methods' argument names that are ``run`` options, as a shell user writes them.
-_CLI_NAMES = {
-    # --progress is two options ("--progress / --no-progress"), key_added none
-    **{
-        name: flag
-        for name, flag in _OWN_OPTIONS.items()
-        if flag.startswith("--") and " " not in flag
-    },
-    "n_partitions": "--n-partitions",
-    "n_jobs": "--n-jobs",
-    "subsample": "--subsample",
-}
-
-#: A name is rewritten unless it is one already (after "-"), part of a word, a key or an
-#: attribute (after a word character, "." or a quote), an argument of Python code shown
-#: as such ("tl.ensemble(n_partitions=20)"), or what --param was given.
-_CLI_NAME = r"(?<![-\w.'\"])(?<!\w\()(?<!--param )({names})\b(?=\s*(=|\)|<|>|must\b|is\b))"
-
-
-def _cli_terms(text: str) -> str:
-    """The methods' argument names in a message as ``run``'s options (a user trial read
-    "(n_partitions) ... e.g. k=(2, 3)" where the command line says --n-partitions and
-    --k 2,3); the R bridge does the same for R (``.r_terms``)."""
-    text = re.sub(r"(?<![\w(])k=\((\d+), (\d+)\)", r"--k \1,\2", text)
-    pattern = _CLI_NAME.format(names="|".join(map(re.escape, _CLI_NAMES)))
-    return re.sub(pattern, lambda m: _CLI_NAMES[m[1]], text)
 
 
 if __name__ == "__main__":  # pragma: no cover

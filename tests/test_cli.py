@@ -352,3 +352,22 @@ def test_cli_terms_leave_options_keys_and_python_code_alone():
         "settings.n_jobs is; .obsm['use_rep'] is",
     ):
         assert _cli_terms(kept) == kept
+
+
+def test_a_method_twice_is_refused_and_params_one_method_ignores_are_said(
+    tmp_path, blobs_adata, capsys
+):
+    """A fourth user trial: --method pcc twice ran PCC twice into one key, and
+    --param divergence=l2 reached PCC but not PLA without a word."""
+    src = tmp_path / "in.h5ad"
+    blobs_adata.write_h5ad(src)
+    out = str(tmp_path / "o.h5ad")
+    args = ["run", str(src), "--out", out, "--no-figures", "--n-partitions", "6"]
+    assert main([*args, "--method", "pcc", "--method", "pcc"]) == 2
+    assert "--method pcc is given twice" in capsys.readouterr().err
+    assert not os.path.exists(out)
+    run = [*args, "--method", "pcc", "--method", "pla", "--param", "divergence=l2"]
+    assert main([*run, "--n-clusters", "3"]) == 0
+    printed = capsys.readouterr().out
+    assert "note: --param divergence is used by pcc only (pla does not take it)" in printed
+    assert ad.read_h5ad(out).uns["pcc"]["params"]["divergence"] == "l2"

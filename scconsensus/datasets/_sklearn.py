@@ -41,6 +41,9 @@ def iris() -> AnnData:
 def wine() -> AnnData:
     """UCI wine: 178 wines x 13 chemical measurements, 3 cultivars in ``.obs["truth"]``.
 
+    The measurements keep their own units (proline up to 1,680 and 99.8 % of the
+    variance): scale them first, ``sc.pp.scale(adata)``, or the clusters follow proline.
+
     Examples
     --------
     >>> import scconsensus as scc
@@ -54,6 +57,9 @@ def wine() -> AnnData:
 
 def breast_cancer() -> AnnData:
     """Wisconsin diagnostic breast cancer: 569 tumours x 30 features, 2 classes.
+
+    The features keep their own units (areas in the thousands): ``sc.pp.scale(adata)``
+    puts them on one scale.
 
     Examples
     --------

@@ -207,6 +207,9 @@ def confidence(
         Embedding (``"umap"``, ``"pca"``, ``"tsne"``...).
     values
         Which of ``"labels"``, ``"confidence"``, ``"entropy"`` to draw, one panel each.
+        The entropy is that of the membership: for PCC and PLA, whose memberships come out
+        nearly hard, it is 0 for most items, and the confidence (from the ensemble) is the
+        uncertainty to read.
     {show_save}
     **kwargs
         Passed to :func:`scanpy.pl.embedding` (``size``, ``ncols``, ``cmap``, ...).

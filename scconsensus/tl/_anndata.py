@@ -47,7 +47,7 @@ from ..core.membership import (
     labelled_first,
     normalize_rows,
 )
-from ._raw_counts import warn_raw_counts
+from ._input_checks import warn_one_feature, warn_raw_counts
 from ._runs import refuse_joined
 
 #: Above this many features, ``use_rep=None`` refuses ``.X`` without a representation.
@@ -93,6 +93,7 @@ def get_rep(
             )
         X = check_matrix(adata.layers[layer], f"adata.layers[{layer!r}]", keep_float32=keep_float32)
         warn_raw_counts(X, f"adata.layers[{layer!r}]")  # scanpy's counts layer, often
+        warn_one_feature(X, f"adata.layers[{layer!r}]", adata.var_names)
         return X
     use_rep = default_rep(adata, use_rep)
     if use_rep is None:
@@ -113,6 +114,7 @@ def get_rep(
             )
         X = check_matrix(adata.X, "adata.X", keep_float32=keep_float32)
         warn_raw_counts(X)
+        warn_one_feature(X, "adata.X", adata.var_names)
         return X
     check_use_rep(adata, use_rep)
     rep = adata.obsm[use_rep]

@@ -1,0 +1,52 @@
+"""The command line's words in messages: the methods' argument names as ``run``'s
+options, and warnings printed as its errors are."""
+
+from __future__ import annotations
+
+import re
+import sys
+
+#: Method arguments the CLI sets from its own options (not through --param).
+OWN_OPTIONS = {
+    "n_clusters": "--n-clusters",
+    "random_state": "--random-state",
+    "ensemble_key": "--ensemble-key",
+    "use_rep": "--use-rep",
+    "key_added": "the method name",
+    "progress": "--progress / --no-progress",
+}
+
+
+def show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """A warning as the command line says its errors: Python's form named a line of
+    ``<frozen runpy>`` or of the ``scconsensus`` script, which tells a shell user nothing."""
+    text = cli_terms(str(message))
+    print(f"scconsensus: warning: {text}", file=sys.stderr if file is None else file)
+
+
+#: The methods' argument names that are ``run`` options, as a shell user writes them.
+_CLI_NAMES = {
+    # --progress is two options ("--progress / --no-progress"), key_added none
+    **{
+        name: flag
+        for name, flag in OWN_OPTIONS.items()
+        if flag.startswith("--") and " " not in flag
+    },
+    "n_partitions": "--n-partitions",
+    "n_jobs": "--n-jobs",
+    "subsample": "--subsample",
+}
+
+#: A name is rewritten unless it is one already (after "-"), part of a word, a key or an
+#: attribute (after a word character, "." or a quote), an argument of Python code shown
+#: as such ("tl.ensemble(n_partitions=20)"), or what --param was given.
+_CLI_NAME = r"(?<![-\w.'\"])(?<!\w\()(?<!--param )({names})\b(?=\s*(=|\)|<|>|must\b|is\b))"
+
+
+def cli_terms(text: str) -> str:
+    """The methods' argument names in a message as ``run``'s options (a user trial read
+    "(n_partitions) ... e.g. k=(2, 3)" where the command line says --n-partitions and
+    --k 2,3); the R bridge does the same for R (``.r_terms``)."""
+    text = re.sub(r"(?<![\w(])k=\((\d+), (\d+)\)", r"--k \1,\2", text)
+    pattern = _CLI_NAME.format(names="|".join(map(re.escape, _CLI_NAMES)))
+    return re.sub(pattern, lambda m: _CLI_NAMES[m[1]], text)

@@ -1,0 +1,66 @@
+"""What the matrix a tool would cluster looks like, said before it does: raw counts, or
+one feature on a scale that drowns the others."""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._warnings import warn
+
+__all__ = ["warn_one_feature", "warn_raw_counts"]
+
+#: Values read to tell raw counts, and the largest value they must reach: integers below
+#: it are not taken for counts (pixel intensities 0-16 of digits, small integer scores).
+COUNTS_SAMPLE, COUNTS_MAX = 100_000, 100
+
+
+def warn_raw_counts(X, name: str = "adata.X") -> None:
+    """Warn when ``X`` looks like raw counts (non-negative integers up to ``COUNTS_MAX``
+    or more, read on its first values): distances between cells then follow library size
+    and the most expressed genes (a user trial clustered an un-normalised file silently)."""
+    # the first rows only: ravel of a Fortran-ordered or strided X would copy all of it
+    rows = -(-COUNTS_SAMPLE // max(X.shape[1], 1))
+    values = X.data[:COUNTS_SAMPLE] if sp.issparse(X) else np.ravel(X[:rows])
+    if values.size == 0 or values.min() < 0 or values.max() < COUNTS_MAX:
+        return
+    if np.array_equal(values, np.round(values)):
+        warn(
+            f"{name} looks like raw counts (integers up to {values.max():.0f}): cells would "
+            "be compared by library size and their most expressed genes. Normalise and "
+            "log-transform first (sc.pp.normalize_total, sc.pp.log1p), and cluster a PCA "
+            "(sc.pp.pca; X_pca is then used), or pass use_rep or layer.",
+            UserWarning,
+        )
+
+
+#: Rows read for the features' variances, and the share of the total variance one feature
+#: may hold before the clusters are said to follow it alone (UCI wine's proline: 0.998;
+#: breast cancer's largest 0.72, iris 0.68, pbmc68k_reduced 0.003).
+SCALE_ROWS, ONE_FEATURE_SHARE = 5_000, 0.9
+
+
+def warn_one_feature(X, name: str = "adata.X", names=None) -> None:
+    """Warn when one feature holds most of ``X``'s variance (read on its first rows):
+    Euclidean distances, and so every partition, then follow it alone (a user trial
+    clustered UCI wine unscaled: ARI 0.22, and 0.90 after ``sc.pp.scale``)."""
+    rows = X[: min(X.shape[0], SCALE_ROWS)]
+    if rows.shape[0] < 3 or X.shape[1] < 2:
+        return
+    if sp.issparse(rows):
+        mean = np.asarray(rows.mean(axis=0)).ravel()
+        var = np.asarray(rows.multiply(rows).mean(axis=0)).ravel() - mean**2
+    else:
+        var = np.var(rows, axis=0, dtype=np.float64)
+    total = var.sum()
+    top = int(np.argmax(var))
+    if total <= 0 or var[top] < ONE_FEATURE_SHARE * total:
+        return
+    label = f"{names[top]!r}" if names is not None else f"column {top}"
+    warn(
+        f"One feature of {name} ({label}) holds {var[top] / total:.1%} of its variance: "
+        "distances between items, and so the clusters, follow it alone. If the features "
+        "are on different scales, scale them first (sc.pp.scale), or cluster a "
+        "representation (use_rep).",
+        UserWarning,
+    )
