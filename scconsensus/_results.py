@@ -197,13 +197,17 @@ def truth_labels(adata: AnnData, truth) -> tuple[str, pd.Series]:
 def _classes(name: str, labels: pd.Series) -> pd.Series:
     """``labels``, refused when they are measurements rather than classes (a user trial
     passed ``truth="percent_mito"``: 696 "classes" of 700 cells, ARI 0 without a word)."""
-    if pd.api.types.is_float_dtype(labels):
+    floats = pd.api.types.is_float_dtype(labels)
+    # counts per cell (a later trial passed truth="n_genes": 218 "classes" of 700 cells)
+    counts = pd.api.types.is_integer_dtype(labels) and not pd.api.types.is_bool_dtype(labels)
+    if floats or counts:
         distinct, known = labels.nunique(), int(labels.notna().sum())
-        if distinct > max(20, known // 2):
+        if distinct > (max(20, known // 2) if floats else max(50, known // 5)):
             raise ValueError(
-                f"truth {name!r} looks continuous ({distinct} distinct float values among "
-                f"{known} labelled items), not classes: pass known class labels (a "
-                "categorical, string or integer column)."
+                f"truth {name!r} looks like a measurement ({distinct} distinct "
+                f"{'float' if floats else 'integer'} values among {known} labelled items), "
+                "not classes: pass known class labels (a categorical or string column, or "
+                "integer class ids)."
             )
     return labels
 

@@ -128,12 +128,23 @@ def test_a_continuous_truth_is_refused_and_float_coded_classes_are_not():
     adata = ad.AnnData(np.zeros((60, 2)))
     adata.obs["a"] = pd.Categorical(rng.integers(0, 3, 60).astype(str))
     adata.obs["mito"] = rng.random(60)
-    with pytest.raises(ValueError, match=r"truth 'mito' looks continuous \(60 distinct"):
+    with pytest.raises(ValueError, match=r"truth 'mito' looks like a measurement \(60 distinct"):
         scc.tl.compare(adata, keys="a", truth="mito")
-    with pytest.raises(ValueError, match="looks continuous"):
+    with pytest.raises(ValueError, match="looks like a measurement"):
         scc.tl.compare(adata, keys="a", truth=rng.random(60))
     codes = adata.obs["a"].cat.codes.to_numpy().astype(float)
     assert scc.tl.compare(adata, keys="a", truth=codes)["ari"].iloc[0] == 1.0
+    # counts per cell too (a later trial: truth="n_genes", 218 values of 700 cells), while
+    # integer class ids stay classes
+    many = ad.AnnData(np.zeros((700, 2)))
+    many.obs["a"] = pd.Categorical(rng.integers(0, 3, 700).astype(str))
+    many.obs["n_genes"] = rng.integers(500, 718, 700)
+    with pytest.raises(
+        ValueError, match=r"'n_genes' looks like a measurement \(\d+ distinct integer"
+    ):
+        scc.tl.compare(many, keys="a", truth="n_genes")
+    ids = many.obs["a"].cat.codes.to_numpy().astype(np.int64)
+    assert scc.tl.compare(many, keys="a", truth=ids)["ari"].iloc[0] == 1.0
 
 
 def test_nan_confidence_is_left_out_of_auroc_and_ece_alike(labelled):

@@ -10,6 +10,7 @@ import pandas as pd
 import scipy.sparse as sp
 from anndata import AnnData
 from matplotlib.axes import Axes
+from matplotlib.legend import Legend
 
 from .._docs import doc_params
 from .._results import check_fitted_ensemble, result_method
@@ -246,19 +247,28 @@ def _draw_bars(divider, adata: AnnData, bars: list[str], rows: np.ndarray):
     return top, handles_all
 
 
-def _draw_legends(fig, handles_all: list) -> None:
-    y = 1.0
-    for col, handles in handles_all:
-        leg = fig.legend(
-            handles=handles,
+def _draw_legends(ax: Axes, cax: Axes, handles_all: list) -> None:
+    """The bars' legends right of the colour bar and its label, as legends of ``ax``: a
+    figure-level legend sat at the figure's edge, clipped there when the heatmap was one
+    panel of several (a user trial, ``ax=``)."""
+    fig = ax.figure
+    box = cax.get_tightbbox(fig.canvas.get_renderer()).transformed(fig.transFigure.inverted())
+    x, y = box.x1 + 0.01, ax.get_position().y1
+    for col, handles in reversed(handles_all):  # the top bar's legend first
+        leg = Legend(
+            ax,
+            handles,
+            [h.get_label() for h in handles],
             title=col,
             loc="upper left",
-            bbox_to_anchor=(0.99, y),
+            bbox_to_anchor=(x, y),
+            bbox_transform=fig.transFigure,
             fontsize=7,
             title_fontsize=8,
             frameon=False,
         )
-        fig.add_artist(leg)
+        ax.add_artist(leg)
+        leg.set_clip_on(False)  # add_artist clips to the axes, which would hide it
         y -= 0.06 * (len(handles) + 2) / 2
 
 
@@ -341,5 +351,5 @@ def consensus_heatmap(
     top, handles_all = _draw_bars(divider, adata, bars, idx[order])
     (top or ax).set_title(title if title is not None else f"consensus: {key}")
     if legend and handles_all:
-        _draw_legends(ax.figure, handles_all)
+        _draw_legends(ax, cax, handles_all)
     return finish(ax.figure, show, save, f"consensus_heatmap_{key}", ax)
