@@ -240,10 +240,16 @@ def encode(value: Any) -> Any:
     return value
 
 
-def make_adata(X: Any, obs_names: Any = None) -> AnnData:
+def make_adata(
+    X: Any, obs_names: Any = None, var_names: Any = None, representation: bool = False
+) -> AnnData:
     """AnnData with items in rows from an ``(items, features)`` matrix (dense or sparse).
 
-    ``X`` may also be a matrix spec from R (see :func:`decode_matrix`).
+    ``X`` may also be a matrix spec from R (see :func:`decode_matrix`). ``var_names`` name
+    the features in messages. ``representation``: ``X`` is a reducedDim (a PCA...), which
+    Python would read from ``.obsm``: marked so (``.uns[INPUT_MARK]``) that the checks of
+    a matrix of features (raw counts, one feature's scale) pass it, as they pass
+    ``.obsm`` (its first component holding most of the variance is no fault).
     """
     import scipy.sparse as sp
 
@@ -259,7 +265,17 @@ def make_adata(X: Any, obs_names: Any = None) -> AnnData:
             raise ValueError(f"{len(names)} item names for {X.shape[0]} items.")
         if len(set(names)) == len(names):
             obs = pd.DataFrame(index=names)
-    return AnnData(X=X, obs=obs)
+    var = None
+    if var_names is not None:
+        features = [str(v) for v in np.atleast_1d(var_names)]
+        if len(features) == X.shape[1] and len(set(features)) == len(features):
+            var = pd.DataFrame(index=features)
+    adata = AnnData(X=X, obs=obs, var=var)
+    if representation:
+        from .tl._input_checks import INPUT_MARK
+
+        adata.uns[INPUT_MARK] = "representation"
+    return adata
 
 
 def _tool(name: str):

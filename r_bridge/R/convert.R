@@ -177,6 +177,7 @@ print.sccRange <- function(x, ...) {
             m <- SingleCellExperiment::reducedDim(x, use.dimred)
             .check_values(m, paste0("reducedDim(x, '", use.dimred, "')"), items = "rows")
             spec <- .matrix_spec(m)
+            features <- colnames(m)
         } else {
             available <- SummarizedExperiment::assayNames(x)
             if (!assay.type %in% available) {
@@ -188,6 +189,7 @@ print.sccRange <- function(x, ...) {
             m <- SummarizedExperiment::assay(x, assay.type, withDimnames = FALSE)
             .check_values(m, paste0("assay(x, '", assay.type, "')"), items = "columns")
             spec <- .matrix_spec(m, transpose = TRUE)
+            features <- rownames(x)
         }
         n <- ncol(x)
         names <- colnames(x)
@@ -200,6 +202,7 @@ print.sccRange <- function(x, ...) {
         .check_orientation(x, items = "columns", call = call)
         .check_values(x, "x", items = "columns")
         spec <- .matrix_spec(x, transpose = TRUE)
+        features <- rownames(x)
         n <- ncol(x)
         names <- colnames(x)
     } else if (is.data.frame(x)) {
@@ -209,7 +212,11 @@ print.sccRange <- function(x, ...) {
         stop("x must be a numeric matrix (features in rows, items in columns) or a ",
              "SingleCellExperiment, not a ", class(x)[1], ".", call. = FALSE)
     }
-    list(spec = spec, n = n, names = names)
+    # a reducedDim (or a matrix of its components, as bluster's clusterRows() gets them) is
+    # a representation: Python reads those from .obsm, without the checks of a matrix of
+    # features (its first component may hold most of the variance)
+    list(spec = spec, n = n, names = names, features = features,
+         representation = !is.null(use.dimred) || .mostly(features, .component_pattern))
 }
 
 # R's NA marks items a partition left out; Python's ensemble uses -1 and labels
@@ -332,8 +339,9 @@ print.sccRange <- function(x, ...) {
 # Affymetrix controls), Ensembl genes, Illumina probes, and the components of a
 # reducedDim ("PC1", "UMAP_2"); and cell barcodes (10x: 16 bases, "-1"), which identify
 # items. Gene symbols do not tell genes from sample names, so they are not used.
-.feature_pattern <- paste0("(_at$)|(^ENS[A-Z]*G[0-9]{6,}([.][0-9]+)?$)|(^ILMN_[0-9]+$)|",
-                           "(^(PC|IC|UMAP|TSNE|LSI|Harmony|MNN|DC|Dim|Comp)[ _.]?[0-9]+$)")
+.component_pattern <- "^(PC|IC|UMAP|TSNE|LSI|Harmony|MNN|DC|Dim|Comp)[ _.]?[0-9]+$"
+.feature_pattern <- paste0("(_at$)|(^ENS[A-Z]*G[0-9]{6,}([.][0-9]+)?$)|(^ILMN_[0-9]+$)|(",
+                           .component_pattern, ")")
 .barcode_pattern <- "[ACGT]{12,}"
 
 .mostly <- function(names, pattern) {

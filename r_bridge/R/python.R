@@ -73,7 +73,21 @@ sccAvailable <- function() {
     c("<class '(list|tuple)'>", "several values"),
     c("<class 'bool'>", "TRUE or FALSE"),
     c(" or a scconsensus\\.core\\.Bregman instance \\(e\\.g\\. Bregman\\.power\\(1\\.5\\)\\)", ""),
-    c("'kl', 'l2'(?=\\.)", "'kl' or 'l2'")
+    c("'kl', 'l2'(?=\\.)", "'kl' or 'l2'"),
+    # Python's advice, as an R user follows it (a user trial was told sc.pp.log1p)
+    c(paste0("Normalise and log-transform first \\(sc\\.pp\\.normalize_total, sc\\.pp\\.log1p\\), ",
+             "and cluster a PCA \\(sc\\.pp\\.pca; X_pca is then used\\), or pass use_rep or layer\\."),
+      paste0("Normalise and log-transform first (e.g. scuttle::logNormCounts(x), then ",
+             "assay.type = \"logcounts\"), and cluster a PCA (e.g. scater::runPCA(x), then ",
+             "use.dimred = \"PCA\").")),
+    c("scale them first \\(sc\\.pp\\.scale\\), or cluster a representation \\(use_rep\\)",
+      paste0("scale them first (e.g. t(scale(t(x))) for features in rows), or cluster a ",
+             "reduced dimension (use.dimred)")),
+    c("\\b(?:scc\\.|scconsensus\\.)?tl\\.(ensemble|pcc|pla|dpp)\\(adata(, )?", "\\1(x\\2"),
+    c("\\b(?:scc\\.|scconsensus\\.)?tl\\.(ensemble|pcc|pla|dpp)\\b(?!\\()", "\\1()"),
+    c("\\badata\\.X\\b", "x"),
+    c("(?<=\\w)=True\\b", " = TRUE"),
+    c("(?<=\\w)=False\\b", " = FALSE")
 )
 
 # A Python list of strings, "['dpp', 'uniform']", as R writes it: c("dpp", "uniform").

@@ -41,7 +41,8 @@
     .check_resolution(ensembleArgs[["resolution", exact = TRUE]])
     ensemble <- .ensemble_spec(ensemble, n)
     res <- .py_try({
-        adata <- bridge$make_adata(input$spec, input$names)
+        adata <- bridge$make_adata(input$spec, input$names, input$features,
+                                   input$representation)
         out <- bridge$run(method, adata, .py_args(args),
                           if (is.null(ensemble)) NULL else ensemble,
                           .py_args(ensembleArgs), as.logical(progress), verbose)

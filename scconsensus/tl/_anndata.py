@@ -47,7 +47,7 @@ from ..core.membership import (
     labelled_first,
     normalize_rows,
 )
-from ._input_checks import warn_one_feature, warn_raw_counts
+from ._input_checks import warn_feature_matrix
 from ._runs import refuse_joined
 
 #: Above this many features, ``use_rep=None`` refuses ``.X`` without a representation.
@@ -92,8 +92,7 @@ def get_rep(
                 f"layer={layer!r} is not in adata.layers (available: {list(adata.layers)})."
             )
         X = check_matrix(adata.layers[layer], f"adata.layers[{layer!r}]", keep_float32=keep_float32)
-        warn_raw_counts(X, f"adata.layers[{layer!r}]")  # scanpy's counts layer, often
-        warn_one_feature(X, f"adata.layers[{layer!r}]", adata.var_names)
+        warn_feature_matrix(adata, X, f"adata.layers[{layer!r}]")  # often scanpy's counts
         return X
     use_rep = default_rep(adata, use_rep)
     if use_rep is None:
@@ -113,8 +112,7 @@ def get_rep(
                 "representation or a layer (use_rep='X_pca', layer=...)."
             )
         X = check_matrix(adata.X, "adata.X", keep_float32=keep_float32)
-        warn_raw_counts(X)
-        warn_one_feature(X, "adata.X", adata.var_names)
+        warn_feature_matrix(adata, X, "adata.X")
         return X
     check_use_rep(adata, use_rep)
     rep = adata.obsm[use_rep]

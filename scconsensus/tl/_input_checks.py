@@ -8,7 +8,21 @@ import scipy.sparse as sp
 
 from .._warnings import warn
 
-__all__ = ["warn_one_feature", "warn_raw_counts"]
+__all__ = ["INPUT_MARK", "warn_feature_matrix", "warn_one_feature", "warn_raw_counts"]
+
+#: ``.uns`` key marking an AnnData whose X is a representation (a reducedDim sent by the R
+#: bridge), not features: the checks below pass it, as they pass ``.obsm``.
+INPUT_MARK = "scconsensus_input"
+
+
+def warn_feature_matrix(adata, X, name: str) -> None:
+    """The checks of a matrix of features (``X`` or a layer of ``adata``) before it is
+    clustered: raw counts, one feature on its own scale."""
+    if adata.uns.get(INPUT_MARK) == "representation":
+        return
+    warn_raw_counts(X, name)
+    warn_one_feature(X, name, adata.var_names)
+
 
 #: Values read to tell raw counts, and the largest value they must reach: integers below
 #: it are not taken for counts (pixel intensities 0-16 of digits, small integer scores).

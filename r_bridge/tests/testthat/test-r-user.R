@@ -349,3 +349,37 @@ test_that("consensusK() on a SingleCellExperiment names its label and item-conse
     own <- item[cbind(seq_len(nrow(item)), as.integer(out$consensus_k_k3))]
     expect_true(all(own >= apply(item, 1, max) - 1e-12))
 })
+
+test_that("Python's advice reaches R in R's terms", {
+    terms <- scconsensusR:::.r_terms
+    raw <- paste0("adata.X looks like raw counts (integers up to 200): cells would be ",
+                  "compared by library size. Normalise and log-transform first ",
+                  "(sc.pp.normalize_total, sc.pp.log1p), and cluster a PCA (sc.pp.pca; ",
+                  "X_pca is then used), or pass use_rep or layer.")
+    said <- terms(raw)
+    expect_match(said, "^x looks like raw counts", perl = TRUE)
+    expect_match(said, "scuttle::logNormCounts(x), then assay.type = \"logcounts\"", fixed = TRUE)
+    expect_no_match(said, "sc\\.pp|use_rep|useRep|layer")
+    expect_identical(terms("Generate the ensemble with predict_unsampled=True or more partitions"),
+                     "Generate the ensemble with predictUnsampled = TRUE or more partitions")
+    expect_identical(terms("Build the ensemble over several k (tl.ensemble's default k='auto')"),
+                     "Build the ensemble over several k (ensemble()'s default k='auto')")
+    expect_identical(terms("run scc.tl.pcc(adata, key_added='pcc') again"),
+                     "run pcc(x, keyAdded='pcc') again")
+})
+
+test_that("one feature on its own scale is named, and a reducedDim is no such matrix", {
+    skip_without_python()
+    x <- two_groups()
+    x["g3", ] <- x["g3", ] * 1000
+    expect_warning(ensemble(x, nPartitions = 4, k = 2),
+                   "One feature of x \\('g3'\\) holds .* scale them first \\(e.g. t\\(scale")
+    sce <- SingleCellExperiment::SingleCellExperiment(list(logcounts = two_groups()))
+    pcs <- prcomp(t(two_groups()), rank. = 4)$x
+    pcs[, "PC1"] <- pcs[, "PC1"] * 20  # the first component holds most of the variance
+    SingleCellExperiment::reducedDim(sce, "PCA") <- pcs
+    caught <- conditions_of(ensemble(sce, use.dimred = "PCA", nPartitions = 4, k = 2))
+    expect_false(any(grepl("One feature", vapply(caught$warnings, conditionMessage, ""))))
+    caught <- conditions_of(bluster::clusterRows(pcs, PCCParam(nClusters = 2)))
+    expect_false(any(grepl("One feature", vapply(caught$warnings, conditionMessage, ""))))
+})
