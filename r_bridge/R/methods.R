@@ -7,7 +7,7 @@
 #' `x` is either
 #' * a numeric matrix (or sparse `Matrix`) with **features in rows and items
 #'   (cells, samples) in columns**, as Bioconductor holds expression data. The
-#'   result is a list: `labels` (factor with levels `"1"`, ..., `"k"` and no
+#'   result is a list (of class `sccResult`, which prints as a summary): `labels` (factor with levels `"1"`, ..., `"k"` and no
 #'   empty level, as in bluster and scran, named by the column names of `x`),
 #'   `membership` (items x clusters soft memberships, rows summing to one,
 #'   columns named `"1"`, `"2"`, ... like the levels; clusters no item is

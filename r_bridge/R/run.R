@@ -72,6 +72,7 @@
         if (!methods::is(x, "SingleCellExperiment")) {
             x <- methods::as(x, "SingleCellExperiment")
         }
+        .refuse_foreign(x, names(obs), names(obsm))
         for (col in names(obs)) SummarizedExperiment::colData(x)[[col]] <- unname(obs[[col]])
         for (nm in names(obsm)) SingleCellExperiment::reducedDim(x, nm) <- obsm[[nm]]
         for (nm in names(uns)) S4Vectors::metadata(x)[[nm]] <- uns[[nm]]
@@ -144,7 +145,30 @@
     out$obs <- as.data.frame(lapply(obs, unname), row.names = item_names, optional = TRUE)
     out$obsm <- obsm
     out$uns <- uns
+    # printed as a summary (a user trial's print() of 150 items ran to 1,839 lines)
+    if (!is.null(key)) out <- structure(out, class = c("sccResult", "list"), key = key)
     out
+}
+
+#' @export
+print.sccResult <- function(x, ...) {
+    key <- attr(x, "key")
+    method <- x$uns[[key]]$method
+    sizes <- table(x$labels)
+    cat("scconsensus ", if (is.null(method)) "" else paste0(method, " "), "result '", key,
+        "': ", length(x$labels), " items in ", length(sizes), " clusters (sizes ",
+        paste(sizes, collapse = ", "), ")", sep = "")
+    unlabelled <- sum(is.na(x$labels))
+    if (unlabelled) cat(", ", unlabelled, " unlabelled", sep = "")
+    cat("\n")
+    if (!is.null(x$confidence)) {
+        q <- stats::quantile(x$confidence, c(0, 0.5), na.rm = TRUE, names = FALSE)
+        cat("confidence: median ", format(q[2], digits = 3), ", lowest ",
+            format(q[1], digits = 3), "\n", sep = "")
+    }
+    cat("$labels, $membership (", paste(dim(x$membership), collapse = " x "), "), ",
+        "$confidence, $obs, $obsm, $uns\n", sep = "")
+    invisible(x)
 }
 
 # A record's parameters in R terms: Python saw the values as its X (use_rep "X"), which
@@ -215,6 +239,23 @@
              key, "'), or pass ensembleArgs to build it.", call. = FALSE)
     }
     list(ensemble = ensemble, stored = stored, key = key)
+}
+
+# The results overwrite what scconsensus wrote before under their names, never the user's
+# own columns or reducedDims (a user trial's ensemble(sce, name = "PCA") replaced the PCA,
+# and pcc(sce, name = "sizeFactor") the size factors, without a word). scconsensus's own
+# entries have a metadata record of their name (or of the result they belong to).
+.refuse_foreign <- function(x, cols, dims) {
+    ours <- names(S4Vectors::metadata(x))
+    mine <- function(nm) any(nm == ours | startsWith(nm, paste0(ours, "_")))
+    cols <- intersect(cols, names(SummarizedExperiment::colData(x)))
+    dims <- intersect(dims, SingleCellExperiment::reducedDimNames(x))
+    where <- c(sprintf("colData(x)$%s", cols), sprintf("reducedDim(x, '%s')", dims))
+    foreign <- !vapply(c(cols, dims), mine, logical(1))
+    if (any(foreign)) {
+        stop("This would overwrite ", where[foreign][1], ", which scconsensus did not ",
+             "write. Choose another name (name = ...).", call. = FALSE)
+    }
 }
 
 # Python refuses an ensemble whose items come from separately built runs (e.g. cbind() of

@@ -383,3 +383,30 @@ test_that("one feature on its own scale is named, and a reducedDim is no such ma
     caught <- conditions_of(bluster::clusterRows(pcs, PCCParam(nClusters = 2)))
     expect_false(any(grepl("One feature", vapply(caught$warnings, conditionMessage, ""))))
 })
+
+test_that("a result prints as a summary, and is still a list", {
+    skip_without_python()
+    res <- pcc(two_groups(), nClusters = 2, ensembleArgs = list(nPartitions = 6, k = 2))
+    expect_s3_class(res, "sccResult")
+    expect_true(is.list(res) && is.factor(res$labels))
+    printed <- capture.output(print(res))
+    expect_lte(length(printed), 4L)
+    expect_match(printed[1], "scconsensus pcc result 'pcc': 40 items in 2 clusters \\(sizes 20, 20\\)")
+    expect_match(printed[2], "^confidence: median ")
+})
+
+test_that("results never overwrite the user's own colData or reducedDims", {
+    skip_without_python()
+    sce <- SingleCellExperiment::SingleCellExperiment(list(logcounts = two_groups()))
+    SingleCellExperiment::reducedDim(sce, "PCA") <- prcomp(t(two_groups()), rank. = 3)$x
+    sce$sizeFactor <- runif(40)
+    expect_error(ensemble(sce, name = "PCA", nPartitions = 4, k = 2),
+                 "overwrite reducedDim\\(x, 'PCA'\\), which scconsensus did not write")
+    built <- ensemble(sce, nPartitions = 4, k = 2)
+    expect_error(pcc(built, nClusters = 2, name = "sizeFactor"),
+                 "overwrite colData\\(x\\)\\$sizeFactor, which scconsensus did not write")
+    # its own results it replaces, as Python does
+    once <- pcc(built, nClusters = 2)
+    twice <- pcc(once, nClusters = 2, randomState = 1)
+    expect_identical(ncol(SingleCellExperiment::reducedDim(twice, "pcc_membership")), 2L)
+})
