@@ -41,9 +41,9 @@
 #' if (isTRUE(sccAvailable())) {
 #'     set.seed(1)
 #'     x <- rbind(matrix(rnorm(200), 20), matrix(rnorm(200, 3), 20))  # 40 items x 10 features
-#'     PCCParam()  # the defaults it takes
-#'     table(bluster::clusterRows(x, PCCParam(nClusters = 4,
-#'                                            ensembleArgs = list(nPartitions = 20))))
+#'     print(PCCParam())  # the defaults it takes
+#'     print(table(bluster::clusterRows(x, PCCParam(nClusters = 4,
+#'                                            ensembleArgs = list(nPartitions = 20)))))
 #'     sweep <- bluster::clusterSweep(x, DPPParam(nRuns = 20), randomState = 1:2)
 #'     sweep$parameters
 #' }

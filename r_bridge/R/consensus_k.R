@@ -42,7 +42,7 @@
 #'     set.seed(1)
 #'     x <- cbind(matrix(rnorm(300), 10), matrix(rnorm(300, 3), 10))
 #'     ck <- consensusK(x, maxK = 4, reps = 10, distance = "euclidean")
-#'     ck
+#'     print(ck)  # inside if (), values print only when asked
 #'     plot(ck, which = "pac")
 #' }
 #' @export
@@ -106,7 +106,9 @@ consensusKStats <- function(x, name = "consensus_k") {
 #' @export
 print.sccConsensusK <- function(x, ...) {
     ties <- attr(x, "bestKTies")
-    at <- if (length(ties) > 1L) paste0(paste(ties, collapse = ", "), " (tied)") else attr(x, "bestK")
+    at <- if (length(ties) > 1L) {
+        paste0(paste(ties, collapse = ", "), " (tied)")
+    } else attr(x, "bestK")
     cat("Consensus-k for k = ", min(x$k), "..", max(x$k), "; lowest PAC at k = ", at, "\n",
         sep = "")
     print(as.data.frame(unclass(x)[c("k", "pac", "area", "deltaArea")]), ...)

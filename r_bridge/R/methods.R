@@ -7,7 +7,8 @@
 #' `x` is either
 #' * a numeric matrix (or sparse `Matrix`) with **features in rows and items
 #'   (cells, samples) in columns**, as Bioconductor holds expression data. The
-#'   result is a list (of class `sccResult`, which prints as a summary): `labels` (factor with levels `"1"`, ..., `"k"` and no
+#'   result is a list (of class `sccResult`, which prints as a summary):
+#'   `labels` (factor with levels `"1"`, ..., `"k"` and no
 #'   empty level, as in bluster and scran, named by the column names of `x`),
 #'   `membership` (items x clusters soft memberships, rows summing to one,
 #'   columns named `"1"`, `"2"`, ... like the levels; clusters no item is
@@ -125,7 +126,7 @@ NULL
 #'     set.seed(1)
 #'     x <- cbind(matrix(rnorm(200), 10), matrix(rnorm(200, 3), 10))  # 10 features x 40 items
 #'     ens <- ensemble(x, nPartitions = 20, k = sccRange(2, 5))
-#'     dim(ens$labels)
+#'     print(dim(ens$labels))
 #'     ens <- ensemble(x, nPartitions = 20, k = 2:5)  # 2, 3, 4, 5, 2, 3, ...
 #' }
 #' @export
@@ -192,7 +193,8 @@ ensemble <- function(x, nPartitions = NULL, method = NULL, k = NULL, subsample =
 #'     set.seed(1)
 #'     x <- cbind(matrix(rnorm(200), 10), matrix(rnorm(200, 3), 10))
 #'     res <- pcc(x, nClusters = 4, ensembleArgs = list(nPartitions = 20, k = 2:5))
-#'     table(res$labels)
+#'     print(res)
+#'     print(table(res$labels))
 #'     both <- pcc(x, nClusters = c(2, 4),
 #'                 ensemble = ensemble(x, nPartitions = 20, k = 2:5)$labels)
 #'     sapply(both, function(r) nlevels(r$labels))  # pcc_k2, pcc_k4

@@ -76,7 +76,8 @@ sccAvailable <- function() {
     c("'kl', 'l2'(?=\\.)", "'kl' or 'l2'"),
     # Python's advice, as an R user follows it (a user trial was told sc.pp.log1p)
     c(paste0("Normalise and log-transform first \\(sc\\.pp\\.normalize_total, sc\\.pp\\.log1p\\), ",
-             "and cluster a PCA \\(sc\\.pp\\.pca; X_pca is then used\\), or pass use_rep or layer\\."),
+             "and cluster a PCA \\(sc\\.pp\\.pca; X_pca is then used\\), or pass use_rep or ",
+             "layer\\."),
       paste0("Normalise and log-transform first (e.g. scuttle::logNormCounts(x), then ",
              "assay.type = \"logcounts\"), and cluster a PCA (e.g. scater::runPCA(x), then ",
              "use.dimred = \"PCA\").")),
@@ -86,6 +87,12 @@ sccAvailable <- function() {
     c("\\b(?:scc\\.|scconsensus\\.)?tl\\.(ensemble|pcc|pla|dpp)\\(adata(, )?", "\\1(x\\2"),
     c("\\b(?:scc\\.|scconsensus\\.)?tl\\.(ensemble|pcc|pla|dpp)\\b(?!\\()", "\\1()"),
     c("\\badata\\.X\\b", "x"),
+    c("\\(\\.uns\\['[^']+'\\]\\['best_k_ties'\\] lists all\\)",
+      "(the result's bestKTies lists all)"),
+    c(paste0("e\\.g\\. with pl\\.consensus_cdf, or choose k with (?:tl\\.pcc|pcc\\(\\))'s ",
+             "evidence \\(pl\\.k_selection\\)"),
+      paste0("e.g. with plot(result, which = \"cdf\"), or choose k with pcc()'s evidence ",
+             "(the k_selection of its record)")),
     c("(?<=\\w)=True\\b", " = TRUE"),
     c("(?<=\\w)=False\\b", " = FALSE")
 )
