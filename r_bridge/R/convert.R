@@ -341,8 +341,9 @@ print.sccRange <- function(x, ...) {
 # items. Gene symbols do not tell genes from sample names, so they are not used.
 .component_pattern <- "^(PC|IC|UMAP|TSNE|LSI|Harmony|MNN|DC|Dim|Comp)[ _.]?[0-9]+$"
 .feature_pattern <- paste0("(_at$)|(^ENS[A-Z]*G[0-9]{6,}([.][0-9]+)?$)|(^ILMN_[0-9]+$)|(",
-                           .component_pattern, ")")
-.barcode_pattern <- "[ACGT]{12,}"
+                           .component_pattern, ")|(^gene[_.-]?[0-9]+$)")
+# (and simulated data's "cell1", "Cell_2", as a user trial's transposed matrix had them)
+.barcode_pattern <- "([ACGT]{12,})|(^cell[_.-]?[0-9]+$)"
 
 .mostly <- function(names, pattern) {
     names <- names[!is.na(names)]

@@ -93,6 +93,8 @@ sccAvailable <- function() {
              "evidence \\(pl\\.k_selection\\)"),
       paste0("e.g. with plot(result, which = \"cdf\"), or choose k with pcc()'s evidence ",
              "(the k_selection of its record)")),
+    c("Cluster a representation \\(use_rep='X_pca' after sc\\.pp\\.pca\\)",
+      "Cluster a reduced dimension (use.dimred = \"PCA\")"),
     c("(?<=\\w)=True\\b", " = TRUE"),
     c("(?<=\\w)=False\\b", " = FALSE")
 )

@@ -410,3 +410,10 @@ test_that("results never overwrite the user's own colData or reducedDims", {
     twice <- pcc(once, nClusters = 2, randomState = 1)
     expect_identical(ncol(SingleCellExperiment::reducedDim(twice, "pcc_membership")), 2L)
 })
+
+test_that("a transposed matrix of simulated 'gene1' x 'cell1' names is noticed", {
+    m <- matrix(rnorm(60), 6, dimnames = list(paste0("gene", 1:6), paste0("cell", 1:10)))
+    expect_silent(scconsensusR:::.check_orientation(m, "columns", "pcc()"))
+    expect_warning(scconsensusR:::.check_orientation(t(m), "columns", "pcc()"),
+                   class = "scconsensusOrientationWarning")
+})

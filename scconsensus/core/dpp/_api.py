@@ -46,6 +46,7 @@ from ..._validation import (
     random_state_record,
     seed_sequence,
 )
+from ..._warnings import warn
 from .._laps import Laps
 from .._options import options_record, takes_records
 from ..coassociation import coassociation
@@ -253,7 +254,8 @@ def _consensus_forest(run_labels, X, mode, n_neighbors, n_random, seed, floor, n
     if thresholds.size == 0:
         raise ValueError(
             f"No pair of items reaches consensus tau={floor} (largest observed "
-            f"{values.max() if values.size else 0:.3g}). Lower tau or use more runs."
+            f"{values.max() if values.size else 0:.3g}): the runs agree too little. Cluster a "
+            "representation (use_rep='X_pca' after sc.pp.pca), lower tau or use more runs."
         )
     return maximum_spanning_forest(consensus), thresholds
 
@@ -283,6 +285,10 @@ def _choose(table: pd.DataFrame, n_clusters: int | None) -> tuple[int, str]:
     theta = table["threshold"].to_numpy()
     if n_clusters is None:
         best = int(np.nanargmin(kvi)) if np.any(np.isfinite(kvi)) else 0
+        # one or two consensus values at or above tau: the runs barely agree (many
+        # thresholds that all give the same cut are the opposite, a stable one)
+        if len(theta) <= 2 and np.unique(ks).size == 1:
+            _warn_no_choice(ks[best], theta)
         return best, (
             f"{ks[best]} clusters: the lowest kernel validity index (KVI {kvi[best]:.3g}, "
             f"threshold {theta[best]:.3g}) among {len(table)} cuts of the consensus at "
@@ -302,6 +308,19 @@ def _choose(table: pd.DataFrame, n_clusters: int | None) -> tuple[int, str]:
             "the nearest is returned"
         )
     return best, reason
+
+
+def _warn_no_choice(k: int, theta: np.ndarray) -> None:
+    """Every cut at ``θ ≥ tau`` has the same clusters: KVI had nothing to choose from (a
+    user trial's 3 clear groups of 500 log-expression features got 7 clusters from the one
+    consensus value above tau, 0.605: DPP's runs on many features rarely agree)."""
+    warn(
+        f"dpp: only {len(theta)} consensus value(s) reach tau (largest {theta.max():.3g}), "
+        f"and they cut the same {k} clusters, so the number of clusters was not chosen: the "
+        "runs agree too little. Cluster a representation "
+        "(use_rep='X_pca' after sc.pp.pca), lower tau, or give n_clusters.",
+        UserWarning,
+    )
 
 
 def _select(partitions: list, thresholds: np.ndarray, tau: float, L, F, n_clusters):
