@@ -104,7 +104,7 @@ def test_sparse_input(blobs):
     [
         (dict(X=np.array([[np.nan, 1.0], [0.0, 1.0], [1.0, 2.0]])), "NaN"),
         (dict(X=np.array([[np.inf, 1.0], [0.0, 1.0], [1.0, 2.0]])), "NaN or infinite"),
-        (dict(X=np.ones((1, 3))), "at least 2"),
+        (dict(X=np.ones((1, 3))), "at least 3"),
         (dict(k=120), "too large"),
         (dict(k=(2, 500)), "too large"),
         (dict(k=1), "at least 2"),
@@ -336,7 +336,7 @@ def test_check_matrix_keeps_float32_only_when_asked():
     assert check_matrix(X, keep_float32=True).dtype == np.float32
     assert check_matrix(sp.csr_matrix(X), keep_float32=True).dtype == np.float32
     assert check_matrix(X.astype(np.int32), keep_float32=True).dtype == np.float64
-    assert check_matrix([[1.0, 2.0], [3.0, 4.0]], keep_float32=True).dtype == np.float64
+    assert check_matrix([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], keep_float32=True).dtype == np.float64
 
 
 def test_unsampled_items_are_predicted_from_their_own_rows():
