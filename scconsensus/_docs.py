@@ -187,7 +187,8 @@ distance, linkage
         The item consensus itself, not normalised (an item alone in its cluster: 1 there,
         as in the membership).
     ``.uns[key]``
-        ``params`` (with ``k``) and ``cluster_consensus`` (one value per cluster).
+        ``method``, ``params`` (with ``k``) and ``cluster_consensus`` (one value per
+        cluster).
     ``.obsp[f"{key}_consensus"]``
         The consensus matrix ``M_k``, only with ``store_matrices=True``.
 

@@ -23,6 +23,7 @@ from . import pl, tl
 from ._io import atomic_dir
 from ._progress import progress_bar
 from ._results import result_method
+from .core.consensus_k import lowest_pac
 
 __all__ = ["check_report_folder", "results_table", "write_report"]
 
@@ -204,7 +205,10 @@ def _heatmap_source(adata: AnnData, key: str, ensemble_key: str) -> tuple[str | 
 
     if f"{key}_consensus" in adata.obsp:
         return key, f"Consensus matrix of `{key}`"
-    own, columns = _result_ensemble(adata, key)
+    try:
+        own, columns = _result_ensemble(adata, key)
+    except ValueError:  # its ensemble rebuilt since: the drawing fails, and says why
+        return key, f"Co-association of the partitions `{key}` fitted"
     if own is not None:
         if own not in adata.obsm:
             return None, ""
@@ -352,8 +356,14 @@ def _consensus_k_section(adata: AnnData, key: str) -> list[str]:
     table = pd.DataFrame(
         {"k": ks, "PAC": pac, "delta area": np.asarray(rec["delta_area"], dtype=float)}
     )
-    best = int(ks[int(np.argmin(pac))])
-    return [f"## Choosing k: `{key}` (lowest PAC at k = {best})", "", _markdown_table(table), ""]
+    best, tied = lowest_pac(ks, pac)
+    # ties said, as the warning says them (a user read one k where PAC was 0 at five)
+    at = (
+        f"k = {', '.join(map(str, tied))} (tied; best_k is {best})"
+        if len(tied) > 1
+        else f"k = {best}"
+    )
+    return [f"## Choosing k: `{key}` (lowest PAC at {at})", "", _markdown_table(table), ""]
 
 
 def _k_section(adata: AnnData, key: str, shared: dict[str, str]) -> list[str]:

@@ -123,7 +123,14 @@ def check_fitted_ensemble(adata: AnnData, key: str, ensemble_key: str) -> None:
     now = np.unique(np.asarray(runs)) if runs is not None else np.array([])
     if fitted is None or not now.size or (now.size == 1 and int(now[0]) == int(fitted)):
         return
-    now = now[0] if now.size == 1 else f"{now.size} joined runs"
+    if now.size > 1:  # tl's own refusal of a joined ensemble, said before the run ids
+        raise ValueError(
+            f"adata.obsm[{ensemble_key!r}] joins {now.size} ensembles built separately (e.g. "
+            "ad.concat of AnnData objects that each ran tl.ensemble), so no result's "
+            "partitions are in it. Run scconsensus.tl.ensemble on the joint data, then the "
+            "consensus again."
+        )
+    now = now[0]
     method = record.get("method", "pcc")
     raise ValueError(
         f"{key!r} was fitted to another ensemble than adata.obsm[{ensemble_key!r}] holds now "
@@ -198,8 +205,11 @@ def _classes(name: str, labels: pd.Series) -> pd.Series:
     """``labels``, refused when they are measurements rather than classes (a user trial
     passed ``truth="percent_mito"``: 696 "classes" of 700 cells, ARI 0 without a word)."""
     floats = pd.api.types.is_float_dtype(labels)
-    # counts per cell (a later trial passed truth="n_genes": 218 "classes" of 700 cells)
+    # counts per cell (a later trial passed truth="n_genes": 218 "classes" of 700 cells),
+    # stored as integers or as whole floats
     counts = pd.api.types.is_integer_dtype(labels) and not pd.api.types.is_bool_dtype(labels)
+    if floats and np.array_equal(labels.dropna(), np.round(labels.dropna())):
+        floats, counts = False, True
     if floats or counts:
         distinct, known = labels.nunique(), int(labels.notna().sum())
         if distinct > (max(20, known // 2) if floats else max(50, known // 5)):

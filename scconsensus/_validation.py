@@ -52,10 +52,8 @@ def check_matrix(
             "(e.g. np.nan_to_num, or drop the affected items/features) before clustering."
         )
     if X.shape[0] < min_items:
-        raise ValueError(
-            f"{name} has {X.shape[0]} item(s); consensus clustering needs at least {min_items}"
-            + (" (2 or more clusters, each of fewer items than all)." if min_items == 3 else ".")
-        )
+        why = " to cluster (2 or more clusters, each of fewer items)" if min_items == 3 else ""
+        raise ValueError(f"{name} has {X.shape[0]} item(s); at least {min_items} are needed{why}.")
     if X.shape[1] < 1:
         raise ValueError(f"{name} has no features (shape {X.shape}).")
     return X

@@ -406,5 +406,15 @@ def test_pac_ties_are_said_and_listed():
     assert rec["pac"][[0, 2]].max() == 0 and rec["pac"][[1, 3, 4]].min() > 0
     for k in range(2, 7):
         assert not np.isnan(a.obsm[f"consensus_k_k{k}_item_consensus"]).any()
+    import matplotlib
+
+    matplotlib.use("Agg")
+    ax = scc.pl.pac(a, show=False)
+    assert "best k = 2 (lowest PAC; tied with k = 4)" in [
+        t.get_text() for t in ax.get_legend().get_texts()
+    ]
+    from scconsensus._report import _consensus_k_section
+
+    assert "lowest PAC at k = 2, 4 (tied; best_k is 2)" in _consensus_k_section(a, "consensus_k")[0]
     one = scc.tl.consensus_k(a, max_k=3, reps=10, distance="euclidean", copy=True)
     assert one.uns["consensus_k"]["best_k_ties"].tolist() == [one.uns["consensus_k"]["best_k"]]

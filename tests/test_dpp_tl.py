@@ -189,17 +189,20 @@ def test_random_state_recorded_as_pcc_and_pla_record_it(adata):
 def test_no_choice_between_cuts_is_said(adata):
     """A user trial's DPP on 500 log-expression features kept one consensus value above
     tau, and so one cut (7 clusters of 3 groups), and said it chose by KVI "among 1
-    cuts": a warning now names the cause and the fixes; several cuts pass quietly."""
-    from scconsensus.core.dpp._api import _choose
+    cuts": a warning now names the cause and the fixes. Many thresholds with one cut (a
+    stable one), a subset of thresholds or a given K pass quietly."""
+    from scconsensus.core.dpp import DPPCut
+    from scconsensus.core.dpp._api import warn_no_choice
 
-    one = pd.DataFrame({"threshold": [0.605, 0.61], "n_clusters": [7, 7], "kvi": [2.5e4, 2.6e4]})
+    one = pd.DataFrame({"threshold": [0.61, 0.605], "n_clusters": [7, 7]})
     with pytest.warns(UserWarning, match=r"only 2 consensus value\(s\) reach tau.*same 7 clusters"):
-        assert _choose(one, None)[0] == 0
+        warn_no_choice(one, DPPCut(), None)
+    many = pd.DataFrame({"threshold": [0.98, 0.8, 0.6], "n_clusters": [2, 2, 2]})
     with warnings.catch_warnings():
         warnings.filterwarnings("error", message="dpp: only")
+        warn_no_choice(many, DPPCut(), None)
+        warn_no_choice(one, DPPCut(n_thresholds=2), None)
+        warn_no_choice(one, DPPCut(), 7)
         scc.tl.dpp(adata, key_added="quiet", progress=False)
+        scc.tl.dpp(adata, key_added="subset", n_thresholds=1, progress=False)
     assert len(adata.uns["quiet"]["candidates"]) > 2
-    many = pd.DataFrame({"threshold": [0.98, 0.8, 0.6], "n_clusters": [2, 2, 2], "kvi": [1.0] * 3})
-    with warnings.catch_warnings():
-        warnings.filterwarnings("error", message="dpp: only")  # stable over thresholds
-        _choose(many, None)

@@ -385,3 +385,9 @@ def test_heatmap_legends_stay_beside_it_in_a_grid(adata):
         assert box.x0 >= ax.get_window_extent(renderer).x1  # right of the heatmap
         assert box.x0 < right.get_window_extent(renderer).x1  # not at the figure's edge
     plt.close(fig)
+    # a canvas without get_renderer (a bare Figure, pdf, svg) draws them too
+    from matplotlib.figure import Figure
+
+    bare = Figure()
+    ax = scc.pl.consensus_heatmap(adata, "consensus_k_k3", ax=bare.add_subplot(), show=False)
+    assert any(isinstance(c, Legend) for c in ax.get_children())

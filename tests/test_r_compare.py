@@ -143,6 +143,9 @@ def test_a_continuous_truth_is_refused_and_float_coded_classes_are_not():
         ValueError, match=r"'n_genes' looks like a measurement \(\d+ distinct integer"
     ):
         scc.tl.compare(many, keys="a", truth="n_genes")
+    many.obs["n_genes_float"] = many.obs["n_genes"].astype(float)  # as h5ad files hold them
+    with pytest.raises(ValueError, match=r"'n_genes_float' looks like a measurement"):
+        scc.tl.compare(many, keys="a", truth="n_genes_float")
     ids = many.obs["a"].cat.codes.to_numpy().astype(np.int64)
     assert scc.tl.compare(many, keys="a", truth=ids)["ari"].iloc[0] == 1.0
 

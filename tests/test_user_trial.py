@@ -148,6 +148,19 @@ def test_no_stable_grouping_is_said(recwarn):
     assert clear.uns["pcc"]["n_clusters_chosen"] == 4
 
 
+def test_no_stable_k_is_not_said_of_a_lower_bound():
+    """A review: the fallback's "K=2 is arbitrary" and the lower bound past the candidates
+    ("more groups than it can judge", K=13) were both warned; only the K returned is."""
+    from scconsensus.core._resolution import ARBITRARY, _warn_arbitrary
+
+    fallback = "K=2: no split drops the normalised co-association by 0.05" + ARBITRARY.format(K=2)
+    with pytest.warns(UserWarning, match="K=2 is arbitrary"):
+        _warn_arbitrary(2, fallback, 0.05)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _warn_arbitrary(13, f"K=13: a lower bound (was: {fallback})", 0.05)
+
+
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
@@ -277,7 +290,7 @@ def test_cli_unknown_truth_column_is_an_error(tmp_path, capsys):
 # ------------------------------------- fourth trial: a result outlives its ensemble
 
 
-def test_result_refuses_an_ensemble_rebuilt_since_its_fit(blobs_adata):
+def test_result_refuses_an_ensemble_rebuilt_since_its_fit(blobs_adata, tmp_path):
     """The heatmap drew a new ensemble's partitions under PCC's name (or raised an
     IndexError when it had fewer), and pla_transfer would read them: both refuse now."""
     a = blobs_adata
@@ -296,3 +309,52 @@ def test_result_refuses_an_ensemble_rebuilt_since_its_fit(blobs_adata):
     with pytest.raises(ValueError, match=r"'pla' was fitted to another ensemble.*tl.pla"):
         scc.tl.pla_transfer(new, a, "pla")
     assert "pla" not in new.obs and "pla_membership" not in new.obsm
+    # the report lists the heatmap among the figures not drawn, and says why
+    from scconsensus._report import write_report
+
+    text = write_report(a, tmp_path / "report", ["pcc"]).read_text()
+    assert "## Figures not drawn" in text and "'pcc' was fitted to another ensemble" in text
+
+
+def test_transfer_onto_one_or_two_cells(blobs_adata):
+    """A review: the 3 items a clustering needs were asked of the new cells too."""
+    scc.tl.ensemble(blobs_adata, 10, k=(2, 4), progress=False)
+    scc.tl.pla(blobs_adata, n_clusters=3, progress=False)
+    for n in (1, 2):
+        new = ad.AnnData(blobs_adata.X[:n].copy())
+        scc.tl.pla_transfer(new, blobs_adata, "pla")
+        assert new.obs["pla"].notna().all()
+
+
+def test_pla_transfer_takes_a_pla_fit_only(blobs_adata):
+    """A review: a PCC result passed as the reference was folded in as if PLA's."""
+    scc.tl.ensemble(blobs_adata, 10, k=(2, 4), progress=False)
+    scc.tl.pcc(blobs_adata, n_clusters=3, progress=False)
+    new = ad.AnnData(blobs_adata.X[:5].copy())
+    with pytest.raises(
+        ValueError, match=r"is a pcc result; pla_transfer folds new cells into a PLA"
+    ):
+        scc.tl.pla_transfer(new, blobs_adata, "pcc")
+
+
+@pytest.mark.parametrize(
+    ("record", "method"),
+    [
+        ({"restart_objectives": [1.0]}, "pcc"),
+        ({"log_likelihood": -1.0}, "pla"),
+        ({"transferred_from": "pla", "log_likelihood": -1.0}, "pla_transfer"),
+        ({"run_sizes": [3]}, "dpp"),
+        ({"pac": [0.1], "params": {"reps": 5}}, "consensus_k"),
+        ({"pac": [0.1], "params": {"cluster_alg": "hc"}}, "consensus_cluster_plus"),
+        ({"params": {}}, None),
+    ],
+)
+def test_records_of_older_files_still_name_their_method(record, method):
+    """Records written before ``.uns[key]["method"]`` are read by the entries only their
+    method writes (a review: one doctest covered the fallback)."""
+    from scconsensus._results import result_method
+
+    a = ad.AnnData(np.zeros((3, 1)), uns={"r": record})
+    assert result_method(a, "r") == method
+    a.uns["r"] = {**record, "method": "pla"}
+    assert result_method(a, "r") == "pla"

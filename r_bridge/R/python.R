@@ -87,13 +87,14 @@ sccAvailable <- function() {
     c("\\b(?:scc\\.|scconsensus\\.)?tl\\.(ensemble|pcc|pla|dpp)\\(adata(, )?", "\\1(x\\2"),
     c("\\b(?:scc\\.|scconsensus\\.)?tl\\.(ensemble|pcc|pla|dpp)\\b(?!\\()", "\\1()"),
     c("\\badata\\.X\\b", "x"),
+    c("\\bkey_added(?=\\s*=)", "name"),  # R's argument for Python's key_added
     c("\\(\\.uns\\['[^']+'\\]\\['best_k_ties'\\] lists all\\)",
       "(the result's bestKTies lists all)"),
     c(paste0("e\\.g\\. with pl\\.consensus_cdf, or choose k with (?:tl\\.pcc|pcc\\(\\))'s ",
              "evidence \\(pl\\.k_selection\\)"),
       paste0("e.g. with plot(result, which = \"cdf\"), or choose k with pcc()'s evidence ",
              "(the k_selection of its record)")),
-    c("Cluster a representation \\(use_rep='X_pca' after sc\\.pp\\.pca\\)",
+    c("Cluster a representation \\(e\\.g\\. a PCA\\)",
       "Cluster a reduced dimension (use.dimred = \"PCA\")"),
     c("(?<=\\w)=True\\b", " = TRUE"),
     c("(?<=\\w)=False\\b", " = FALSE")

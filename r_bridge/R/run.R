@@ -57,6 +57,27 @@
     } else list(use.dimred = use.dimred)
     uns <- lapply(lapply(res$uns, .decode), .r_params, representation = representation)
     keys <- unlist(res$keys)  # every result with a membership (consensusK: one per k)
+    bioc <- .bioc_results(keys, obs, obsm)
+    obs <- bioc$obs
+    obsm <- bioc$obsm
+    key <- keys[1]
+    if (is_se) {
+        # record what a built ensemble was built on, for pcc() and pla() to reuse
+        built <- if (method == "ensemble") names(obsm) else if (is.null(found$ensemble)) found$key
+        label <- if (isTRUE(colLabels) && !is.null(key)) obs[[key]]
+        return(.store_sce(x, obs, obsm, uns, intersect(built, names(obsm)), representation,
+                          label))
+    }
+    if (each_k) {
+        shared <- c(found$key, paste0(found$key, "_run"))  # a built ensemble, whatever its name
+        return(.each_k_results(keys, obs, obsm, uns, input$names, shared))
+    }
+    .matrix_result(key, obs, obsm, uns, input$names)
+}
+
+# Every result's labels "1".."k" and its membership (and consensus-k's item consensus)
+# columns named alike, as bluster and scran give them.
+.bioc_results <- function(keys, obs, obsm) {
     for (key in keys) {
         memb_key <- paste0(key, "_membership")
         item_key <- paste0(key, "_item_consensus")  # consensus-k's, one column per cluster
@@ -67,30 +88,22 @@
         obs[[key]] <- bioc$labels
         if (!is.null(obsm[[memb_key]])) obsm[[memb_key]] <- bioc$membership
     }
-    key <- keys[1]
-    if (is_se) {
-        if (!methods::is(x, "SingleCellExperiment")) {
-            x <- methods::as(x, "SingleCellExperiment")
-        }
-        .refuse_foreign(x, names(obs), names(obsm))
-        for (col in names(obs)) SummarizedExperiment::colData(x)[[col]] <- unname(obs[[col]])
-        for (nm in names(obsm)) SingleCellExperiment::reducedDim(x, nm) <- obsm[[nm]]
-        for (nm in names(uns)) S4Vectors::metadata(x)[[nm]] <- uns[[nm]]
-        # record what a built ensemble was built on, for pcc() and pla() to reuse
-        built <- if (method == "ensemble") names(obsm) else if (is.null(found$ensemble)) found$key
-        for (nm in intersect(built, names(obsm))) {
-            S4Vectors::metadata(x)[[nm]]$representation <- representation
-        }
-        if (isTRUE(colLabels) && !is.null(key)) {
-            SingleCellExperiment::colLabels(x) <- unname(obs[[key]])
-        }
-        return(x)
+    list(obs = obs, obsm = obsm)
+}
+
+# `x` (as a SingleCellExperiment) with the results: colData, reducedDims, metadata; the
+# representation recorded for the ensembles `built`, and `label` as colLabels if given.
+.store_sce <- function(x, obs, obsm, uns, built, representation, label) {
+    if (!methods::is(x, "SingleCellExperiment")) {
+        x <- methods::as(x, "SingleCellExperiment")
     }
-    if (each_k) {
-        shared <- c(found$key, paste0(found$key, "_run"))  # a built ensemble, whatever its name
-        return(.each_k_results(keys, obs, obsm, uns, input$names, shared))
-    }
-    .matrix_result(key, obs, obsm, uns, input$names)
+    .refuse_foreign(x, names(obs), names(obsm))
+    for (col in names(obs)) SummarizedExperiment::colData(x)[[col]] <- unname(obs[[col]])
+    for (nm in names(obsm)) SingleCellExperiment::reducedDim(x, nm) <- obsm[[nm]]
+    for (nm in names(uns)) S4Vectors::metadata(x)[[nm]] <- uns[[nm]]
+    for (nm in built) S4Vectors::metadata(x)[[nm]]$representation <- representation
+    if (!is.null(label)) SingleCellExperiment::colLabels(x) <- unname(label)
+    x
 }
 
 # Whether nClusters asks pcc() or pla() for one result per K (a vector, or a list even of
@@ -224,6 +237,8 @@ print.sccResult <- function(x, ...) {
     if (is.null(ensemble) && key %in% dimreds) {
         # reuse an ensemble stored by ensemble(sce, name = key)
         ensemble <- SingleCellExperiment::reducedDim(x, key)
+        # Python's -1 for "not sampled", as zellkonverter or to_sce keep it: R's NA
+        if (is.numeric(ensemble)) ensemble[!is.na(ensemble) & ensemble < 0] <- NA
         stored <- key
         .refuse_joined(x, key, dimreds)
         if (length(ensembleArgs)) {
@@ -232,6 +247,9 @@ print.sccResult <- function(x, ...) {
                     "ensemble(x, ..., name = 'other') and pass ensembleKey = 'other'.",
                     call. = FALSE)
         }
+    } else if (!is.null(ensemble) && length(ensembleArgs)) {
+        warning("ensembleArgs are not used: the ensemble given is the one ", method, "() ",
+                "reads. Leave ensemble out to build one with ensembleArgs.", call. = FALSE)
     } else if (is.null(ensemble) && methods::is(x, "SummarizedExperiment") &&
                ensembleKeyGiven && !length(ensembleArgs)) {
         stop("ensembleKey = '", key, "' is not among reducedDimNames(x): ",

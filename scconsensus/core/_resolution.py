@@ -200,8 +200,8 @@ def select_k(
         are finer; an ensemble of fewer than 5 partitions needs all of them).
     threshold
         Smallest drop of the (enveloped) eigenvalue that counts as a split, in
-        ``(0, 1]``. With fewer than 5 partitions and no drop this large, a
-        ``UserWarning`` says that they are too few to choose ``K``.
+        ``(0, 1]``. With no drop this large, a ``UserWarning`` says that no ``K`` is
+        stable (or, under 5 partitions, that they are too few to choose ``K``).
     max_items
         Items drawn at random to compute the evidence (the number of groups is
         a property of the whole; this bounds the cost for large data).
@@ -217,7 +217,8 @@ def select_k(
     -----
     UserWarning
         When ``K`` is only a lower bound (build the ensemble over larger ``k``), when every
-        partition has one ``k`` and ``K`` is it, and when under 5 partitions show no split.
+        partition has one ``k`` and ``K`` is it, when no split reaches the threshold (no
+        ``K`` is stable), and when under 5 partitions show no split.
 
     Examples
     --------
@@ -289,6 +290,7 @@ def choose_k(
     K, reason = _past_the_candidates(
         K, reason, Ks, eig, drop, finest=finest, n_partitions=sizes.size, threshold=threshold
     )
+    _warn_arbitrary(K, reason, threshold)
     table = _table(Ks[:-2], eig[:-2], envelope[:-2], drop, n_parts[:-2], K)
     if K > Ks[-3]:  # a lower bound past the candidates: its row, without a drop
         at = K - 2
@@ -380,15 +382,7 @@ def _choose(
     K, largest = _largest_change(Ks, drop)
     reason = f"K={K}: no split drops the normalised co-association by {threshold:g}; {largest}"
     if n_partitions >= MIN_PARTITIONS:
-        # a user trial: Gaussian noise got K=10 without a word
-        warn(
-            f"select_k: no number of clusters is stable in this ensemble (no split drops its "
-            f"normalised co-association by {threshold:g}; {largest}), so K={K} is arbitrary: "
-            "the data may hold no groups at the resolutions the ensemble spans. Look at "
-            "pl.k_selection, and give the number of clusters if the biology sets one.",
-            UserWarning,
-        )
-        reason += f": no number of clusters is stable, so K={K} is arbitrary"
+        reason += ARBITRARY.format(K=K)  # warned by choose_k unless a lower bound replaces K
     else:
         reason += f"; only {n_partitions} partition(s), too few to choose K"
         warn(
@@ -399,6 +393,25 @@ def _choose(
             UserWarning,
         )
     return K, reason
+
+
+#: The end of the reason for a K no split supports (:func:`_warn_arbitrary`).
+ARBITRARY = ": no number of clusters is stable, so K={K} is arbitrary"
+
+
+def _warn_arbitrary(K: int, reason: str, threshold: float) -> None:
+    """Warn that no split supports ``K`` (a user trial: Gaussian noise got K=10 without a
+    word), unless ``K`` is another reading (a lower bound past the candidates, which says
+    the opposite: more groups than the ensemble can judge)."""
+    if not reason.endswith(ARBITRARY.format(K=K)):
+        return
+    warn(
+        f"select_k: no number of clusters is stable in this ensemble (no split drops its "
+        f"normalised co-association by {threshold:g}), so K={K} is arbitrary: the data may "
+        "hold no groups at the resolutions the ensemble spans. Look at pl.k_selection, and "
+        "give the number of clusters if the biology sets one.",
+        UserWarning,
+    )
 
 
 def _past_the_candidates(

@@ -129,7 +129,8 @@ def _curve(adata, keys, field, ylabel, title, ax, figsize, show, save, name):
             label=_label(adata, kk),
         )
         if field == "pac" and rec.get("best_k") is not None:
-            _mark_best(ax, int(rec["best_k"]), line, _label(adata, kk), len(keys) == 1)
+            ties = np.atleast_1d(rec.get("best_k_ties", rec["best_k"])).astype(int)
+            _mark_best(ax, ties, line, _label(adata, kk), len(keys) == 1)
     ax.set_xlabel("k")
     ax.set_ylabel(ylabel)
     ax.set_title(title)
@@ -138,11 +139,13 @@ def _curve(adata, keys, field, ylabel, title, ax, figsize, show, save, name):
     return finish(ax.figure, show, save, "_".join([name, *map(str, keys)]), ax)
 
 
-def _mark_best(ax: Axes, best_k: int, line: Line2D, label: str, alone: bool) -> None:
-    """The ``k`` of lowest PAC (``.uns[key]["best_k"]``), marked as ``pl.k_selection``
-    marks its chosen K; in the colour of its key's curve when several keys share the axes."""
+def _mark_best(ax: Axes, ties: np.ndarray, line: Line2D, label: str, alone: bool) -> None:
+    """The ``k`` of lowest PAC (``.uns[key]["best_k"]``, the first of ``ties``), marked as
+    ``pl.k_selection`` marks its chosen K, and the others tied with it named; in the
+    colour of its key's curve when several keys share the axes."""
     color, text = ("C3", "") if alone else (line.get_color(), f"{label}: ")
-    ax.axvline(best_k, color=color, ls="--", label=f"{text}best k = {best_k} (lowest PAC)")
+    tied = f"; tied with k = {', '.join(map(str, ties[1:]))}" if ties.size > 1 else ""
+    ax.axvline(ties[0], color=color, ls="--", label=f"{text}best k = {ties[0]} (lowest PAC{tied})")
 
 
 @doc_params(**_CURVE_DOCS)

@@ -252,7 +252,8 @@ def _draw_legends(ax: Axes, cax: Axes, handles_all: list) -> None:
     figure-level legend sat at the figure's edge, clipped there when the heatmap was one
     panel of several (a user trial, ``ax=``)."""
     fig = ax.figure
-    box = cax.get_tightbbox(fig.canvas.get_renderer()).transformed(fig.transFigure.inverted())
+    # no renderer argument: pdf, svg and a bare Figure's canvases have no get_renderer
+    box = cax.get_tightbbox().transformed(fig.transFigure.inverted())
     x, y = box.x1 + 0.01, ax.get_position().y1
     for col, handles in reversed(handles_all):  # the top bar's legend first
         leg = Legend(

@@ -34,7 +34,7 @@ from .._validation import (
     check_key,
     check_n_clusters,
 )
-from ..core.consensus_k import lowest_pac
+from ..core.consensus_k import lowest_pac, warn_pac_ties
 from ..tl._anndata import (
     assign_all,
     check_copy,
@@ -43,7 +43,6 @@ from ..tl._anndata import (
     merge_entries,
     sanitize_uns,
 )
-from ..tl._consensus_k import warn_pac_ties
 from ._errors import require_r_package, require_rpy2
 from ._session import numpy_converter, quiet_r
 

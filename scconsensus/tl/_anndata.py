@@ -61,6 +61,7 @@ def get_rep(
     *,
     layer: str | None = None,
     keep_float32: bool = False,
+    min_items: int = 3,
 ):
     """The matrix to cluster: ``.obsm[use_rep]``, a layer, ``X_pca`` when present, else ``X``.
 
@@ -70,6 +71,9 @@ def get_rep(
     {use_rep_layer}
     keep_float32
         Return float32 input as float32 (k-means and kNN searches), else float64.
+    min_items
+        Fewest items accepted: 3 to cluster, 1 for items assigned to a fitted consensus
+        (``tl.pla_transfer``'s new cells).
 
     Returns
     -------
@@ -91,7 +95,10 @@ def get_rep(
             raise ValueError(
                 f"layer={layer!r} is not in adata.layers (available: {list(adata.layers)})."
             )
-        X = check_matrix(adata.layers[layer], f"adata.layers[{layer!r}]", keep_float32=keep_float32)
+        X = check_matrix(
+            adata.layers[layer], f"adata.layers[{layer!r}]", keep_float32=keep_float32,
+            min_items=min_items,
+        )  # fmt: skip
         warn_feature_matrix(adata, X, f"adata.layers[{layer!r}]")  # often scanpy's counts
         return X
     use_rep = default_rep(adata, use_rep)
@@ -111,14 +118,16 @@ def get_rep(
                 "X into memory: load it first with adata = adata.to_memory(), or cluster a "
                 "representation or a layer (use_rep='X_pca', layer=...)."
             )
-        X = check_matrix(adata.X, "adata.X", keep_float32=keep_float32)
+        X = check_matrix(adata.X, "adata.X", keep_float32=keep_float32, min_items=min_items)
         warn_feature_matrix(adata, X, "adata.X")
         return X
     check_use_rep(adata, use_rep)
     rep = adata.obsm[use_rep]
     if isinstance(rep, pd.DataFrame):
         rep = rep.to_numpy()
-    return check_matrix(rep, f"adata.obsm[{use_rep!r}]", keep_float32=keep_float32)
+    return check_matrix(
+        rep, f"adata.obsm[{use_rep!r}]", keep_float32=keep_float32, min_items=min_items
+    )
 
 
 def default_rep(adata: AnnData, use_rep: str | None, layer: str | None = None) -> str | None:

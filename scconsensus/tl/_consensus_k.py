@@ -15,8 +15,7 @@ from scanpy import logging as logg
 from .._docs import doc_params
 from .._progress import check_progress
 from .._validation import RandomState, check_choice, check_int, check_key, is_k_list
-from .._warnings import warn
-from ..core.consensus_k import Resampling, check_consensus_k
+from ..core.consensus_k import Resampling, check_consensus_k, warn_pac_ties
 from ..core.consensus_k import consensus_k as _consensus_k
 from ._anndata import (
     assign_all,
@@ -155,21 +154,6 @@ def _write(
     )
 
 
-def warn_pac_ties(tied: np.ndarray, lowest: float, key: str) -> None:
-    """Say that several ``k`` share the lowest PAC and ``best_k`` is only the smallest (a
-    user trial read "lowest PAC at k = 2" where PAC was 0 at k = 2, 3, 6, 7 and 8)."""
-    if len(tied) < 2:
-        return
-    ks = ", ".join(str(int(k)) for k in tied)
-    warn(
-        f"PAC ties at its lowest ({lowest:.3g}) for k = {ks}: best_k = {int(tied[0])} is only "
-        f"the smallest of them (.uns[{key!r}]['best_k_ties'] lists all). Clusterings as stable "
-        "at several k often nest (groups of groups); compare them, e.g. with "
-        "pl.consensus_cdf, or choose k with tl.pcc's evidence (pl.k_selection).",
-        UserWarning,
-    )
-
-
 def _checked(shape, max_k, reps, keep_k, run: tuple) -> tuple[int, int, str | list[int]]:
     """``(max_k, reps, kept k)``, all of the run checked before the start is logged
     (``run``: the resampling record, ``final_linkage``, ``pac_window``, ``n_jobs``,
@@ -214,10 +198,9 @@ def _entries_k(adata: AnnData, res, key: str, k: int, params: dict, matrices: bo
         labels=res.labels[k],
         uns={"cluster_consensus": cc.loc[cc["k"] == k, "cluster_consensus"].to_numpy()},
     )
-    # NaN only where an item is alone in its cluster: 1, as the membership and
+    # 1 where an item is alone in its cluster, as the membership and
     # r.consensus_cluster_plus count it (an R user met NA in the SingleCellExperiment)
-    ic = np.asarray(res.item_consensus[k], dtype=np.float64)
-    entries["obsm"][f"{key}_item_consensus"] = np.where(np.isnan(ic), 1.0, ic)
+    entries["obsm"][f"{key}_item_consensus"] = res.filled_item_consensus(k)
     if matrices:
         entries["obsp"] = {f"{key}_consensus": res.consensus[k].astype(np.float32)}
     return entries

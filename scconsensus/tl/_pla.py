@@ -11,7 +11,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from .._docs import doc_params
 from .._progress import check_progress
-from .._results import check_fitted_ensemble
+from .._results import check_fitted_ensemble, result_method
 from .._validation import RandomState, check_key, check_labels, renamed_args
 from .._warnings import warn
 from ..core import FitRoute, StartPlan
@@ -313,6 +313,12 @@ def _reference(adata_ref: AnnData, key: str) -> tuple:
             f"adata_ref has no PLA result under key={key!r}: run scconsensus.tl.pla(adata_ref, "
             "key_added=key) first."
         )
+    if result_method(adata_ref, key) not in (None, "pla"):  # None: a record of old
+        raise ValueError(
+            f"adata_ref.uns[{key!r}] is a {result_method(adata_ref, key)} result; "
+            "pla_transfer folds new cells into a PLA fit. Run scconsensus.tl.pla(adata_ref) "
+            "and transfer that (key='pla')."
+        )
     record = adata_ref.uns[key]
     params = record.get("params", {})
     ensemble_key = str(params.get("ensemble_key", "scc_ensemble"))
@@ -366,7 +372,7 @@ def _shared_labels(adata_new: AnnData, new_ensemble_key: str, used, n_full: int)
 def _predicted_labels(adata_ref, adata_new, labels_ref, use_rep, n_neighbors) -> np.ndarray:
     """The new cells' labels in the reference's partitions by a nearest-neighbour vote."""
     X_ref = get_rep(adata_ref, use_rep)
-    X_new = get_rep(adata_new, use_rep)
+    X_new = get_rep(adata_new, use_rep, min_items=1)  # assigned, not clustered
     if X_ref.shape[1] != X_new.shape[1]:
         raise ValueError(
             f"The representation has {X_ref.shape[1]} columns in adata_ref and "

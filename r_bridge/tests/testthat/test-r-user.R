@@ -365,7 +365,7 @@ test_that("Python's advice reaches R in R's terms", {
     expect_identical(terms("Build the ensemble over several k (tl.ensemble's default k='auto')"),
                      "Build the ensemble over several k (ensemble()'s default k='auto')")
     expect_identical(terms("run scc.tl.pcc(adata, key_added='pcc') again"),
-                     "run pcc(x, keyAdded='pcc') again")
+                     "run pcc(x, name='pcc') again")
 })
 
 test_that("one feature on its own scale is named, and a reducedDim is no such matrix", {
@@ -416,4 +416,19 @@ test_that("a transposed matrix of simulated 'gene1' x 'cell1' names is noticed",
     expect_silent(scconsensusR:::.check_orientation(m, "columns", "pcc()"))
     expect_warning(scconsensusR:::.check_orientation(t(m), "columns", "pcc()"),
                    class = "scconsensusOrientationWarning")
+})
+
+test_that("a stored ensemble with Python's -1 is read as NA; unused ensembleArgs are said", {
+    skip_without_python()
+    x <- two_groups()
+    sce <- SingleCellExperiment::SingleCellExperiment(list(logcounts = x))
+    e <- ensemble(x, nPartitions = 6, k = 2, progress = FALSE)$labels
+    e[1:3, 1] <- NA
+    py <- e - 1L  # as zellkonverter reads a Python-built ensemble: 0..k-1, -1 unsampled
+    py[is.na(py)] <- -1L
+    SingleCellExperiment::reducedDim(sce, "scc_ensemble") <- py
+    out <- pcc(sce, nClusters = 2)
+    expect_gt(ari(out$pcc, truth), 0.95)
+    expect_warning(pcc(x, ensemble = e, nClusters = 2, ensembleArgs = list(nPartitions = 80)),
+                   "ensembleArgs are not used: the ensemble given")
 })

@@ -32,7 +32,7 @@ and :func:`consensus_k` end to end).
 
 from ._engine import FIXED_K_METHODS, check_consensus_k, consensus_k, resample_partitions
 from ._options import Resampling
-from ._result import ConsensusK, lowest_pac
+from ._result import ConsensusK, lowest_pac, warn_pac_ties
 from ._statistics import (
     cdf_area,
     cluster_consensus,
@@ -60,4 +60,5 @@ __all__ = [
     "pac",
     "resample_partitions",
     "summarize_consensus",
+    "warn_pac_ties",
 ]

@@ -8,7 +8,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["ConsensusK", "lowest_pac"]
+from ..._warnings import warn
+
+__all__ = ["ConsensusK", "lowest_pac", "warn_pac_ties"]
 
 #: PAC values this close to the lowest are a tie (PAC is a share of pairs: exact zeros
 #: are common on clear groups, at several k when they nest).
@@ -27,6 +29,21 @@ def lowest_pac(ks, pac) -> tuple[int, np.ndarray]:
     ks, pac = np.asarray(ks, dtype=np.int64), np.asarray(pac, dtype=np.float64)
     tied = ks[pac <= np.nanmin(pac) + PAC_TIE]
     return int(tied[0]), tied
+
+
+def warn_pac_ties(tied: np.ndarray, lowest: float, key: str) -> None:
+    """Say that several ``k`` share the lowest PAC and ``best_k`` is only the smallest (a
+    user trial read "lowest PAC at k = 2" where PAC was 0 at k = 2, 3, 6, 7 and 8)."""
+    if len(tied) < 2:
+        return
+    ks = ", ".join(str(int(k)) for k in tied)
+    warn(
+        f"PAC ties at its lowest ({lowest:.3g}) for k = {ks}: best_k = {int(tied[0])} is only "
+        f"the smallest of them (.uns[{key!r}]['best_k_ties'] lists all). Clusterings as stable "
+        "at several k often nest (groups of groups); compare them, e.g. with "
+        "pl.consensus_cdf, or choose k with tl.pcc's evidence (pl.k_selection).",
+        UserWarning,
+    )
 
 
 @dataclass
@@ -82,14 +99,19 @@ class ConsensusK:
         """Every ``k`` whose PAC ties with the lowest (``best_k`` is the first)."""
         return lowest_pac(self.ks, self.pac)[1]
 
+    def filled_item_consensus(self, k: int) -> np.ndarray:
+        """``item_consensus[k]`` with an item alone in its cluster at 1 there (NaN in
+        ConsensusClusterPlus's ``calcICL``: no pair to average; the only NaN entries)."""
+        ic = np.array(self.item_consensus[int(k)], dtype=np.float64)
+        return np.where(np.isnan(ic), 1.0, ic)
+
     def membership(self, k: int) -> np.ndarray:
         """``(n, k)`` item consensus rescaled to rows on the simplex.
 
         An item alone in its cluster has no within-cluster pair; its own-cluster
         entry is taken as 1 (ConsensusClusterPlus reports NaN there).
         """
-        ic = np.array(self.item_consensus[int(k)], dtype=np.float64)
-        ic = np.where(np.isnan(ic), 1.0, ic)
+        ic = self.filled_item_consensus(k)
         total = ic.sum(axis=1, keepdims=True)
         k_ = ic.shape[1]
         with np.errstate(invalid="ignore", divide="ignore"):

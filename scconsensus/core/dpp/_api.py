@@ -255,7 +255,7 @@ def _consensus_forest(run_labels, X, mode, n_neighbors, n_random, seed, floor, n
         raise ValueError(
             f"No pair of items reaches consensus tau={floor} (largest observed "
             f"{values.max() if values.size else 0:.3g}): the runs agree too little. Cluster a "
-            "representation (use_rep='X_pca' after sc.pp.pca), lower tau or use more runs."
+            "representation (e.g. a PCA), lower tau or use more runs."
         )
     return maximum_spanning_forest(consensus), thresholds
 
@@ -285,10 +285,6 @@ def _choose(table: pd.DataFrame, n_clusters: int | None) -> tuple[int, str]:
     theta = table["threshold"].to_numpy()
     if n_clusters is None:
         best = int(np.nanargmin(kvi)) if np.any(np.isfinite(kvi)) else 0
-        # one or two consensus values at or above tau: the runs barely agree (many
-        # thresholds that all give the same cut are the opposite, a stable one)
-        if len(theta) <= 2 and np.unique(ks).size == 1:
-            _warn_no_choice(ks[best], theta)
         return best, (
             f"{ks[best]} clusters: the lowest kernel validity index (KVI {kvi[best]:.3g}, "
             f"threshold {theta[best]:.3g}) among {len(table)} cuts of the consensus at "
@@ -310,15 +306,22 @@ def _choose(table: pd.DataFrame, n_clusters: int | None) -> tuple[int, str]:
     return best, reason
 
 
-def _warn_no_choice(k: int, theta: np.ndarray) -> None:
-    """Every cut at ``θ ≥ tau`` has the same clusters: KVI had nothing to choose from (a
-    user trial's 3 clear groups of 500 log-expression features got 7 clusters from the one
-    consensus value above tau, 0.605: DPP's runs on many features rarely agree)."""
+def warn_no_choice(table: pd.DataFrame, cut: DPPCut, n_clusters) -> None:
+    """Warn when one or two consensus values reach tau and cut the same clusters: KVI had
+    nothing to choose from (a user trial's 3 clear groups of 500 log-expression features
+    got 7 clusters from the one value above tau, 0.605: DPP's runs on many features rarely
+    agree). Many thresholds that all give the same cut are the opposite, a stable one; a
+    subset of thresholds (``n_thresholds``) or a given K says nothing of it."""
+    theta = table["threshold"].to_numpy()
+    if n_clusters is not None or cut.n_thresholds is not None or len(theta) > 2:
+        return
+    if table["n_clusters"].nunique() != 1:
+        return
     warn(
         f"dpp: only {len(theta)} consensus value(s) reach tau (largest {theta.max():.3g}), "
-        f"and they cut the same {k} clusters, so the number of clusters was not chosen: the "
-        "runs agree too little. Cluster a representation "
-        "(use_rep='X_pca' after sc.pp.pca), lower tau, or give n_clusters.",
+        f"and they cut the same {int(table['n_clusters'].iloc[0])} clusters, so the number "
+        "of clusters was not chosen: the runs agree too little. Cluster a representation "
+        "(e.g. a PCA), lower tau, or give n_clusters.",
         UserWarning,
     )
 
@@ -378,6 +381,7 @@ def _solve(
     table, best, info["alpha"], info["reason"] = _select(
         partitions, thresholds, cut.tau, L, F, n_clusters
     )
+    warn_no_choice(table, cut, n_clusters)
     lap("validity")
     membership = normalize_rows(consensus_membership(run_labels, partitions[best]))
     lap("membership")
