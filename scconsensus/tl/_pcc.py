@@ -14,13 +14,7 @@ from .._validation import RandomState, check_key, check_min_mass, check_number
 from .._warnings import warn
 from ..core import FitRoute, PCCConsensus, StartPlan, pcc_consensus
 from ..core.pcc import PCC_PARAMS, Bregman, cluster_relationships, kernels_cached
-from ._anndata import (
-    check_copy,
-    get_ensemble,
-    lazy_rep,
-    log_rep_read,
-    store_consensus,
-)
+from ._anndata import check_copy, get_ensemble, lazy_rep, log_rep_read, store_consensus
 from ._candidates import fits_each_k
 from ._runs import fitted_run
 from ._selection import clusters_written, log_plan, selection_uns
