@@ -40,6 +40,7 @@
     .check_k(ensembleArgs[["k", exact = TRUE]])
     .check_resolution(ensembleArgs[["resolution", exact = TRUE]])
     ensemble <- .ensemble_spec(ensemble, n)
+    if (is_se) .refuse_foreign_early(x, method, args, each_k)
     res <- .py_try({
         adata <- bridge$make_adata(input$spec, input$names, input$features,
                                    input$representation)
@@ -73,6 +74,21 @@
         return(.each_k_results(keys, obs, obsm, uns, input$names, shared))
     }
     .matrix_result(key, obs, obsm, uns, input$names)
+}
+
+# .refuse_foreign before the run, for the names ensemble(), pcc(), pla() and dpp() will
+# surely write (the check after it, on everything written, stays): no computation lost.
+.refuse_foreign_early <- function(x, method, args, each_k) {
+    if (!method %in% c("ensemble", "pcc", "pla", "dpp")) return(invisible())
+    name <- args[["keyAdded", exact = TRUE]]
+    if (is.null(name)) name <- if (method == "ensemble") "scc_ensemble" else method
+    keys <- if (!each_k) name else vapply(unlist(args[["nClusters", exact = TRUE]]),
+                                          function(k) .each_k_key(args, method, k), "")
+    if (method == "ensemble") {
+        return(.refuse_foreign(x, character(0), c(keys, paste0(keys, "_run"))))
+    }
+    .refuse_foreign(x, c(keys, paste0(keys, "_confidence"), paste0(keys, "_entropy")),
+                    paste0(keys, "_membership"))
 }
 
 # Every result's labels "1".."k" and its membership (and consensus-k's item consensus)

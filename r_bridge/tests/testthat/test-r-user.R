@@ -400,7 +400,8 @@ test_that("results never overwrite the user's own colData or reducedDims", {
     sce <- SingleCellExperiment::SingleCellExperiment(list(logcounts = two_groups()))
     SingleCellExperiment::reducedDim(sce, "PCA") <- prcomp(t(two_groups()), rank. = 3)$x
     sce$sizeFactor <- runif(40)
-    expect_error(ensemble(sce, name = "PCA", nPartitions = 4, k = 2),
+    # refused before the run: Python would have refused subsample = 5 first
+    expect_error(ensemble(sce, name = "PCA", nPartitions = 4, k = 2, subsample = 5),
                  "overwrite reducedDim\\(x, 'PCA'\\), which scconsensus did not write")
     built <- ensemble(sce, nPartitions = 4, k = 2)
     expect_error(pcc(built, nClusters = 2, name = "sizeFactor"),
