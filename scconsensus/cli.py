@@ -25,6 +25,7 @@ from ._cli_terms import cli_terms as _cli_terms
 from ._cli_terms import show_warning as _show_warning
 from ._io import atomic_file, check_not_open, output_lock, remove_stale
 from ._report import NA_NOTE, check_report_folder, results_table, write_report
+from ._results import truth_labels
 from ._validation import (
     check_choice,
     check_fraction,
@@ -196,6 +197,7 @@ def _truth_column(adata: ad.AnnData, truth: str | None) -> str | None:
             f"--truth {truth!r} is not a column of the input's .obs; available: "
             f"{list(adata.obs.columns)}. Pass one of them, or leave --truth out."
         )
+    truth_labels(adata, truth)  # classes, not a measurement: refused before any run
     return truth
 
 

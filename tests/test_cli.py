@@ -371,3 +371,16 @@ def test_a_method_twice_is_refused_and_params_one_method_ignores_are_said(
     printed = capsys.readouterr().out
     assert "note: --param divergence is used by pcc only (pla does not take it)" in printed
     assert ad.read_h5ad(out).uns["pcc"]["params"]["divergence"] == "l2"
+
+
+def test_a_measurement_as_truth_is_refused_before_the_run(tmp_path, capsys):
+    """A user trial: --truth n_genes ran the ensemble and PCC, wrote the output, and only
+    then was refused as a measurement."""
+    import scanpy as sc
+
+    src = tmp_path / "in.h5ad"
+    sc.datasets.pbmc68k_reduced().write_h5ad(src)
+    out = tmp_path / "o.h5ad"
+    assert main(["run", str(src), "--out", str(out), "--truth", "n_genes", "--no-figures"]) == 2
+    assert "'n_genes' looks like a measurement" in capsys.readouterr().err
+    assert not out.exists()

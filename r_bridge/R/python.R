@@ -86,6 +86,9 @@ sccAvailable <- function() {
              "reduced dimension (use.dimred)")),
     c("\\b(?:scc\\.|scconsensus\\.)?tl\\.(ensemble|pcc|pla|dpp)\\(adata(, )?", "\\1(x\\2"),
     c("\\b(?:scc\\.|scconsensus\\.)?tl\\.(ensemble|pcc|pla|dpp)\\b(?!\\()", "\\1()"),
+    c("Look at pl\\.k_selection, and give the number of clusters if the biology sets one",
+      paste0("Look at the evidence, k_selection in the result's record (metadata(x) or ",
+             "$uns), and give nClusters if the biology sets one")),
     c("\\badata\\.X\\b", "x"),
     c("\\bkey_added(?=\\s*=)", "name"),  # R's argument for Python's key_added
     c("\\(\\.uns\\['[^']+'\\]\\['best_k_ties'\\] lists all\\)",

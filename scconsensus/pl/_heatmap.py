@@ -10,7 +10,6 @@ import pandas as pd
 import scipy.sparse as sp
 from anndata import AnnData
 from matplotlib.axes import Axes
-from matplotlib.legend import Legend
 
 from .._docs import doc_params
 from .._results import check_fitted_ensemble, result_method
@@ -248,29 +247,28 @@ def _draw_bars(divider, adata: AnnData, bars: list[str], rows: np.ndarray):
 
 
 def _draw_legends(ax: Axes, cax: Axes, handles_all: list) -> None:
-    """The bars' legends right of the colour bar and its label, as legends of ``ax``: a
-    figure-level legend sat at the figure's edge, clipped there when the heatmap was one
-    panel of several (a user trial, ``ax=``)."""
-    fig = ax.figure
-    # no renderer argument: pdf, svg and a bare Figure's canvases have no get_renderer
-    box = cax.get_tightbbox().transformed(fig.transFigure.inverted())
-    x, y = box.x1 + 0.01, ax.get_position().y1
-    for col, handles in reversed(handles_all):  # the top bar's legend first
-        leg = Legend(
-            ax,
-            handles,
-            [h.get_label() for h in handles],
+    """The bars' legends right of the colour bar and its label, the top bar's first.
+
+    Figure legends (drawn over every panel, and kept by ``bbox_inches="tight"``) anchored
+    to the colour bar's axes, so that they follow it when a layout moves the panels: at
+    the figure's right edge they were clipped over a second panel (a user trial, ``ax=``),
+    and as the heatmap's own artists a panel drawn after it hid them.
+    """
+    box = cax.get_tightbbox()  # no renderer: pdf, svg and a bare Figure have none
+    x = cax.transAxes.inverted().transform((box.x1, box.y1))[0] + 0.5
+    y, height = 1.0, cax.get_position().height
+    for col, handles in reversed(handles_all):
+        ax.figure.legend(
+            handles=handles,
             title=col,
             loc="upper left",
             bbox_to_anchor=(x, y),
-            bbox_transform=fig.transFigure,
+            bbox_transform=cax.transAxes,
             fontsize=7,
             title_fontsize=8,
             frameon=False,
         )
-        ax.add_artist(leg)
-        leg.set_clip_on(False)  # add_artist clips to the axes, which would hide it
-        y -= 0.06 * (len(handles) + 2) / 2
+        y -= 0.06 * (len(handles) + 2) / 2 / height
 
 
 @doc_params()

@@ -364,6 +364,10 @@ test_that("Python's advice reaches R in R's terms", {
                      "Generate the ensemble with predictUnsampled = TRUE or more partitions")
     expect_identical(terms("Build the ensemble over several k (tl.ensemble's default k='auto')"),
                      "Build the ensemble over several k (ensemble()'s default k='auto')")
+    said <- terms(paste0("select_k: no number of clusters is stable. Look at pl.k_selection, ",
+                         "and give the number of clusters if the biology sets one."))
+    expect_match(said, "give nClusters if the biology sets one", fixed = TRUE)
+    expect_no_match(said, "pl\\.k_selection")
     expect_identical(terms("run scc.tl.pcc(adata, key_added='pcc') again"),
                      "run pcc(x, name='pcc') again")
 })
