@@ -109,37 +109,6 @@ def result_method(adata: AnnData, key: str) -> str | None:
     return next((method for entry, method in _SIGNS if entry in record), None)
 
 
-def check_fitted_ensemble(adata: AnnData, key: str, ensemble_key: str) -> None:
-    """Refuse to read the partitions of a result whose ensemble was rebuilt since its fit.
-
-    Its ``partitions_used`` name columns of the ensemble it was fitted to; a user trial
-    drew another ensemble's partitions under the result's name (or got an ``IndexError``
-    when the new one had fewer). Records without a run id (hand-made ensembles, older
-    files) are taken as they are.
-    """
-    record = adata.uns.get(key)
-    fitted = record.get("ensemble_run") if isinstance(record, dict) else None
-    runs = adata.obsm.get(f"{ensemble_key}_run")  # as tl.ensemble marks its runs
-    now = np.unique(np.asarray(runs)) if runs is not None else np.array([])
-    if fitted is None or not now.size or (now.size == 1 and int(now[0]) == int(fitted)):
-        return
-    if now.size > 1:  # tl's own refusal of a joined ensemble, said before the run ids
-        raise ValueError(
-            f"adata.obsm[{ensemble_key!r}] joins {now.size} ensembles built separately (e.g. "
-            "ad.concat of AnnData objects that each ran tl.ensemble), so no result's "
-            "partitions are in it. Run scconsensus.tl.ensemble on the joint data, then the "
-            "consensus again."
-        )
-    now = now[0]
-    method = record.get("method", "pcc")
-    raise ValueError(
-        f"{key!r} was fitted to another ensemble than adata.obsm[{ensemble_key!r}] holds now "
-        f"(run id {int(fitted)} then, {now} now: tl.ensemble was run again since), so its "
-        f"partitions are gone. Fit it again on this ensemble (scc.tl.{method}(adata, "
-        f"key_added={key!r}, ...)), or keep ensembles apart with tl.ensemble(key_added=...)."
-    )
-
-
 def result_keys(adata: AnnData, keys) -> list[str]:
     """The keys to compare, without repeats; every consensus result when ``None``.
 

@@ -11,7 +11,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from .._docs import doc_params
 from .._progress import check_progress
-from .._results import check_fitted_ensemble, result_method
+from .._results import result_method
 from .._validation import RandomState, check_key, check_labels, renamed_args
 from .._warnings import warn
 from ..core import FitRoute, StartPlan
@@ -34,7 +34,7 @@ from ._anndata import (
     store_consensus,
 )
 from ._candidates import fits_each_k
-from ._runs import fitted_run
+from ._runs import check_fitted_ensemble, fitted_run
 from ._selection import clusters_written, log_plan, selection_uns
 
 __all__ = ["pla", "transfer"]

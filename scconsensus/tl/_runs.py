@@ -30,22 +30,41 @@ def ensemble_run_ids(labels: np.ndarray) -> np.ndarray:
     return np.full((labels.shape[0], 1), run, dtype=np.int32)
 
 
-def ensemble_run(adata: AnnData, ensemble_key: str) -> int | None:
-    """The run id of the ensemble at ``ensemble_key`` (:func:`ensemble_run_ids`), ``None``
-    for a hand-made ensemble without the marker. A result records it, so that a reader
-    can tell the ensemble it was fitted to from one built since under the same key."""
+def fitted_run(adata: AnnData, ensemble_key: str) -> dict[str, int]:
+    """``{"ensemble_run": id}`` for the record of a result fitted to the ensemble at
+    ``ensemble_key`` (empty for a hand-made one without the marker), so that a reader can
+    tell it from one built since under the same key (:func:`check_fitted_ensemble`). Read
+    after ``get_ensemble``, which refused an ensemble of several runs."""
     runs = adata.obsm.get(run_key(ensemble_key))
     if runs is None or np.asarray(runs).size == 0:
-        return None
+        return {}
+    return {"ensemble_run": int(np.asarray(runs).flat[0])}
+
+
+def check_fitted_ensemble(adata: AnnData, key: str, ensemble_key: str) -> None:
+    """Refuse to read the partitions of a result whose ensemble was rebuilt since its fit.
+
+    Its ``partitions_used`` name columns of the ensemble it was fitted to; a user trial
+    drew another ensemble's partitions under the result's name (or got an ``IndexError``
+    when the new one had fewer). Records without a run id (hand-made ensembles, older
+    files) are taken as they are; a joined ensemble is refused as the tools refuse it.
+    """
+    record = adata.uns.get(key)
+    fitted = record.get("ensemble_run") if isinstance(record, dict) else None
+    runs = adata.obsm.get(run_key(ensemble_key))
+    if fitted is None or runs is None or np.asarray(runs).size == 0:
+        return
     refuse_joined(adata, ensemble_key)
-    return int(np.asarray(runs).flat[0])
-
-
-def fitted_run(adata: AnnData, ensemble_key: str) -> dict[str, int]:
-    """``{"ensemble_run": id}`` for a result's record (empty without a marker): the
-    ensemble it is fitted to, for :func:`check_fitted_ensemble`."""
-    run = ensemble_run(adata, ensemble_key)
-    return {} if run is None else {"ensemble_run": run}
+    now = int(np.asarray(runs).flat[0])
+    if now == int(fitted):
+        return
+    raise ValueError(
+        f"{key!r} was fitted to another ensemble than adata.obsm[{ensemble_key!r}] holds now "
+        f"(run id {int(fitted)} then, {now} now: tl.ensemble was run again since), so its "
+        f"partitions are gone. Fit it again on this ensemble (scc.tl."
+        f"{record.get('method', 'pcc')}(adata, key_added={key!r}, ...)), or keep ensembles "
+        "apart with tl.ensemble(key_added=...)."
+    )
 
 
 def refuse_joined(adata: AnnData, ensemble_key: str) -> None:
