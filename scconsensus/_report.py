@@ -23,6 +23,7 @@ from . import pl, tl
 from ._io import atomic_dir
 from ._progress import progress_bar
 from ._results import result_method
+from .core import NULL_RATIO
 from .core.consensus_k import lowest_pac
 
 __all__ = ["check_report_folder", "results_table", "write_report"]
@@ -373,6 +374,7 @@ def _k_section(adata: AnnData, key: str, shared: dict[str, str]) -> list[str]:
     if reason is None:
         return []
     lines = [f"## How many groups: `{key}`", "", reason.rstrip(".") + ".", ""]
+    lines += _null_line(adata.uns[key])
     if key in shared:
         lines += [f"The evidence is `{shared[key]}`'s (one ensemble): its figure shows it.", ""]
     splits = pd.DataFrame(adata.uns[key].get("k_splits", {}))
@@ -388,6 +390,25 @@ def _k_section(adata: AnnData, key: str, shared: dict[str, str]) -> list[str]:
             "",
         ]
     return lines
+
+
+def _null_line(record) -> list[str]:
+    """What :func:`scconsensus.tl.k_null` found, when it was run on the result."""
+    if "k_null" not in record:
+        return []
+    table = pd.DataFrame(record["k_null"])
+    K = int(record.get("n_clusters_chosen", table["n_clusters"].iloc[0]))
+    row = table[table["n_clusters"] == K].iloc[0]
+    n_null = record.get("k_null_params", {}).get("n_null", "several")
+    verdict = "clearly more" if row.ratio >= NULL_RATIO else "hardly more"
+    return [
+        f"Against data without groups (`tl.k_null`: {n_null} draws of one Gaussian with the "
+        f"data's covariance, the ensemble rebuilt on each): λ_{K}(E_{K}) = "
+        f"{row.eigenvalue:.3f}, at most {row.null_max:.3f} in the draws (they cut {row.ratio:.2f} "
+        f"times as much of the co-association): "
+        f"K = {K} groups are {verdict} stable than the data's shape alone gives.",
+        "",
+    ]
 
 
 def _entropy_note(adata: AnnData, key: str) -> str:

@@ -122,6 +122,7 @@ def _check_args(args: argparse.Namespace, methods: list[str], extra: dict[str, A
     args.n_clusters = _n_clusters(args.n_clusters)
     check_fraction(args.subsample, "--subsample")
     check_n_jobs(args.n_jobs)
+    check_int(args.k_null, "--k-null", 0)
     check_key(args.ensemble_key, "--ensemble-key")
     for name in args.ensemble_method.split(","):
         check_choice(name.strip(), METHODS, "--ensemble-method")
@@ -307,6 +308,9 @@ def _compute(
         )
         for K, key in calls:
             run_method(adata, name, n_clusters=K, key_added=key, **options)
+            if args.k_null and name in ("pcc", "pla"):
+                tl.k_null(adata, key, n_null=args.k_null, random_state=args.random_state,
+                          n_jobs=args.n_jobs, progress=args.progress)  # fmt: skip
         say(f"{name}: {time.perf_counter() - t0:.1f} s")
 
 
@@ -380,6 +384,7 @@ def _demo_args(outdir: Path) -> argparse.Namespace:
         use_rep="X_pca",
         random_state=0,
         n_jobs=1,
+        k_null=3,
         n_clusters="auto",
         truth=None,
         param=[],
@@ -407,7 +412,7 @@ def warmup(args: argparse.Namespace) -> int:
     import scanpy as sc
 
     ns = _demo_args(Path("."))
-    ns.progress = False
+    ns.progress, ns.k_null = False, 0
     start = time.perf_counter()
     adata = _load(ns.input)
     # quiet: "first use of PCC: numba compiles ..." is what this command is for
@@ -525,6 +530,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_run.add_argument("--random-state", type=int, default=0, help="seed of every random choice")
     p_run.add_argument("--n-jobs", type=int, default=1, help="parallel jobs of the ensemble (1)")
+    p_run.add_argument(
+        "--k-null",
+        type=int,
+        default=0,
+        help="compare pcc's and pla's K with N draws of data without groups (tl.k_null; 0: off)",
+    )
     p_run.add_argument(
         "--truth",
         default=None,

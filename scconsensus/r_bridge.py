@@ -49,6 +49,8 @@ import numpy as np
 import pandas as pd
 from anndata import AnnData
 
+from ._validation import check_int
+
 __all__ = [
     "camel_case",
     "convert_kwargs",
@@ -400,6 +402,7 @@ def run(
     ensemble_kwargs: Mapping[str, Any] | None = None,
     progress: bool | None = None,
     verbose: bool = False,
+    ensemble_record: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Call ``scconsensus.tl.<name>(adata, **kwargs)`` and return what it wrote.
 
@@ -422,6 +425,11 @@ def run(
         error) or as the function decides (``None``).
     verbose
         Also collect scanpy's information records (``info`` and ``hint``).
+    ensemble_record
+        The record of a given ``ensemble`` (``.uns`` of :func:`scconsensus.tl.ensemble`,
+        as R's ``metadata()`` keeps it): its recipe, which R's ``nNull`` (``kwargs``
+        ``n_null``: :func:`scconsensus.tl.k_null` after ``pcc`` or ``pla``, on every
+        result) rebuilds on reference data.
 
     Returns
     -------
@@ -435,7 +443,7 @@ def run(
     messages.
     """
     with _conditions(bool(verbose)) as events:
-        out = _run(name, adata, kwargs, ensemble, ensemble_kwargs, progress)
+        out = _run(name, adata, kwargs, (ensemble, ensemble_record), ensemble_kwargs, progress)
     out["conditions"] = _once(events)
     out["warnings"] = [e["message"] for e in out["conditions"] if e["type"] == "warning"]
     return out
@@ -447,10 +455,46 @@ def _obsm_value(value: Any) -> Any:
     return value if isinstance(value, pd.DataFrame) else np.asarray(value)
 
 
-def _run(name, adata, kwargs, ensemble, ensemble_kwargs, progress) -> dict[str, Any]:
+def _null_draws(name: str, kwargs: dict[str, Any]) -> int:
+    """R's ``nNull``, taken out of ``kwargs``: reference draws for
+    :func:`scconsensus.tl.k_null` after ``pcc`` or ``pla`` (0: none)."""
+    given = [k for k in kwargs if snake_case(k) == "n_null"]
+    if not given:
+        return 0
+    if name not in ("pcc", "pla"):
+        raise ValueError(
+            f"nNull compares the K of pcc() and pla() with data without groups; {name}() "
+            "does not take it."
+        )
+    return check_int(kwargs.pop(given[0]), "nNull", 1)
+
+
+def _recipe(record: Mapping[str, Any]) -> dict[str, Any]:
+    """An ensemble's record from R's ``metadata()`` as :func:`scconsensus.tl.ensemble`
+    wrote it: its matrix is the one handed over, ``X``."""
+    params = {k: v for k, v in dict(record.get("params") or {}).items() if "." not in k}
+    partitions = record.get("partitions")
+    if not isinstance(partitions, pd.DataFrame):
+        partitions = pd.DataFrame()
+    return {"params": {**params, "use_rep": "X", "layer": None}, "partitions": partitions}
+
+
+def _run(name, adata, kwargs, given, ensemble_kwargs, progress) -> dict[str, Any]:
     function = _tool(name)
     params = inspect.signature(function).parameters
+    kwargs = dict(kwargs or {})
+    n_null = _null_draws(name, kwargs)
     converted = convert_kwargs(function, kwargs)
+    ensemble, record = given
+    if n_null and ensemble is not None:
+        if not isinstance(record, Mapping) or "params" not in record:
+            raise ValueError(
+                "nNull rebuilds the ensemble on reference data and needs its recipe, which "
+                "a hand-made ensemble lacks: leave ensemble out (the call builds one, with "
+                "ensembleArgs), or store it with ensemble(sce) and pass the SingleCellExperiment."
+            )
+        key = converted.get("ensemble_key", params["ensemble_key"].default)
+        adata.uns[key] = _recipe(record)
     # The matrix the R user handed over is X: use it whatever its width.
     if "use_rep" in params and converted.get("use_rep") is None:
         converted["use_rep"] = "X"
@@ -476,9 +520,12 @@ def _run(name, adata, kwargs, ensemble, ensemble_kwargs, progress) -> dict[str, 
 
     _call(function, adata, converted, progress)
     obs_new = [c for c in adata.obs.columns if c not in before_obs]
+    main = [c for c in obs_new if f"{c}_membership" in adata.obsm]
+    for key in main if n_null else []:
+        null_args = {"key": key, "n_null": n_null, "random_state": converted.get("random_state", 0)}
+        _call(_tool("k_null"), adata, null_args, progress)
     obsm_new = [k for k in adata.obsm if k not in before_obsm]
     uns_new = [k for k in adata.uns if before_uns.get(k) != id(adata.uns[k])]
-    main = [c for c in obs_new if f"{c}_membership" in adata.obsm]
     return encode(
         {
             "key": main[0] if main else None,

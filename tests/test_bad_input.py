@@ -383,6 +383,7 @@ FAILING_CALLS = {
     "tl.consensus_k": (scc.tl.consensus_k, {"max_k": 3, "p_items": 0.5}),
     "tl.dpp": (scc.tl.dpp, {"n_runs": 0}),
     "tl.ensemble": (scc.tl.ensemble, {"k": "25"}),
+    "tl.k_null": (scc.tl.k_null, {"n_null": 0}),
     "tl.pcc": (scc.tl.pcc, {"min_mass": 1e9}),
     "tl.pla": (scc.tl.pla, {"n_clusters": 3, "key_added": 3}),
     "tl.pla_transfer": (lambda a, **kw: scc.tl.pla_transfer(a, a, **kw), {"key": "nope"}),

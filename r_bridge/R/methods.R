@@ -185,7 +185,11 @@ ensemble <- function(x, nPartitions = NULL, method = NULL, k = NULL, subsample =
 #' @param colLabels With a `SingleCellExperiment`, also store the labels as
 #'   [colLabels()][SingleCellExperiment::colLabels] (one `nClusters` only).
 #' @param ... Further arguments of `scconsensus.tl.pcc` in camelCase, e.g.
-#'   `mode`, `nInit`, `tol`, `maxIter`, `minMass`.
+#'   `mode`, `nInit`, `tol`, `maxIter`, `minMass`; and `nNull`, reference draws
+#'   of `scconsensus.tl.k_null` (is K more stable than in data without groups,
+#'   one Gaussian with the data's covariance? `uns[[name]]$k_null` and
+#'   `k_null_ratio`; a warning when the draws cut under 1.5 times as much). It
+#'   needs the ensemble's recipe: built by the call, or stored by [ensemble()].
 #' @return See section "Input and output".
 #' @seealso [PCCParam()] for [bluster::clusterRows()].
 #' @examples
@@ -238,7 +242,8 @@ pcc <- function(x, nClusters = NULL, divergence = NULL, randomState = NULL, ...,
 #' @param weighted Learn partition weights (weighted PLA; `NULL`: Python's
 #'   default, `FALSE`).
 #' @param ... Further arguments of `scconsensus.tl.pla` in camelCase, e.g.
-#'   `lam`, `cvFolds`, `mode`, `nInit`, `maxIter`, `tol`.
+#'   `lam`, `cvFolds`, `mode`, `nInit`, `maxIter`, `tol`; and `nNull` (see
+#'   [pcc()]).
 #' @return See section "Input and output"; the memberships are the posteriors
 #'   `p(v | i)`.
 #' @seealso [PLAParam()] for [bluster::clusterRows()].

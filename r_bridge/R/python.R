@@ -89,6 +89,13 @@ sccAvailable <- function() {
     c("Look at pl\\.k_selection, and give the number of clusters if the biology sets one",
       paste0("Look at the evidence, k_selection in the result's record (metadata(x) or ",
              "$uns), and give nClusters if the biology sets one")),
+    c(paste0("If one feature holds most of the variance, scale the features \\(sc\\.pp\\.scale\\) ",
+             "or cluster a representation \\(sc\\.pp\\.pca\\); look at ",
+             "scc\\.pl\\.k_selection\\(adata, '[^']+'\\)\\."),
+      paste0("If one feature holds most of the variance, scale the features (e.g. ",
+             "t(scale(t(x))) for features in rows) or cluster a reduced dimension ",
+             "(use.dimred); look at k_null in the result's record (metadata(x) or $uns).")),
+    c("^tl\\.k_null: ", "nNull: "),
     c("\\badata\\.X\\b", "x"),
     c("\\bkey_added(?=\\s*=)", "name"),  # R's argument for Python's key_added
     c("\\(\\.uns\\['[^']+'\\]\\['best_k_ties'\\] lists all\\)",

@@ -44,9 +44,12 @@
     res <- .py_try({
         adata <- bridge$make_adata(input$spec, input$names, input$features,
                                    input$representation)
+        # a stored ensemble's recipe, which nNull (tl.k_null) rebuilds on reference data
+        record <- if (!is.null(stored)) S4Vectors::metadata(x)[[stored]]
         out <- bridge$run(method, adata, .py_args(args),
                           if (is.null(ensemble)) NULL else ensemble,
-                          .py_args(ensembleArgs), as.logical(progress), verbose)
+                          .py_args(ensembleArgs), as.logical(progress), verbose,
+                          ensemble_record = record)
         reticulate::py_to_r(out)
     })
     .signal_conditions(res$conditions, verbose)

@@ -14,9 +14,10 @@ from ._callable import callable_module
 from ._confidence import ensemble_confidence, ensemble_support, transferred_confidence
 from ._ensemble_pairs import ensemble_pairs
 from ._matching import matched_partitions
+from ._null import NULL_RATIO, gaussian_like, null_evidence, null_table
 from ._options import PCC_ROUTE, PLA_ROUTE, FitRoute, PartitionOptions, StartPlan
 from ._plan import ConsensusPlan, plan_consensus
-from ._resolution import KSelection, select_k
+from ._resolution import KSelection, k_evidence, select_k
 from ._spectral import incidence_spectrum, partition_sizes, spectral_consensus
 from .coassociation import pairs_from_sparse, sample_pairs
 from .consensus_k import ConsensusK, resample_partitions, summarize_consensus
@@ -35,6 +36,7 @@ from .pla import (
 callable_module(coassociation.__name__, coassociation.coassociation)
 
 __all__ = [
+    "NULL_RATIO",
     "PCC_ROUTE",
     "PLA_ROUTE",
     "Bregman",
@@ -57,9 +59,13 @@ __all__ = [
     "ensemble_confidence",
     "ensemble_pairs",
     "ensemble_support",
+    "gaussian_like",
     "generate_ensemble",
     "incidence_spectrum",
+    "k_evidence",
     "matched_partitions",
+    "null_evidence",
+    "null_table",
     "pairs_from_sparse",
     "partition_sizes",
     "pcc",

@@ -51,7 +51,7 @@ from .._warnings import warn
 from ._spectral import _partition_sizes, incidence_spectrum, nested_spectra
 from ._splits import first_level, span, stable_splits
 
-__all__ = ["KSelection", "select_k"]
+__all__ = ["KSelection", "k_evidence", "select_k"]
 
 
 @dataclass
@@ -253,11 +253,8 @@ def choose_k(
     """:func:`select_k` on checked labels and arguments; ``numbered`` as
     :func:`~scconsensus.core._labels.compact_labels` takes it (``None``: checked here),
     used when all items are read."""
-    n = labels.shape[0]
     seeds = seed_sequence(random_state).spawn(2)
-    if n > max_items:
-        keep = np.sort(np.random.default_rng(seeds[0]).choice(n, max_items, replace=False))
-        labels, numbered = labels[keep], None  # a subset of items may miss a cluster
+    labels, numbered = _drawn(labels, max_items, seeds[0], numbered)
     if not (labels >= 0).any():
         raise ValueError(
             "No partition of the ensemble labels any item (every entry is -1, 'not "
@@ -298,6 +295,51 @@ def choose_k(
         bound = _table(np.array([K]), *map(np.atleast_1d, row), K)
         table = pd.concat([table, bound], ignore_index=True)
     return _with_candidates(KSelection(int(K), table, threshold, reason))
+
+
+def _drawn(labels: np.ndarray, max_items: int, seed, numbered: bool | None):
+    """``(labels, numbered)`` of at most ``max_items`` items drawn at random."""
+    n = labels.shape[0]
+    if n <= max_items:
+        return labels, numbered
+    keep = np.sort(np.random.default_rng(seed).choice(n, max_items, replace=False))
+    return labels[keep], None  # a subset of items may miss a cluster
+
+
+def k_evidence(
+    labels: np.ndarray, Ks: np.ndarray, *, max_items: int = MAX_ITEMS, random_state=0
+) -> np.ndarray:
+    """``λ_K(E_K)`` of an ensemble for each ``K`` of ``Ks``, read as :func:`select_k` reads
+    it (the same item draw and eigensolver for the same ``random_state``).
+
+    Parameters
+    ----------
+    labels
+        Checked ensemble labels, ``(n_items, n_partitions)``, ``-1`` where unsampled.
+    Ks
+        The numbers of clusters to read, each at least 2.
+    max_items
+        Items drawn at random to read (as :func:`select_k`).
+    random_state
+        Seeds the item draw and the eigensolver.
+
+    Returns
+    -------
+    numpy.ndarray
+        One eigenvalue per ``K``; 0 where no partition has ``K`` clusters.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scconsensus.core import k_evidence
+    >>> labels = np.repeat(np.arange(3), 10)[:, None].repeat(4, axis=1)
+    >>> k_evidence(labels, [2, 3]).round(3)
+    array([1., 1.])
+    """
+    seeds = seed_sequence(random_state).spawn(2)
+    labels, numbered = _drawn(labels, max_items, seeds[0], None)
+    Ks = np.asarray(Ks, dtype=np.int64)
+    return _evidence(labels, _partition_sizes(labels, numbered), Ks, seeds[1])[0]
 
 
 def _table(Ks, eig, envelope, drop, n_parts, K: int) -> pd.DataFrame:

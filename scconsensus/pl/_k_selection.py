@@ -37,6 +37,10 @@ def k_selection(
     group would split one that they cut in ever different places
     (:func:`scconsensus.core.select_k`).
 
+    After :func:`scconsensus.tl.k_null`, the same evidence in its reference draws
+    (data of the same covariance without groups): the band from their mean to their
+    largest value, which the data should clear at the chosen ``K``.
+
     For ``tl.dpp``: the kernel validity index (Vicente & Murua 2021, eq. 11; lower is
     better) of each cut of the consensus against its number of clusters, and the cut
     returned (``.uns[key]["candidates"]``).
@@ -73,6 +77,7 @@ def k_selection(
     K = table["n_clusters"].to_numpy()
     ax.plot(K, table["eigenvalue"], "o-", color="0.6", label=r"$\lambda_K(E_K)$")
     ax.step(K, table["envelope"], where="post", color="C0", label="running minimum")
+    _null_band(ax, record.get("k_null"))
     chosen = int(K[np.asarray(table["chosen"], dtype=bool)][0])
     ax.axvline(chosen, color="C3", ls="--", label=f"chosen K = {chosen}")
     _mark_splits(ax, table, record.get("k_selection_threshold"), chosen)
@@ -146,6 +151,15 @@ def _mark_splits(ax: Axes, table, threshold, chosen: int) -> None:
             # through its label), and legible over the curve of λ_K it is written on
             bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.7, "pad": 0.5},
         )
+
+
+def _null_band(ax: Axes, null) -> None:
+    """The reference draws of :func:`scconsensus.tl.k_null`, their mean to their largest."""
+    if null is None:
+        return
+    K = null["n_clusters"].to_numpy()
+    ax.fill_between(K, null["null_mean"], null["null_max"], color="0.8", alpha=0.6, lw=0)
+    ax.plot(K, null["null_max"], ls=":", color="0.4", label="without groups (tl.k_null)")
 
 
 def _dpp_candidates(record, key: str, figsize, ax, show, save):

@@ -1,0 +1,195 @@
+"""``tl.k_null``: the stability of K groups against reference data without groups."""
+
+from __future__ import annotations
+
+import warnings
+
+import anndata
+import matplotlib
+import numpy as np
+import pytest
+from anndata import AnnData
+
+import scconsensus as scc
+from scconsensus.core import gaussian_like, k_evidence, null_evidence, null_table, select_k
+from scconsensus.core.ensemble import generate_ensemble
+
+matplotlib.use("Agg")
+
+HARDLY = "hardly more stable than in data without groups"
+
+
+def _fitted(adata, method="pcc", **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        scc.tl.ensemble(adata, random_state=0, progress=False)
+        getattr(scc.tl, method)(adata, random_state=0, progress=False, **kw)
+    return adata
+
+
+def _blobs(seed=0, n_per=100, groups=4, dim=10):
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(scale=6.0, size=(groups, dim))
+    X = np.repeat(centres, n_per, axis=0) + rng.normal(size=(groups * n_per, dim))
+    return AnnData(X.astype(np.float32))
+
+
+def test_evidence_is_what_select_k_reads():
+    labels = generate_ensemble(_blobs().X, 40, random_state=1, progress=False).labels
+    table = select_k(labels, random_state=3).table
+    Ks = table["n_clusters"].to_numpy()
+    np.testing.assert_allclose(
+        k_evidence(labels, Ks, random_state=3), table["eigenvalue"], rtol=1e-12
+    )
+
+
+def test_the_reference_has_the_data_covariance_and_no_groups():
+    X = _blobs().X
+    draw = gaussian_like(X, 20_000, np.random.default_rng(0))
+    assert draw.shape == (20_000, X.shape[1]) and draw.dtype == np.float32
+    np.testing.assert_allclose(draw.mean(0), X.mean(0), atol=0.15)
+    scale = np.abs(np.cov(X, rowvar=False)).max()
+    np.testing.assert_allclose(
+        np.cov(draw, rowvar=False), np.cov(X, rowvar=False), atol=0.05 * scale
+    )
+    # one Gaussian: no bimodal axis, where the data's first axis has four groups
+    first = (draw - draw.mean(0)) @ np.linalg.svd(X - X.mean(0), full_matrices=False)[2][0]
+    assert abs(np.mean(first**4) / np.var(first) ** 2 - 3.0) < 0.15
+
+
+def test_a_too_wide_matrix_is_refused_with_the_fix(monkeypatch):
+    from scconsensus.core import _null
+
+    monkeypatch.setattr(_null, "MAX_DENSE", 100)
+    with pytest.raises(ValueError, match=r"use_rep='X_pca'"):
+        gaussian_like(np.ones((50, 10)), 50, np.random.default_rng(0))
+
+
+def test_the_draws_are_reproducible_and_one_row_each():
+    X, Ks = _blobs().X, np.arange(2, 7)
+
+    def build(Xn, seed):
+        return generate_ensemble(Xn, 20, k=(2, 8), random_state=seed, progress=False).labels
+
+    first = null_evidence(X, Ks, build, n_null=2, random_state=5)
+    assert first.shape == (2, Ks.size)
+    np.testing.assert_array_equal(first, null_evidence(X, Ks, build, n_null=2, random_state=5))
+    table = null_table(Ks, first[0], first)
+    np.testing.assert_allclose(table["ratio"], (1 - first.max(0)) / (1 - first[0]))
+
+
+def test_the_ratio_of_cuts_is_unbounded_when_the_data_cut_nothing():
+    table = null_table([2, 3, 4], np.array([1.0, 1.0, 0.8]), np.array([[0.95, 1.0, 0.6]]))
+    np.testing.assert_allclose(table["ratio"], [np.inf, 1.0, 2.0])
+
+
+def test_clear_groups_clear_the_reference_and_noise_does_not():
+    clear = _fitted(_blobs())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        scc.tl.k_null(clear, progress=False)
+    assert clear.uns["pcc"]["n_clusters_chosen"] == 4
+    assert clear.uns["pcc"]["k_null_ratio"] > 3
+    rng = np.random.default_rng(0)
+    noise = _fitted(AnnData(rng.normal(size=(600, 10)).astype(np.float32)))
+    with pytest.warns(UserWarning, match=HARDLY):
+        scc.tl.k_null(noise, progress=False)
+    assert noise.uns["pcc"]["k_null_ratio"] < 1.5
+
+
+def test_wine_in_raw_units_is_flagged_and_iris_is_not():
+    # measured on the panel: wine's proline holds 99.8 % of the variance, and its chosen
+    # K (2 or 7; 3 classes) cuts 1.13-1.42 times less than the reference; iris 6
+    wine = _fitted(scc.datasets.wine(), "pla")
+    with pytest.warns(UserWarning, match=r"scale the features \(sc.pp.scale\).*'pla'"):
+        scc.tl.k_null(wine, "pla", progress=False)
+    iris = _fitted(scc.datasets.iris())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        scc.tl.k_null(iris, progress=False)
+
+
+def test_writes_only_its_entries_and_copy_leaves_the_input():
+    adata = _fitted(_blobs())
+    before = {k: set(v) if isinstance(v, dict) else None for k, v in adata.uns.items()}
+    obs, obsm = adata.obs.copy(), set(adata.obsm)
+    out = scc.tl.k_null(adata, copy=True, progress=False)
+    assert "k_null" not in adata.uns["pcc"] and "k_null" in out.uns["pcc"]
+    assert scc.tl.k_null(adata, progress=False) is None
+    added = set(adata.uns["pcc"]) - before["pcc"]
+    assert added == {"k_null", "k_null_ratio", "k_null_params"}
+    assert set(adata.obsm) == obsm and adata.obs.equals(obs)
+    assert adata.uns["pcc"]["k_null_params"] == {"n_null": 3, "random_state": 0}
+    table = adata.uns["pcc"]["k_null"]
+    np.testing.assert_array_equal(
+        table["eigenvalue"], adata.uns["pcc"]["k_selection"]["eigenvalue"]
+    )
+
+
+def test_a_given_k_is_judged_on_its_own_evidence():
+    adata = _fitted(_blobs(), n_clusters=3)
+    scc.tl.k_null(adata, n_null=1, progress=False)
+    table = adata.uns["pcc"]["k_null"]
+    assert list(table["n_clusters"]) == [2, 3, 4, 5]
+    ratio = table.loc[table["n_clusters"] == 3, "ratio"].iloc[0]
+    assert adata.uns["pcc"]["k_null_ratio"] == ratio
+
+
+def test_same_seed_same_reference_for_any_n_jobs():
+    adata = _fitted(_blobs())
+    one = scc.tl.k_null(adata, n_null=2, random_state=4, copy=True, progress=False)
+    two = scc.tl.k_null(adata, n_null=2, random_state=4, n_jobs=2, copy=True, progress=False)
+    assert one.uns["pcc"]["k_null"].equals(two.uns["pcc"]["k_null"])
+
+
+@pytest.mark.parametrize(
+    ("setup", "match"),
+    [
+        (lambda a: None, r"No PCC or PLA result at 'pcc'.*scc.tl.pcc\(adata\)"),
+        (lambda a: _fitted(a, "dpp"), r"found: none"),
+        (lambda a: scc.tl.dpp(_fitted(a), progress=False, key_added="pcc"), r"found: dpp"),
+        (lambda a: _fitted(a).uns.pop("scc_ensemble"), r"no recorded recipe"),
+        (lambda a: setattr(_fitted(a), "X", None), r"\(adata.X\) is gone"),
+        (lambda a: scc.tl.ensemble(_fitted(a), random_state=9, progress=False), r"rebuilt|again"),
+    ],
+)
+def test_what_cannot_be_compared_is_refused_with_the_fix(setup, match):
+    adata = _blobs(n_per=30)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        setup(adata)
+    with pytest.raises(ValueError, match=match):
+        scc.tl.k_null(adata, progress=False)
+    assert "k_null" not in adata.uns.get("pcc", {})
+
+
+def test_the_matrix_the_ensemble_clustered_is_read_not_a_newer_pca():
+    adata = _fitted(_blobs())
+    first = scc.tl.k_null(adata, n_null=1, copy=True, progress=False)
+    adata.obsm["X_pca"] = adata.X[:, :2] * 0.0 + 1.0  # added since, a single point
+    scc.tl.k_null(adata, n_null=1, progress=False)
+    assert adata.uns["pcc"]["k_null"].equals(first.uns["pcc"]["k_null"])
+
+
+def test_k_selection_draws_the_reference_band():
+    adata = _fitted(_blobs())
+    scc.tl.k_null(adata, n_null=1, progress=False)
+    ax = scc.pl.k_selection(adata, "pcc", show=False)
+    labels = [line.get_label() for line in ax.get_lines()]
+    assert "without groups (tl.k_null)" in labels
+    matplotlib.pyplot.close("all")
+
+
+def test_the_command_line_compares_each_k_and_reports_it(tmp_path, capsys):
+    from scconsensus.cli import main
+
+    src, out = tmp_path / "in.h5ad", tmp_path / "out.h5ad"
+    _blobs(n_per=40).write_h5ad(src)
+    args = ["run", str(src), "--out", str(out), "--method", "pcc", "--n-partitions", "30"]
+    assert main([*args, "--k-null", "-1"]) == 2
+    assert "--k-null" in capsys.readouterr().err and not out.exists()
+    assert main([*args, "--k-null", "2"]) == 0
+    record = anndata.read_h5ad(out).uns["pcc"]
+    assert record["k_null_params"]["n_null"] == 2 and record["k_null_ratio"] > 1.5
+    report = (tmp_path / "out_figures" / "report.md").read_text()
+    assert "Against data without groups (`tl.k_null`: 2 draws" in report
