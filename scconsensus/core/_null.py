@@ -21,7 +21,7 @@ cancer in raw units (1.13-1.46, where one feature holds most of the variance, 99
 (Gaussian, also with a PCA's spectrum or pbmc68k's covariance, Student t, uniform). Held
 out: two groups 5-20 noise units apart 5.0 or more, planted groups 2.3 or more, Gaussian
 noise of 3,000 items in 50 dimensions 0.87-0.92; but log-normal noise 1.43-2.14 (2 of
-3 runs not warned: a skewed cloud is not a Gaussian, and neither is its reference).
+3 runs not warned: a skewed cloud is not a Gaussian, as its reference is).
 """
 
 from __future__ import annotations
