@@ -89,7 +89,7 @@ def row(name: str, seed: int) -> str:
     record = adata.uns["pcc"]
     K = record["n_clusters_chosen"]
     at = record["k_null"].set_index("n_clusters").loc[K]
-    warned = any("hardly more stable" in str(w.message) for w in caught)
+    warned = any("stable than in data without groups" in str(w.message) for w in caught)
     return (
         f"| {name} | {seed} | {K} | {at.eigenvalue:.3f} | {at.null_max:.3f} | "
         f"{at.ratio:.2f} | {'yes' if warned else 'no'} | {t1 - t0:.1f} | {t2 - t1:.1f} |"

@@ -37,6 +37,16 @@ _CLI_NAMES = {
     "subsample": "--subsample",
 }
 
+#: Python's advice as the command line follows it (tl.k_null's, after --k-null).
+_CLI_PHRASES = (
+    ("Build it with scc.tl.ensemble and fit the result again.", "Pass --rebuild-ensemble."),
+    (
+        "Build the ensemble on a representation (sc.pp.pca, then tl.ensemble(adata, "
+        "use_rep='X_pca')).",
+        "Run sc.pp.pca on the input and pass --use-rep X_pca --rebuild-ensemble.",
+    ),
+)
+
 #: A name is rewritten unless it is one already (after "-"), part of a word, a key or an
 #: attribute (after a word character, "." or a quote), an argument of Python code shown
 #: as such ("tl.ensemble(n_partitions=20)"), or what --param was given.
@@ -48,5 +58,13 @@ def cli_terms(text: str) -> str:
     "(n_partitions) ... e.g. k=(2, 3)" where the command line says --n-partitions and
     --k 2,3); the R bridge does the same for R (``.r_terms``)."""
     text = re.sub(r"(?<![\w(])k=\((\d+), (\d+)\)", r"--k \1,\2", text)
+    for python, cli in _CLI_PHRASES:
+        text = text.replace(python, cli)
+    # the run writes the figure; no Python session to call pl from
+    text = re.sub(
+        r"Look at scc\.pl\.k_selection\(adata, '([^']+)'\)\.",
+        r"Look at \1_k_selection.png in the report.",
+        text,
+    )
     pattern = _CLI_NAME.format(names="|".join(map(re.escape, _CLI_NAMES)))
     return re.sub(pattern, lambda m: _CLI_NAMES[m[1]], text)

@@ -25,6 +25,7 @@ from ._progress import progress_bar
 from ._results import result_method
 from .core import NULL_RATIO
 from .core.consensus_k import lowest_pac
+from .tl._null_words import cuts
 
 __all__ = ["check_report_folder", "results_table", "write_report"]
 
@@ -271,16 +272,24 @@ def _evidence_drawn_for(adata: AnnData, keys: Sequence[str]) -> dict[str, str]:
 
 def _k_selection_figures(adata: AnnData, key: str, shared: dict[str, str]) -> list[_Figure]:
     """The evidence for the number of clusters of a result that chose it (none when an
-    earlier result's figure, ``shared[key]``, shows the same)."""
-    if _k_reason(adata, key) is None or key in shared:
+    earlier result's figure, ``shared[key]``, shows the same), or that was compared with
+    data without groups at a ``K`` given."""
+    compared = "k_null" in adata.uns.get(key, {})
+    if (_k_reason(adata, key) is None and not compared) or key in shared:
         return []
+    band = (
+        " The dotted line and the grey band: the same evidence in data without groups "
+        "(tl.k_null's draws: their largest and their mean)."
+        if compared
+        else ""
+    )
     return [
         _Figure(
             f"{key}_k_selection.png",
             f"`{key}`: the evidence for the number of clusters (PCC, PLA: the eigenvalue "
             "λ_K(E_K) per candidate K, falling where a further group would be cut; every "
             "stable resolution marked with its strength. DPP: the kernel validity index, "
-            "lower is better).",
+            f"lower is better).{band}",
             _single(lambda ax: pl.k_selection(adata, key, ax=ax, show=False), _WIDE),
         )
     ]
@@ -372,7 +381,8 @@ def _k_section(adata: AnnData, key: str, shared: dict[str, str]) -> list[str]:
     (``shared``: the earlier result whose figure shows the same evidence)."""
     reason = _k_reason(adata, key)
     if reason is None:
-        return []
+        null = _null_line(adata.uns.get(key, {}))
+        return [f"## How many groups: `{key}`", "", "K was given.", "", *null] if null else []
     lines = [f"## How many groups: `{key}`", "", reason.rstrip(".") + ".", ""]
     lines += _null_line(adata.uns[key])
     if key in shared:
@@ -400,13 +410,18 @@ def _null_line(record) -> list[str]:
     K = int(record.get("n_clusters_chosen", table["n_clusters"].iloc[0]))
     row = table[table["n_clusters"] == K].iloc[0]
     n_null = record.get("k_null_params", {}).get("n_null", "several")
-    verdict = "clearly more" if row.ratio >= NULL_RATIO else "hardly more"
+    verdict = (
+        f"K = {K} groups are clearly more stable than the data's shape alone gives"
+        if row.ratio >= NULL_RATIO
+        else f"K = {K} groups are hardly more stable than the data's shape alone gives"
+        if np.isfinite(row.ratio)
+        else f"K = {K} cannot be compared"
+    )
     return [
         f"Against data without groups (`tl.k_null`: {n_null} draws of one Gaussian with the "
         f"data's covariance, the ensemble rebuilt on each): λ_{K}(E_{K}) = "
-        f"{row.eigenvalue:.3f}, at most {row.null_max:.3f} in the draws (they cut {row.ratio:.2f} "
-        f"times as much of the co-association): "
-        f"K = {K} groups are {verdict} stable than the data's shape alone gives.",
+        f"{row.eigenvalue:.3f}, at most {row.null_max:.3f} in the draws; {cuts(row)}: "
+        f"{verdict}.",
         "",
     ]
 

@@ -36,6 +36,7 @@ from ._validation import (
 )
 from .core.ensemble import METHODS
 from .tl._candidates import each_k_key
+from .tl._null import check_null_input
 
 #: Consensus methods the CLI knows; each runs if ``scconsensus.tl`` provides it.
 CONSENSUS_METHODS = ("pcc", "pla", "dpp")
@@ -293,6 +294,11 @@ def _compute(
         say(f"ensemble: {args.n_partitions} partitions in {time.perf_counter() - start:.1f} s")
     else:
         _keep_ensemble(adata, args, say)
+    compared = [m for m in methods if m in ("pcc", "pla")] if args.k_null else []
+    if compared:  # refused now, not after the fits (a recipe missing, a matrix too wide)
+        check_null_input(adata, args.ensemble_key)
+    elif args.k_null:
+        say("note: --k-null compares the K of pcc and pla only: not run")
     options = {"random_state": args.random_state, "ensemble_key": args.ensemble_key}
     options.update(use_rep=args.use_rep, progress=args.progress, **extra)
     for note in _unused_params(methods, extra):
@@ -308,10 +314,14 @@ def _compute(
         )
         for K, key in calls:
             run_method(adata, name, n_clusters=K, key_added=key, **options)
-            if args.k_null and name in ("pcc", "pla"):
-                tl.k_null(adata, key, n_null=args.k_null, random_state=args.random_state,
-                          n_jobs=args.n_jobs, progress=args.progress)  # fmt: skip
         say(f"{name}: {time.perf_counter() - t0:.1f} s")
+    if compared:  # one set of draws for every result of the ensemble
+        t0 = time.perf_counter()
+        keys = result_keys(compared, args.n_clusters)
+        null = {"n_null": args.k_null, "random_state": args.random_state, "n_jobs": args.n_jobs}
+        tl.k_null(adata, keys, progress=args.progress, **null)
+        ratios = ", ".join(f"{k} {adata.uns[k]['k_null_ratio']:.2f}" for k in keys)
+        say(f"k_null: {time.perf_counter() - t0:.1f} s; ratio of cuts (1.5+: beyond): {ratios}")
 
 
 def _unused_params(methods: list[str], extra: dict[str, Any]) -> list[str]:

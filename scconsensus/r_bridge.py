@@ -457,16 +457,20 @@ def _obsm_value(value: Any) -> Any:
 
 def _null_draws(name: str, kwargs: dict[str, Any]) -> int:
     """R's ``nNull``, taken out of ``kwargs``: reference draws for
-    :func:`scconsensus.tl.k_null` after ``pcc`` or ``pla`` (0: none)."""
+    :func:`scconsensus.tl.k_null` after ``pcc`` or ``pla`` (0, as ``--k-null 0``: none)."""
     given = [k for k in kwargs if snake_case(k) == "n_null"]
     if not given:
         return 0
-    if name not in ("pcc", "pla"):
+    value = kwargs.pop(given[0])
+    if np.size(value) != 1:
+        raise ValueError(f"nNull must be one whole number (0: off), got {np.size(value)} values.")
+    n_null = check_int(np.ravel(value)[0], "nNull", 0)
+    if n_null and name not in ("pcc", "pla"):
         raise ValueError(
             f"nNull compares the K of pcc() and pla() with data without groups; {name}() "
             "does not take it."
         )
-    return check_int(kwargs.pop(given[0]), "nNull", 1)
+    return n_null
 
 
 def _recipe(record: Mapping[str, Any]) -> dict[str, Any]:
@@ -518,12 +522,16 @@ def _run(name, adata, kwargs, given, ensemble_kwargs, progress) -> dict[str, Any
     elif ensemble is not None or ensemble_kwargs:
         raise ValueError(f"scconsensus.tl.{name} does not use an ensemble.")
 
+    if n_null:  # refused now, not after the fit
+        from .tl._null import check_null_input
+
+        check_null_input(adata, converted.get("ensemble_key", params["ensemble_key"].default))
     _call(function, adata, converted, progress)
     obs_new = [c for c in adata.obs.columns if c not in before_obs]
     main = [c for c in obs_new if f"{c}_membership" in adata.obsm]
-    for key in main if n_null else []:
-        null_args = {"key": key, "n_null": n_null, "random_state": converted.get("random_state", 0)}
-        _call(_tool("k_null"), adata, null_args, progress)
+    if n_null:  # one set of draws for every K of the call
+        null = {"key": main, "n_null": n_null, "random_state": converted.get("random_state", 0)}
+        _call(_tool("k_null"), adata, null, progress)
     obsm_new = [k for k in adata.obsm if k not in before_obsm]
     uns_new = [k for k in adata.uns if before_uns.get(k) != id(adata.uns[k])]
     return encode(

@@ -129,6 +129,12 @@ DPPParam <- function(nRuns = NULL, randomState = NULL, ..., progress = FALSE,
 # Python's only when Python is available.
 .param_problems <- function(args, fun, py) {
     out <- character(0)
+    if ("nNull" %in% names(args)) {  # documented in ?pcc, where the result keeps it
+        out <- c(out, paste0("nNull is not taken here: clusterRows() returns labels only. ",
+                             "Call ", fun, "(x, nNull = 3) to compare K with data without ",
+                             "groups"))
+        args$nNull <- NULL
+    }
     known <- c(.param_names(fun), names(py))
     unknown <- setdiff(names(args), known)
     if (length(unknown) && !is.null(py)) {

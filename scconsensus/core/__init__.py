@@ -14,7 +14,14 @@ from ._callable import callable_module
 from ._confidence import ensemble_confidence, ensemble_support, transferred_confidence
 from ._ensemble_pairs import ensemble_pairs
 from ._matching import matched_partitions
-from ._null import NULL_RATIO, gaussian_like, null_evidence, null_table
+from ._null import (
+    NULL_RATIO,
+    REFERENCE_ITEMS,
+    check_reference_size,
+    gaussian_like,
+    null_evidence,
+    null_table,
+)
 from ._options import PCC_ROUTE, PLA_ROUTE, FitRoute, PartitionOptions, StartPlan
 from ._plan import ConsensusPlan, plan_consensus
 from ._resolution import KSelection, k_evidence, select_k
@@ -39,6 +46,7 @@ __all__ = [
     "NULL_RATIO",
     "PCC_ROUTE",
     "PLA_ROUTE",
+    "REFERENCE_ITEMS",
     "Bregman",
     "ConsensusK",
     "ConsensusPlan",
@@ -53,6 +61,7 @@ __all__ = [
     "PartitionOptions",
     "SpectralDPP",
     "StartPlan",
+    "check_reference_size",
     "cluster_relationships",
     "coassociation",
     "dpp_consensus",

@@ -36,10 +36,20 @@ from .._progress import progress_bar
 from .._validation import RandomState, check_int, check_labels, seed_sequence
 from ._resolution import MAX_ITEMS, k_evidence
 
-__all__ = ["NULL_RATIO", "gaussian_like", "null_evidence", "null_table"]
+__all__ = [
+    "NULL_RATIO",
+    "REFERENCE_ITEMS",
+    "check_reference_size",
+    "gaussian_like",
+    "null_evidence",
+    "null_table",
+]
 
 #: How many times less than every draw the data must cut (module docstring).
 NULL_RATIO = 1.5
+
+#: Items per draw at most, and items the evidence reads (as :func:`select_k`).
+REFERENCE_ITEMS = MAX_ITEMS
 
 #: A cut this small is none.
 CUT_ZERO = 1e-9
@@ -81,13 +91,7 @@ def gaussian_like(X: np.ndarray | sp.spmatrix, n_items: int, rng: np.random.Gene
     """
     n, p = X.shape
     rows = np.sort(rng.choice(n, n_items, replace=False)) if n > n_items else np.arange(n)
-    if rows.size * p > MAX_DENSE:
-        raise ValueError(
-            f"The reference data are drawn with the covariance of the matrix the ensemble "
-            f"clustered, and {p:,} features are too many ({rows.size:,} x {p:,} entries, "
-            f"over {MAX_DENSE:,}). Build the ensemble on a representation "
-            "(sc.pp.pca, then tl.ensemble(adata, use_rep='X_pca'))."
-        )
+    check_reference_size(rows.size, p)
     Y = X[rows]
     Y = np.asarray(Y.toarray() if sp.issparse(Y) else Y, dtype=np.float64)
     mean = Y.mean(axis=0)
@@ -95,6 +99,35 @@ def gaussian_like(X: np.ndarray | sp.spmatrix, n_items: int, rng: np.random.Gene
     scale = s / np.sqrt(max(rows.size - 1, 1))
     Z = rng.standard_normal((n_items, s.size))
     return ((Z * scale) @ Vt + mean).astype(np.float32)
+
+
+def check_reference_size(n_items: int, n_features: int) -> None:
+    """Refuse a reference that would densify over 50 million entries, before any work.
+
+    Parameters
+    ----------
+    n_items
+        Items the covariance is read on (at most 5,000).
+    n_features
+        Features of the matrix the ensemble clustered.
+
+    Raises
+    ------
+    ValueError
+        Naming the fix: cluster a representation.
+
+    Examples
+    --------
+    >>> from scconsensus.core import check_reference_size
+    >>> check_reference_size(5_000, 50)
+    """
+    if n_items * n_features > MAX_DENSE:
+        raise ValueError(
+            f"The reference data are drawn with the covariance of the matrix the ensemble "
+            f"clustered, and {n_features:,} features are too many ({n_items:,} x "
+            f"{n_features:,} entries, over {MAX_DENSE:,}). Build the ensemble on a "
+            "representation (sc.pp.pca, then tl.ensemble(adata, use_rep='X_pca'))."
+        )
 
 
 def null_evidence(
@@ -135,7 +168,8 @@ def null_evidence(
     Returns
     -------
     numpy.ndarray
-        ``(n_null, len(Ks))``, one row per draw.
+        ``(n_null, len(Ks))``, one row per draw; NaN where a draw has too few partitions
+        of ``K`` clusters or more to judge ``K`` (as :func:`select_k` needs).
 
     Examples
     --------
@@ -157,7 +191,7 @@ def null_evidence(
         data_seed, build_seed, read_seed = draws[i].spawn(3)
         Xn = gaussian_like(X, n_items, np.random.default_rng(data_seed))
         labels = check_labels(build(Xn, build_seed))
-        out[i] = k_evidence(labels, Ks, max_items=max_items, random_state=read_seed)
+        out[i] = k_evidence(labels, Ks, max_items=max_items, random_state=read_seed, judged=True)
     return out
 
 
@@ -177,9 +211,10 @@ def null_table(Ks: np.ndarray, eigenvalue: np.ndarray, null: np.ndarray) -> pd.D
     -------
     pandas.DataFrame
         Columns ``n_clusters``, ``eigenvalue``, ``null_mean`` and ``null_max`` (over the
-        draws) and ``ratio``, ``(1 - null_max) / (1 - eigenvalue)``: how many times less
-        of the co-association the data cut than the draw that cuts least (``inf`` when
-        the data cut none, and no draw none either).
+        draws that have partitions of ``K`` clusters or more; NaN if none has) and
+        ``ratio``, ``(1 - null_max) / (1 - eigenvalue)``: how many times less of the
+        co-association the data cut than the draw that cuts least (``inf`` when the data
+        cut none and every draw some; NaN without a draw to compare).
 
     Examples
     --------
@@ -190,18 +225,24 @@ def null_table(Ks: np.ndarray, eigenvalue: np.ndarray, null: np.ndarray) -> pd.D
     0           2        0.99      0.850      0.90  10.000
     1           3        0.60      0.525      0.55   1.125
     """
-    null_max = null.max(axis=0)
+    # a draw without partitions of K clusters or more says nothing about K
+    null = np.asarray(null, dtype=float)
+    count = (~np.isnan(null)).sum(axis=0)
+    seen = count > 0
+    null_max = np.where(seen, np.where(np.isnan(null), -np.inf, null).max(axis=0), np.nan)
+    null_mean = np.where(seen, np.nansum(null, axis=0) / np.maximum(count, 1), np.nan)
     # below CUT_ZERO a cut is rounding of eigenvalue 1 (two groups 10 noise units apart
     # gave 1e-15 and a ratio of 5e14)
     cut, null_cut = 1.0 - np.asarray(eigenvalue, dtype=float), 1.0 - null_max
     cut, null_cut = np.where(cut < CUT_ZERO, 0.0, cut), np.where(null_cut < CUT_ZERO, 0.0, null_cut)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(null_cut > 0, null_cut / cut, 1.0)  # no draw cut: no evidence
+    ratio = np.where(seen & ~np.isnan(cut), ratio, np.nan)
     return pd.DataFrame(
         {
             "n_clusters": np.asarray(Ks, dtype=np.int64),
             "eigenvalue": eigenvalue,
-            "null_mean": null.mean(axis=0),
+            "null_mean": null_mean,
             "null_max": null_max,
             "ratio": ratio,
         }

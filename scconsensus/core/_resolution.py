@@ -138,7 +138,7 @@ def _candidate_cap(sizes: np.ndarray, n_items: int, max_k: int | None) -> int:
     """
     # an ensemble of fewer than MIN_PARTITIONS partitions judges a K by all of them, so
     # that a unanimous one (every partition cuts the same k groups) can choose K = k
-    need = min(max(MIN_PARTITIONS, int(np.ceil(JUDGE_SHARE * sizes.size))), sizes.size)
+    need = judging(sizes.size)
     one_resolution = sizes.min() == sizes.max()
     cap = 2
     for K in range(2, int(sizes.max()) + 1):
@@ -148,6 +148,12 @@ def _candidate_cap(sizes: np.ndarray, n_items: int, max_k: int | None) -> int:
     if max_k is not None:
         cap = min(cap, int(max_k))
     return max(cap, 2)
+
+
+def judging(n_partitions: int) -> int:
+    """Partitions needed to judge a ``K``: ``JUDGE_SHARE`` of the ensemble, at least
+    ``MIN_PARTITIONS``, at most all of them."""
+    return min(max(MIN_PARTITIONS, int(np.ceil(JUDGE_SHARE * n_partitions))), n_partitions)
 
 
 def _evidence(labels: np.ndarray, sizes: np.ndarray, Ks: np.ndarray, seed):
@@ -307,7 +313,12 @@ def _drawn(labels: np.ndarray, max_items: int, seed, numbered: bool | None):
 
 
 def k_evidence(
-    labels: np.ndarray, Ks: np.ndarray, *, max_items: int = MAX_ITEMS, random_state=0
+    labels: np.ndarray,
+    Ks: np.ndarray,
+    *,
+    max_items: int = MAX_ITEMS,
+    random_state=0,
+    judged: bool = False,
 ) -> np.ndarray:
     """``λ_K(E_K)`` of an ensemble for each ``K`` of ``Ks``, read as :func:`select_k` reads
     it (the same item draw and eigensolver for the same ``random_state``).
@@ -322,11 +333,16 @@ def k_evidence(
         Items drawn at random to read (as :func:`select_k`).
     random_state
         Seeds the item draw and the eigensolver.
+    judged
+        Only where as many partitions have ``K`` clusters or more as :func:`select_k`
+        needs to judge a ``K`` (5 % of them, at least 5): one or two partitions give an
+        eigenvalue near 1 for nothing.
 
     Returns
     -------
     numpy.ndarray
-        One eigenvalue per ``K``; 0 where no partition has ``K`` clusters.
+        One eigenvalue per ``K``; NaN where no partition (or, ``judged``, too few) has
+        ``K`` clusters or more.
 
     Examples
     --------
@@ -339,7 +355,8 @@ def k_evidence(
     seeds = seed_sequence(random_state).spawn(2)
     labels, numbered = _drawn(labels, max_items, seeds[0], None)
     Ks = np.asarray(Ks, dtype=np.int64)
-    return _evidence(labels, _partition_sizes(labels, numbered), Ks, seeds[1])[0]
+    eig, n_parts = _evidence(labels, _partition_sizes(labels, numbered), Ks, seeds[1])
+    return np.where(n_parts >= (judging(labels.shape[1]) if judged else 1), eig, np.nan)
 
 
 def _table(Ks, eig, envelope, drop, n_parts, K: int) -> pd.DataFrame:

@@ -472,9 +472,12 @@ def _warn_fewer_clusters(labels: np.ndarray, partitions: pd.DataFrame) -> None:
         )
 
 
-def _record(n_partitions, methods, k, options, graph_source, n_neighbors, random_state) -> dict:
-    """The parameters an ensemble was generated with, as stored in ``Ensemble.params``."""
+def _record(n_partitions, methods, k, options, graph, n_neighbors, random_state) -> dict:
+    """The parameters an ensemble was generated with, as stored in ``Ensemble.params``;
+    ``graph`` is ``(source, calibrated)``: whether the Leiden resolutions were calibrated
+    to ``k`` (a rebuild on other data, ``tl.k_null``'s, calibrates them anew)."""
     subsample, feature_subsample, predict_unsampled, linkage, distance, resolution = options
+    graph_source, calibrated = graph
     return {
         "n_partitions": n_partitions,
         "method": list(methods),
@@ -486,6 +489,7 @@ def _record(n_partitions, methods, k, options, graph_source, n_neighbors, random
         "linkage": linkage,
         "distance": distance,
         "resolution": "auto" if resolution is None else list(resolution),  # auto: no Leiden
+        "resolution_calibrated": calibrated,
         "graph": graph_source,
         "n_neighbors": int(n_neighbors),
         "random_state": random_state_record(random_state),  # as every method records it
@@ -570,7 +574,8 @@ def generate_ensemble(
     with quiet_disconnected():  # said once, by _collect
         labels, partitions = _run_all(X, specs, args, client, n_jobs, progress)
     options = (subsample, feature_subsample, predict_unsampled, linkage, distance, resolution)
-    params = _record(n_partitions, methods, k, options, graph_source, n_neighbors, random_state)
+    source = (graph_source, "leiden" in methods and o.resolution is None)
+    params = _record(n_partitions, methods, k, options, source, n_neighbors, random_state)
     return Ensemble(labels=labels, partitions=partitions, params=params)
 
 

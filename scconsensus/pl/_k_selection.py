@@ -70,6 +70,8 @@ def k_selection(
     >>> ax = scc.pl.k_selection(adata, "pcc", show=False)
     """
     record = _record(check_adata(adata), key)
+    if "k_selection" not in record and "k_null" in record:
+        return _given_k(record, key, figsize, ax, show, save)
     if "k_selection" not in record:
         return _dpp_candidates(record, key, figsize, ax, show, save)
     table = record["k_selection"]
@@ -95,7 +97,7 @@ def k_selection(
 def _record(adata: AnnData, key: str) -> dict:
     """``.uns[key]`` if it holds K evidence (PCC's, PLA's or DPP's), else what to run or plot."""
     record = adata.uns.get(key, {})
-    if "k_selection" in record or "candidates" in record:
+    if "k_selection" in record or "candidates" in record or "k_null" in record:
         return record
     if "pac" in record:
         raise ValueError(
@@ -113,7 +115,8 @@ def _record(adata: AnnData, key: str) -> dict:
             f"adata.uns[{key!r}] is a fit at a given K ({asked}), which reads no K evidence. "
             f"Plot the run that chose K (e.g. scc.pl.k_selection(adata, {base!r}) after a "
             f"run with n_clusters='auto' and key_added={base!r}), whose "
-            f".uns[{base!r}]['k_candidates'] name the K to fit."
+            f".uns[{base!r}]['k_candidates'] name the K to fit; or compare this K with data "
+            f"without groups first (scc.tl.k_null(adata, {key!r})), which reads its evidence."
         )
     raise ValueError(
         f"No K evidence at adata.uns[{key!r}]['k_selection']: run scc.tl.pcc or "
@@ -160,6 +163,24 @@ def _null_band(ax: Axes, null) -> None:
     K = null["n_clusters"].to_numpy()
     ax.fill_between(K, null["null_mean"], null["null_max"], color="0.8", alpha=0.6, lw=0)
     ax.plot(K, null["null_max"], ls=":", color="0.4", label="without groups (tl.k_null)")
+
+
+def _given_k(record, key: str, figsize, ax, show, save):
+    """A ``K`` given, after :func:`scconsensus.tl.k_null`: its evidence and the draws'."""
+    table = record["k_null"]
+    ax = get_axes(ax, figsize)
+    K = table["n_clusters"].to_numpy()
+    ax.plot(K, table["eigenvalue"], "o-", color="0.6", label=r"$\lambda_K(E_K)$")
+    _null_band(ax, table)
+    given = int(record.get("n_clusters_chosen", K[0]))
+    ax.axvline(given, color="C3", ls="--", label=f"given K = {given}")
+    ax.set_xlabel("number of clusters K")
+    ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.set_ylabel("normalised co-association kept")
+    ax.set_ylim(0, 1.05)
+    ax.set_title(f"{key}: K given, against data without groups")
+    ax.legend(frameon=False, fontsize="small")
+    return finish(ax.figure, show, save, f"k_selection_{key}", ax)
 
 
 def _dpp_candidates(record, key: str, figsize, ax, show, save):

@@ -20,7 +20,7 @@ from ._anndata import (
     sanitize_uns,
     warn_overwrite,
 )
-from ._runs import ensemble_run_ids, run_key
+from ._runs import ensemble_run_ids, matrix_digest, run_key
 
 #: :func:`ensemble`'s texts of what it writes (the function stays under 80 lines).
 _WRITES = {
@@ -119,6 +119,7 @@ def ensemble(
     # draw kNN pairs from it (lazy_rep), and X would be another view of the items
     use_rep = default_rep(adata, use_rep, layer)
     params = dict(result.params, use_rep=use_rep, layer=layer, graph=graph_key)
+    params["matrix_digest"] = matrix_digest(X)  # tl.k_null checks it reads the same matrix
     return _store(adata.copy() if copy else adata, result, params, key_added, start, copy)
 
 

@@ -85,3 +85,21 @@ def refuse_joined(adata: AnnData, ensemble_key: str) -> None:
             "wrong. Run scconsensus.tl.ensemble on the joint data (scconsensus run: "
             "--rebuild-ensemble), then the consensus again."
         )
+
+
+def matrix_digest(X) -> str:
+    """A digest of the matrix an ensemble clustered: its shape and up to 1,000 rows spread
+    over it, as float64 (so that a float32 copy of the same values digests the same).
+
+    :func:`scconsensus.tl.k_null` draws its reference with this matrix's covariance; a
+    user trial scaled ``X`` after the ensemble (as a warning advised) and the reference
+    took the scaled matrix's shape, not the one the ensemble's partitions saw.
+    """
+    import hashlib
+
+    n = X.shape[0]
+    rows = X[np.unique(np.linspace(0, n - 1, min(n, 1_000)).astype(np.int64))]
+    dense = rows.toarray() if hasattr(rows, "toarray") else np.asarray(rows)
+    h = hashlib.blake2b(repr(tuple(X.shape)).encode(), digest_size=8)
+    h.update(np.ascontiguousarray(dense, dtype=np.float64).tobytes())
+    return h.hexdigest()

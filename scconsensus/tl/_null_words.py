@@ -1,0 +1,81 @@
+"""What :func:`scconsensus.tl.k_null` says: the log line and the warning, in words a user
+can act on (and that R's message rules translate)."""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from anndata import AnnData
+from scanpy import logging as logg
+
+from .._warnings import warn
+from ..core import NULL_RATIO
+
+__all__ = ["cuts", "feature_share", "report_null"]
+
+#: A feature holding this share of the variance is named in the warning's advice.
+DOMINANT = 0.5
+
+
+def feature_share(X) -> float:
+    """The largest share of ``X``'s variance one feature holds (on its first 5,000 rows)."""
+    Y = X[:5_000]
+    if sp.issparse(Y):
+        mean = np.asarray(Y.mean(axis=0)).ravel()
+        var = np.asarray(Y.multiply(Y).mean(axis=0)).ravel() - mean**2
+    else:
+        var = np.asarray(Y, dtype=np.float64).var(axis=0)
+    total = float(var.sum())
+    return float(var.max()) / total if total > 0 else 0.0
+
+
+def cuts(row) -> str:
+    """What the data and the draws cut at one ``K`` (a row of the ``k_null`` table)."""
+    if not np.isfinite(row.null_max):
+        return "no draw has partitions of that many clusters, so there is nothing to compare"
+    draws = f"the draws at least {1 - row.null_max:.3f}"
+    if not np.isfinite(row.ratio):
+        return f"they cut none of the co-association, {draws}"
+    data = f"they cut {1 - row.eigenvalue:.3f} of the co-association"
+    return f"{data}, {draws}, {row.ratio:.2f} times as much"
+
+
+def report_null(adata: AnnData, key: str, K: int, table, n_null: int, share: float) -> None:
+    """Log the comparison of ``key``; warn when its ``K`` groups are not clearly beyond the
+    draws (or cannot be compared)."""
+    row = table[table["n_clusters"] == K].iloc[0]
+    said = (
+        f"λ_{K}(E_{K}) = {row.eigenvalue:.3f}, at most {row.null_max:.3f} in {n_null} draw(s) "
+        f"of one Gaussian with the data's covariance: {cuts(row)}"
+    )
+    logg.info(f"    {key}: {said}")
+    if row.ratio >= NULL_RATIO:
+        return
+    advice = (
+        f" One feature holds {share:.0%} of the variance: scale the features (sc.pp.scale) or "
+        "cluster a representation (sc.pp.pca)."
+        if share >= DOMINANT
+        else ""
+    )
+    look = (
+        f" Look at scc.pl.k_selection(adata, {key!r})."
+        if "k_selection" in adata.uns[key]
+        else f" Look at adata.uns[{key!r}]['k_null']."
+    )
+    if not np.isfinite(row.ratio):
+        warn(f"tl.k_null: the {K} clusters of {key!r} cannot be compared: {said}.{look}")
+        return
+    given = "k_selection" not in adata.uns[key]
+    why = (
+        f"K={K} cuts across what the partitions keep together; n_clusters='auto' may find "
+        "a stable K."
+        if given and row.ratio < 1
+        else "They may follow the data's shape (k-means cuts an elongated cloud the same way "
+        f"every time) rather than groups, or the data hold none here.{advice}"
+    )
+    warn(
+        f"tl.k_null: the {K} clusters of {key!r} are "
+        f"{'less' if row.ratio < 1 else 'hardly more'} stable than in data without groups: "
+        f"{said} (under {NULL_RATIO:g}). {why}{look}",
+        UserWarning,
+    )
