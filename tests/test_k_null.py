@@ -88,6 +88,14 @@ def test_the_ratio_of_cuts_is_unbounded_when_the_data_cut_nothing():
     np.testing.assert_allclose(table["ratio"], [4.0, np.nan, np.nan])
 
 
+def test_a_k_too_fine_to_judge_is_said_so():
+    # K = 12 on iris: the ensemble (k up to 12) has too few partitions that fine
+    adata = _fitted(scc.datasets.iris(), n_clusters=12)
+    with pytest.warns(UserWarning, match="cannot be compared: .*too few of the ensemble's"):
+        scc.tl.k_null(adata, n_null=1, progress=False)
+    assert np.isnan(adata.uns["pcc"]["k_null_ratio"])
+
+
 def test_draws_with_too_few_partitions_at_k_say_nothing():
     # a user trial read null_max 1.000 at K = 22, from one or two partitions of a draw
     labels = np.tile(np.repeat(np.arange(3), 20)[:, None], (1, 40))

@@ -31,10 +31,12 @@ def feature_share(X) -> float:
 
 def cuts(row) -> str:
     """What the data and the draws cut at one ``K`` (a row of the ``k_null`` table)."""
-    if not np.isfinite(row.null_max):
-        return "no draw has partitions of that many clusters, so there is nothing to compare"
+    if np.isnan(row.eigenvalue):
+        return "too few of the ensemble's partitions have that many clusters to judge it"
+    if np.isnan(row.null_max):
+        return "too few partitions of the draws have that many clusters to judge it"
     draws = f"the draws at least {1 - row.null_max:.3f}"
-    if not np.isfinite(row.ratio):
+    if np.isinf(row.ratio):
         return f"they cut none of the co-association, {draws}"
     data = f"they cut {1 - row.eigenvalue:.3f} of the co-association"
     return f"{data}, {draws}, {row.ratio:.2f} times as much"
