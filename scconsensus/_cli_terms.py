@@ -45,12 +45,21 @@ _CLI_PHRASES = (
         "use_rep='X_pca')).",
         "Run sc.pp.pca on the input and pass --use-rep X_pca --rebuild-ensemble.",
     ),
+    (
+        "or cluster a representation (sc.pp.pca).",
+        "or cluster a representation (sc.pp.pca on the input, then --use-rep X_pca).",
+    ),
 )
 
 #: A name is rewritten unless it is one already (after "-"), part of a word, a key or an
 #: attribute (after a word character, "." or a quote), an argument of Python code shown
 #: as such ("tl.ensemble(n_partitions=20)"), or what --param was given.
 _CLI_NAME = r"(?<![-\w.'\"])(?<!\w\()(?<!--param )({names})\b(?=\s*(=|\)|<|>|must\b|is\b))"
+
+
+def ratio_text(value: float) -> str:
+    """A ratio of cuts (``tl.k_null``) for the console: unbounded when the data cut none."""
+    return "unbounded" if value == float("inf") else f"{value:.2f}"
 
 
 def cli_terms(text: str) -> str:
@@ -60,10 +69,14 @@ def cli_terms(text: str) -> str:
     text = re.sub(r"(?<![\w(])k=\((\d+), (\d+)\)", r"--k \1,\2", text)
     for python, cli in _CLI_PHRASES:
         text = text.replace(python, cli)
-    # the run writes the figure; no Python session to call pl from
+    # the run writes the evidence and its figure; no Python session to call pl from
     text = re.sub(
-        r"Look at scc\.pl\.k_selection\(adata, '([^']+)'\)\.",
-        r"Look at \1_k_selection.png in the report.",
+        r"Look at (?:scc\.pl\.k_selection\(adata, '([^']+)'\)"
+        r"|adata\.uns\['([^']+)'\]\['k_null'\])\.",
+        lambda m: (
+            f"Look at .uns['{m[1] or m[2]}'] in the --out file (k_selection, k_null) "
+            "and the report's figure of K."
+        ),
         text,
     )
     pattern = _CLI_NAME.format(names="|".join(map(re.escape, _CLI_NAMES)))

@@ -409,16 +409,17 @@ def _null_line(record) -> list[str]:
     table = pd.DataFrame(record["k_null"])
     K = int(record.get("n_clusters_chosen", table["n_clusters"].iloc[0]))
     row = table[table["n_clusters"] == K].iloc[0]
-    n_null = record.get("k_null_params", {}).get("n_null", "several")
+    n_null = record.get("k_null_params", {}).get("n_null", 0)
+    draws = f"{n_null} draw{'s' if n_null != 1 else ''}" if n_null else "draws"
     verdict = (
-        f"K = {K} groups are clearly more stable than the data's shape alone gives"
+        f"K = {K} groups are more stable than the data's shape alone gives"
         if row.ratio >= NULL_RATIO
         else f"K = {K} groups are hardly more stable than the data's shape alone gives"
         if np.isfinite(row.ratio)
         else f"K = {K} cannot be compared"
     )
     return [
-        f"Against data without groups (`tl.k_null`: {n_null} draws of one Gaussian with the "
+        f"Against data without groups (`tl.k_null`: {draws} of one Gaussian with the "
         f"data's covariance, the ensemble rebuilt on each): λ_{K}(E_{K}) = "
         f"{row.eigenvalue:.3f}, at most {row.null_max:.3f} in the draws; {cuts(row)}: "
         f"{verdict}.",

@@ -22,6 +22,7 @@ import numpy as np
 from . import datasets, tl
 from ._cli_terms import OWN_OPTIONS as _OWN_OPTIONS
 from ._cli_terms import cli_terms as _cli_terms
+from ._cli_terms import ratio_text
 from ._cli_terms import show_warning as _show_warning
 from ._io import atomic_file, check_not_open, output_lock, remove_stale
 from ._report import NA_NOTE, check_report_folder, results_table, write_report
@@ -320,7 +321,7 @@ def _compute(
         keys = result_keys(compared, args.n_clusters)
         null = {"n_null": args.k_null, "random_state": args.random_state, "n_jobs": args.n_jobs}
         tl.k_null(adata, keys, progress=args.progress, **null)
-        ratios = ", ".join(f"{k} {adata.uns[k]['k_null_ratio']:.2f}" for k in keys)
+        ratios = ", ".join(f"{k} {ratio_text(adata.uns[k]['k_null_ratio'])}" for k in keys)
         say(f"k_null: {time.perf_counter() - t0:.1f} s; ratio of cuts (1.5+: beyond): {ratios}")
 
 

@@ -334,5 +334,5 @@ def test_the_command_line_says_what_it_compared(tmp_path, capsys):
     assert main([*args, "--out", str(tmp_path / "b.h5ad"), "--method", "pcc"]) == 0
     said = capsys.readouterr()
     assert "ratio of cuts (1.5+: beyond): pcc" in said.out
-    assert "Look at pcc_k_selection.png in the report." in said.err
+    assert "Look at .uns['pcc'] in the --out file (k_selection, k_null)" in said.err
     assert "--subsample" not in said.err

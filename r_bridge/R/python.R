@@ -93,7 +93,7 @@ sccAvailable <- function() {
       paste0("Look at the evidence, k_selection in the result's record (metadata(x) or ",
              "$uns), and give nClusters if the biology sets one")),
     c("^tl\\.k_null: ", "nNull: "),
-    c(paste0("One feature holds ([0-9]+%) of the variance: scale the features ",
+    c(paste0("One feature holds ([0-9.]+%) of the variance: scale the features ",
              "\\(sc\\.pp\\.scale\\) or cluster a representation \\(sc\\.pp\\.pca\\)\\."),
       paste0("One feature holds \\1 of the variance: scale the features (e.g. t(scale(t(x))) ",
              "for features in rows) or cluster a PCA (use.dimred, with a SingleCellExperiment).")),

@@ -54,7 +54,7 @@ def report_null(adata: AnnData, key: str, K: int, table, n_null: int, share: flo
     if row.ratio >= NULL_RATIO:
         return
     advice = (
-        f" One feature holds {share:.0%} of the variance: scale the features (sc.pp.scale) or "
+        f" One feature holds {share:.1%} of the variance: scale the features (sc.pp.scale) or "
         "cluster a representation (sc.pp.pca)."
         if share >= DOMINANT
         else ""
@@ -64,8 +64,8 @@ def report_null(adata: AnnData, key: str, K: int, table, n_null: int, share: flo
         if "k_selection" in adata.uns[key]
         else f" Look at adata.uns[{key!r}]['k_null']."
     )
-    if not np.isfinite(row.ratio):
-        warn(f"tl.k_null: the {K} clusters of {key!r} cannot be compared: {said}.{look}")
+    if np.isnan(row.ratio):
+        warn(f"tl.k_null: the {K} clusters of {key!r} cannot be compared: {cuts(row)}.{look}")
         return
     given = "k_selection" not in adata.uns[key]
     why = (
