@@ -23,9 +23,8 @@ from . import pl, tl
 from ._io import atomic_dir
 from ._progress import progress_bar
 from ._results import result_method
-from .core import NULL_RATIO
 from .core.consensus_k import lowest_pac
-from .tl._null_words import cuts
+from .tl._null_words import cuts, standing
 
 __all__ = ["check_report_folder", "results_table", "write_report"]
 
@@ -411,12 +410,11 @@ def _null_line(record) -> list[str]:
     row = table[table["n_clusters"] == K].iloc[0]
     n_null = record.get("k_null_params", {}).get("n_null", 0)
     draws = f"{n_null} draw{'s' if n_null != 1 else ''}" if n_null else "draws"
+    stands = standing(row)
     verdict = (
-        f"K = {K} groups are more stable than the data's shape alone gives"
-        if row.ratio >= NULL_RATIO
-        else f"K = {K} groups are hardly more stable than the data's shape alone gives"
-        if np.isfinite(row.ratio)
-        else f"K = {K} cannot be compared"
+        f"K = {K} cannot be compared"
+        if stands is None
+        else f"K = {K} groups are {stands} stable than the data's shape alone gives"
     )
     return [
         f"Against data without groups (`tl.k_null`: {draws} of one Gaussian with the "

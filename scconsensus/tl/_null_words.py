@@ -4,29 +4,34 @@ can act on (and that R's message rules translate)."""
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 from anndata import AnnData
 from scanpy import logging as logg
 
 from .._warnings import warn
 from ..core import NULL_RATIO
+from ._input_checks import feature_variances
 
-__all__ = ["cuts", "feature_share", "report_null"]
+__all__ = ["cuts", "feature_share", "report_null", "standing"]
 
 #: A feature holding this share of the variance is named in the warning's advice.
 DOMINANT = 0.5
 
 
 def feature_share(X) -> float:
-    """The largest share of ``X``'s variance one feature holds (on its first 5,000 rows)."""
-    Y = X[:5_000]
-    if sp.issparse(Y):
-        mean = np.asarray(Y.mean(axis=0)).ravel()
-        var = np.asarray(Y.multiply(Y).mean(axis=0)).ravel() - mean**2
-    else:
-        var = np.asarray(Y, dtype=np.float64).var(axis=0)
-    total = float(var.sum())
+    """The largest share of ``X``'s variance one feature holds (on its first rows, as
+    ``tl.ensemble``'s check reads them)."""
+    var = feature_variances(X)
+    total = 0.0 if var is None else float(var.sum())
     return float(var.max()) / total if total > 0 else 0.0
+
+
+def standing(row) -> str | None:
+    """How a ``K`` stands against the draws (a row of the ``k_null`` table): ``"more"``,
+    ``"hardly more"`` or ``"less"`` stable than in data without groups; ``None`` when
+    there is nothing to compare."""
+    if np.isnan(row.ratio):
+        return None
+    return "more" if row.ratio >= NULL_RATIO else "less" if row.ratio < 1 else "hardly more"
 
 
 def cuts(row) -> str:
@@ -51,7 +56,8 @@ def report_null(adata: AnnData, key: str, K: int, table, n_null: int, share: flo
         f"of one Gaussian with the data's covariance: {cuts(row)}"
     )
     logg.info(f"    {key}: {said}")
-    if row.ratio >= NULL_RATIO:
+    stands = standing(row)
+    if stands == "more":
         return
     advice = (
         f" One feature holds {share:.1%} of the variance: scale the features (sc.pp.scale) or "
@@ -64,20 +70,20 @@ def report_null(adata: AnnData, key: str, K: int, table, n_null: int, share: flo
         if "k_selection" in adata.uns[key]
         else f" Look at adata.uns[{key!r}]['k_null']."
     )
-    if np.isnan(row.ratio):
+    if stands is None:
         warn(f"tl.k_null: the {K} clusters of {key!r} cannot be compared: {cuts(row)}.{look}")
         return
     given = "k_selection" not in adata.uns[key]
     why = (
         f"K={K} cuts across what the partitions keep together; n_clusters='auto' may find "
         "a stable K."
-        if given and row.ratio < 1
+        if given and stands == "less"
         else "They may follow the data's shape (k-means cuts an elongated cloud the same way "
         f"every time) rather than groups, or the data hold none here.{advice}"
     )
     warn(
-        f"tl.k_null: the {K} clusters of {key!r} are "
-        f"{'less' if row.ratio < 1 else 'hardly more'} stable than in data without groups: "
+        f"tl.k_null: the {K} clusters of {key!r} are {stands} stable than in data without "
+        "groups: "
         f"{said} (under {NULL_RATIO:g}). {why}{look}",
         UserWarning,
     )
