@@ -20,6 +20,7 @@ Run from the repository root, one thread::
     python benchmarks/accuracy.py --datasets iris wine --seeds 0 1 2 --no-r
     python benchmarks/accuracy.py --methods dpp   # only the DPP rows
     python benchmarks/accuracy.py --k-found --datasets iris clear_unequal --seeds 0
+    python benchmarks/accuracy.py --ensemble feature_subsample=0.5   # another ensemble
 
 ``--k-found`` prints instead the K that each chooser a user might take returns
 (scconsensus's defaults, consensus_k's least PAC, SC3's Tracy-Widom estimate, the
@@ -203,7 +204,7 @@ def run_dataset(
 
     t_ens = 0.0
     if {"pcc", "pla", "others"} & set(methods):
-        _, t_ens = timed(lambda: scc.tl.ensemble(adata, random_state=seed))
+        _, t_ens = timed(lambda: scc.tl.ensemble(adata, random_state=seed, **ENSEMBLE_OPTIONS))
     if "others" in methods:
         L = adata.obsm["scc_ensemble"]
         member = [ari(truth[c >= 0], c[c >= 0]) for c in L.T]
@@ -413,6 +414,8 @@ def calibration_table(results) -> str:
 
 #: Largest K the range-scanning choosers (PAC, silhouette) consider; 20 planted groups fit.
 KMAX = 25
+#: Options of every ``tl.ensemble`` call of a run (``--ensemble NAME=VALUE``).
+ENSEMBLE_OPTIONS: dict = {}
 #: First drop of λ_K(E_K) that counts as a split (``select_k``'s default threshold).
 THRESHOLD = 0.05
 
@@ -505,7 +508,7 @@ def k_found_dataset(
     out = {}
 
     def defaults():
-        scc.tl.ensemble(adata, random_state=seed)
+        scc.tl.ensemble(adata, random_state=seed, **ENSEMBLE_OPTIONS)
         scc.tl.pcc(adata, random_state=seed, key_added="auto")
         return adata.obs["auto"].nunique()
 
@@ -540,7 +543,46 @@ def k_found_dataset(
     out["rule: the stable resolution of best k-means silhouette"] = timed(
         lambda: best_silhouette_candidate(adata.uns["auto"], X, seed)
     )
+    ks, scores = ensemble_silhouettes(X, adata.obsm["scc_ensemble"], seed)
+    for factor in (1.2, 1.3, 1.4):
+        out[f"rule: the stable resolution with the best-separated partition within x{factor}"] = (
+            ensemble_silhouette_candidate(adata.uns["auto"], ks, scores, factor),
+            0.0,
+        )
     return out
+
+
+def ensemble_silhouettes(X, ensemble, seed: int, max_items: int = 2_000):
+    """Each partition's number of clusters and mean silhouette (Euclidean, in ``X``) on
+    at most ``max_items`` items it sampled."""
+    from sklearn.metrics import pairwise_distances, silhouette_samples
+
+    rows = np.random.default_rng(seed).choice(X.shape[0], min(X.shape[0], max_items), False)
+    rows = np.sort(rows)
+    D = pairwise_distances(np.asarray(X, dtype=float)[rows])
+    ks, scores = [], []
+    for labels in ensemble[rows].T:
+        seen = labels >= 0
+        k = np.unique(labels[seen]).size
+        if 2 <= k < seen.sum():
+            ks.append(k)
+            scores.append(
+                silhouette_samples(D[np.ix_(seen, seen)], labels[seen], metric="precomputed").mean()
+            )
+    return np.array(ks), np.array(scores)
+
+
+def ensemble_silhouette_candidate(record: dict, ks, scores, factor: float) -> int:
+    """Among ``select_k``'s stable resolutions (and its K), the one whose neighbourhood (k
+    within ``factor`` of it) holds the ensemble partition of highest mean silhouette
+    (tried as a K-chooser on 2026-11-27, not kept: see benchmarks/README.md)."""
+    Ks = sorted({int(K) for K in record["k_candidates"]} | {int(record["n_clusters_chosen"])})
+
+    def best(K):
+        near = (ks >= K / factor) & (ks <= K * factor)
+        return scores[near].max() if near.any() else -1.0
+
+    return max(Ks, key=best)
 
 
 def best_silhouette_candidate(record: dict, X, seed: int) -> int:
@@ -662,6 +704,22 @@ def warm_up() -> None:
     sc.tl.leiden(adata, flavor="igraph", n_iterations=2)
 
 
+def _options(pairs: list[str]) -> dict:
+    """``["feature_subsample=0.5", "method='hc'"]`` as keyword arguments."""
+    import ast
+
+    out = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep:
+            raise SystemExit(f"--ensemble takes NAME=VALUE, not {pair!r}")
+        try:
+            out[name] = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            out[name] = value  # a bare word: a string
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=DATASETS + CLEAR)
@@ -687,12 +745,20 @@ def main() -> None:
     )
     parser.add_argument("--kmax", type=int, default=KMAX, help="largest K PAC/silhouette scan")
     parser.add_argument(
+        "--ensemble",
+        nargs="+",
+        default=[],
+        metavar="NAME=VALUE",
+        help="options of every tl.ensemble call, e.g. feature_subsample=0.5",
+    )
+    parser.add_argument(
         "--rules-only",
         action="store_true",
         help="with --k-found: only the defaults and the rules on select_k's evidence",
     )
     args = parser.parse_args()
     SC3S_PYTHON[0] = args.sc3s_python
+    ENSEMBLE_OPTIONS.update(_options(args.ensemble))
     import scanpy as sc
 
     sc.settings.verbosity = 0
