@@ -67,7 +67,7 @@ def _call(route: str, labels, k: int = 6):
 
 
 def _estimate(route: str, labels) -> int:
-    from scconsensus._validation import dense_route_bytes
+    from scconsensus._memory_guard import dense_route_bytes
 
     return dense_route_bytes(route, labels.shape[0])
 

@@ -11,7 +11,7 @@ from anndata import AnnData
 
 import scconsensus as scc
 from scconsensus import settings
-from scconsensus._validation import dense_route_bytes
+from scconsensus._memory_guard import dense_route_bytes
 from scconsensus.core.coassociation import coassociation
 from scconsensus.core.ensemble import PartitionOptions, generate_ensemble
 

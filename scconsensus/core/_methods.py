@@ -12,7 +12,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from .._validation import check_dense_memory
+from .._memory_guard import check_dense_memory
 from ._distance import condensed_distance
 
 # hierarchical clustering and PAM need all pairwise distances; k-means and Leiden do not

@@ -17,14 +17,9 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from .._memory_guard import COASSOCIATION_BLOCK_ROWS, check_dense_route
 from .._threads import interruptible
-from .._validation import (
-    COASSOCIATION_BLOCK_ROWS,
-    RandomState,
-    check_dense_route,
-    check_labels,
-    check_rng,
-)
+from .._validation import RandomState, check_labels, check_rng
 from ._distributed import count_pairs_distributed
 from ._labels import compact_labels
 from ._pairs import check_pairs, count_pairs

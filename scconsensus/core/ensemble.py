@@ -18,13 +18,13 @@ from joblib import Parallel, delayed
 from sklearn.exceptions import ConvergenceWarning
 
 from .._docs import doc_params
+from .._memory_guard import check_dense_memory
 from .._progress import progress_bar
 from .._threads import one_openmp_thread, one_thread
 from .._validation import (
     RandomState,
     check_choice,
     check_correlation_subsample,
-    check_dense_memory,
     check_fraction,
     check_int,
     check_matrix,

@@ -12,8 +12,9 @@ from anndata import AnnData
 from matplotlib.axes import Axes
 
 from .._docs import doc_params
+from .._memory_guard import check_dense_memory
 from .._results import result_method
-from .._validation import check_dense_memory, check_int
+from .._validation import check_int
 from ..tl._runs import check_fitted_ensemble
 from ._utils import as_list, category_colors, check_adata, column_colors, finish, get_axes
 

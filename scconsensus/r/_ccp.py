@@ -22,13 +22,12 @@ from anndata import AnnData
 from scanpy import logging as logg
 
 from .._docs import doc_params
+from .._memory_guard import NO_SPARSE_ADVICE, check_dense_memory
 from .._progress import check_progress, show_progress
 from .._validation import (
-    NO_SPARSE_ADVICE,
     check_choice,
     check_correlation_rows,
     check_correlation_subsample,
-    check_dense_memory,
     check_fraction,
     check_int,
     check_key,

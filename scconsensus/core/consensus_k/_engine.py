@@ -16,14 +16,13 @@ import numpy as np
 from joblib import Parallel, delayed
 
 from ..._docs import doc_params
+from ..._memory_guard import NO_SPARSE_ADVICE, check_dense_memory
 from ..._progress import progress_bar
 from ..._validation import (
-    NO_SPARSE_ADVICE,
     RandomState,
     check_choice,
     check_correlation_rows,
     check_correlation_subsample,
-    check_dense_memory,
     check_fraction,
     check_int,
     check_kwargs,

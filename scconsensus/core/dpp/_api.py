@@ -32,12 +32,12 @@ import pandas as pd
 import scipy.sparse as sp
 
 from ..._docs import doc_params
+from ..._memory_guard import check_dense_memory
 from ..._progress import progress_bar
 from ..._settings import settings
 from ..._validation import (
     RandomState,
     check_choice,
-    check_dense_memory,
     check_int,
     check_matrix,
     check_n_clusters,

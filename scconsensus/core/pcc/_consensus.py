@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..._docs import doc_params
+from ..._memory_guard import check_dense_route
 from ..._progress import progress_bar
 from ..._validation import (
     RandomState,
     check_choice,
-    check_dense_route,
     check_int,
     check_labels,
     check_min_mass,

@@ -24,10 +24,10 @@ import pandas as pd
 import scipy.sparse as sp
 
 from ..._docs import doc_params
+from ..._memory_guard import check_dense_route
 from ..._validation import (
     RandomState,
     check_choice,
-    check_dense_route,
     check_int,
     check_n_clusters,
     check_number,
