@@ -31,10 +31,9 @@ from .._validation import (
     check_options,
     random_state_record,
     renamed_args,
-    seed_sequence,
-    too_many_clusters,
 )
 from .._warnings import warn
+from ._ensemble_plan import Spec, k_argument, k_choices, plan_partitions, warn_small_subsample
 from ._leiden import (
     _calibrated_resolution,
     _check_graph,
@@ -108,130 +107,6 @@ class Ensemble:
     @property
     def n_partitions(self) -> int:
         return self.labels.shape[1]
-
-
-@dataclass(frozen=True)
-class _Spec:
-    method: str
-    k: int | None
-    seed: np.random.SeedSequence
-
-
-def auto_k_max(n_items: int) -> int:
-    """Finest resolution of the default ensemble: ``sqrt(n)`` clusters, within [10, 50].
-
-    ``sqrt(n)`` is the upper end of the split ensembles of Fred & Jain (2005) and
-    Lourenço et al. (2015); 10 keeps small data multi-resolution, 50 bounds the cost.
-    """
-    return int(min(max(10, round(np.sqrt(n_items))), 50, max(2, n_items - 1)))
-
-
-def _k_choices(
-    k: int | tuple[int, int] | Sequence[int] | str, n_items: int
-) -> tuple[str, list[int]]:
-    """``("range"|"log", [lo, hi])`` or ``("list", values)``, each checked against ``n_items``.
-
-    ``"auto"`` is ``("log", [2, auto_k_max(n_items)])``: k drawn log-uniformly.
-
-    Every value follows :func:`check_int` (integral numbers, no strings), so ``k="25"`` is
-    refused rather than read as the list ``[2, 5]``.
-    """
-    if isinstance(k, str) and k == "auto":
-        return "log", [2, auto_k_max(n_items)]
-    if isinstance(k, int | float | np.number | str | bool):
-        values, kind = [check_int(k, "k")], "list"
-    elif isinstance(k, tuple):
-        if len(k) != 2:
-            raise ValueError(f"k as a tuple is an inclusive (lo, hi) range, got {k!r}.")
-        values, kind = [check_int(v, "k") for v in k], "range"
-        if values[0] > values[1]:
-            raise ValueError(f"k range {k!r} has lo > hi.")
-    elif isinstance(k, Sequence | np.ndarray):
-        values, kind = [check_int(v, "k") for v in k], "list"
-        if not values:
-            raise ValueError("k is an empty list.")
-    else:
-        raise ValueError(
-            "k must be 'auto', an int, a (lo, hi) tuple or a sequence of ints (list, range, "
-            f"1-D array), got {k!r}."
-        )
-    for v in values:
-        if v < 2:
-            raise ValueError(f"k={v} is too small: every partition needs at least 2 clusters.")
-        if v >= n_items:
-            raise ValueError(too_many_clusters("k", v, n_items, "sampled items per partition"))
-    return kind, values
-
-
-def _k_argument(k: Any) -> Any:
-    """``k`` with a ``range`` or a numpy array as the list (or int) it stands for."""
-    if isinstance(k, range):
-        return list(k)
-    if isinstance(k, np.ndarray):
-        if k.ndim > 1:
-            raise ValueError(
-                f"k as an array must be 1-D (a list of k values), got shape {k.shape}."
-            )
-        return k.item() if k.ndim == 0 else k.tolist()
-    return k
-
-
-def _warn_small_subsample(k: Any, methods: list[str], subsample: float, n_sub: int, n: int):
-    """Warn when ``k="auto"`` must cap its resolution because partitions have few items.
-
-    An explicit ``k`` at or above the items per partition is refused by :func:`_k_choices`;
-    ``"auto"`` instead shrinks to what the subsample allows, which hides a typo such as
-    ``subsample=0.001`` (partitions of 2 items).
-    """
-    wanted = auto_k_max(n)
-    if not (isinstance(k, str) and k == "auto") or all(m == "leiden" for m in methods):
-        return
-    # small data: auto_k_max(n) is n - 1, so the default 0.8 always trims it a little
-    if 2 * auto_k_max(n_sub) < wanted:
-        warn(
-            f"subsample={subsample:g} leaves {n_sub} of {n} items per partition, fewer than "
-            f"the {wanted} clusters k='auto' asks for at most on {n} items; each partition "
-            f"gets at most {auto_k_max(n_sub)} clusters and most items are left out of it. "
-            "Raise subsample (default 0.8) or pass a smaller k.",
-            UserWarning,
-        )
-
-
-def _plan(
-    n_partitions: int,
-    methods: Sequence[str],
-    k: Any,
-    n_sub: int,
-    random_state: RandomState,
-) -> list[_Spec]:
-    """Method, ``k`` and seed of every partition, fixed before any work is scheduled."""
-    if all(m == "leiden" for m in methods):
-        kind, values = "list", [0]  # Leiden's resolution, not k, sets the number of clusters
-    else:
-        kind, values = _k_choices(k, n_sub)
-    root = seed_sequence(random_state)
-    children = root.spawn(n_partitions)
-    k_rng = np.random.default_rng(root.spawn(1)[0])
-    split_lo = max(2, int(np.ceil(np.sqrt(n_sub) / 2)))
-    split_hi = max(split_lo, min(int(np.floor(np.sqrt(n_sub))), n_sub - 1))
-    specs = []
-    n_methods = len(methods)
-    for i, seed in enumerate(children):
-        method = methods[i % n_methods]
-        if method == "kmeans_split":
-            ki = int(k_rng.integers(split_lo, split_hi + 1))
-        elif method == "leiden":
-            ki = None
-        elif kind == "range":
-            ki = int(k_rng.integers(values[0], values[1] + 1))
-        elif kind == "log":
-            # log-uniform: every doubling of the resolution gets the same share of partitions
-            ki = int(np.exp(k_rng.uniform(np.log(values[0]), np.log(values[1] + 1))))
-            ki = min(max(ki, values[0]), values[1])
-        else:
-            ki = values[(i // n_methods) % len(values)]
-        specs.append(_Spec(method, ki, seed))
-    return specs
 
 
 def _rows(
@@ -314,7 +189,7 @@ def _run_partition(*args: Any) -> tuple[np.ndarray, dict[str, Any]]:
 
 def _partition(
     X: np.ndarray | sp.csr_matrix,
-    spec: _Spec,
+    spec: Spec,
     n_sub: int,
     n_feat: int,
     linkage: str,
@@ -560,9 +435,9 @@ def generate_ensemble(
     n_feat = max(1, round(feature_subsample * p))
     if any(m.startswith("hc") for m in methods):
         check_correlation_subsample(n_feat, p, distance, "feature_subsample")
-    k = _k_argument(k)
-    _warn_small_subsample(k, methods, subsample, n_sub, n)
-    specs = _plan(n_partitions, methods, k, n_sub, random_state)
+    k = k_argument(k)
+    warn_small_subsample(k, methods, subsample, n_sub, n)
+    specs = plan_partitions(n_partitions, methods, k, n_sub, random_state)
     _check_hc_memory(methods, n_sub)
     if client is not None:
         from ._distributed import check_client
@@ -592,6 +467,6 @@ def _leiden_setup(X, methods, shared: bool, graph, k_resolution, n_sub, n_neighb
     whole = graph if graph is not None else _knn_graph(_float64(X), n_neighbors, seed)
     g = _igraph(whole)
     if resolution is None:
-        _, values = _k_choices(k, n_sub)
+        _, values = k_choices(k, n_sub)
         resolution = _calibrated_resolution(g, (min(values), max(values)), n_sub, seed)
     return (g if shared else None), resolution
