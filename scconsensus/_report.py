@@ -19,14 +19,15 @@ import pandas as pd
 from anndata import AnnData
 from matplotlib.figure import Figure
 
-from . import pl, tl
+from . import pl
 from ._io import atomic_dir
 from ._progress import progress_bar
+from ._report_table import NA_NOTE, markdown_table, results_table
 from ._results import result_method
 from .core.consensus_k import lowest_pac
 from .tl._null_words import cuts, standing
 
-__all__ = ["check_report_folder", "results_table", "write_report"]
+__all__ = ["check_report_folder", "write_report"]
 
 #: Figure sizes (inches) of the single-panel plots.
 _WIDE = (7, 4)
@@ -66,78 +67,6 @@ def _single(plot: Callable[..., object], size: tuple[float, float]) -> Callable[
 def _has_consensus_k(adata: AnnData, key: str) -> bool:
     rec = adata.uns.get(key)
     return isinstance(rec, dict) and "cdf" in rec and "k" in rec
-
-
-def results_table(adata: AnnData, keys: Sequence[str], truth: str | None) -> pd.DataFrame:
-    """One row per consensus result in ``.obs``: clusters, sizes, confidence, scores.
-
-    The table of ``report.md`` and of ``scconsensus run``'s printout.
-
-    Parameters
-    ----------
-    adata
-        Annotated data with the results.
-    keys
-        ``.obs`` columns of consensus labels; keys not in ``.obs`` are skipped.
-    truth
-        ``.obs`` column of known labels; when given, ARI, NMI and H against it, and the
-        calibration of the confidence.
-
-    Returns
-    -------
-    Columns ``result``, ``clusters``, ``sizes`` (cluster sizes in the order of the
-    categories), ``mean confidence`` (when ``.obs[f"{key}_confidence"]`` exists) and
-    ``ARI vs {truth}``, ``NMI vs {truth}``, ``H vs {truth}``, ``confidence AUROC vs
-    {truth}`` and ``confidence ECE vs {truth}`` (:func:`scconsensus.tl.compare`'s row,
-    on the cells with a label and a class; ``auroc`` and ``ece``: how well the
-    confidence ranks the cells whose class is not their cluster's majority class below
-    the others, and its expected calibration error; NaN without a confidence); empty
-    without results.
-    """
-    rows = []
-    for key in (k for k in keys if k in adata.obs):
-        labels = adata.obs[key]
-        row = {
-            "result": key,
-            "clusters": int(labels.nunique()),
-            "sizes": ", ".join(str(v) for v in labels.value_counts().sort_index().tolist()),
-        }
-        if f"{key}_confidence" in adata.obs:
-            row["mean confidence"] = float(adata.obs[f"{key}_confidence"].mean())
-        if truth is not None:
-            # one reading of the truth for every score: compare leaves out the cells
-            # without a label or a class (an unsampled cell has no label)
-            scores = tl.compare(adata, [key], truth=truth).iloc[-1]
-            for name, column in (("ARI", "ari"), ("NMI", "nmi"), ("H", "h")):
-                row[f"{name} vs {truth}"] = float(scores[column])
-            row[f"confidence AUROC vs {truth}"] = float(scores["auroc"])
-            row[f"confidence ECE vs {truth}"] = float(scores["ece"])
-        rows.append(row)
-    return pd.DataFrame(rows)
-
-
-def _markdown_table(df: pd.DataFrame) -> str:
-    cols = list(df.columns)
-    lines = ["| " + " | ".join(cols) + " |", "| " + " | ".join("---" for _ in cols) + " |"]
-    for _, row in df.iterrows():
-        cells = [_cell(v) for v in row.tolist()]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
-
-
-def _cell(value) -> str:
-    """A table cell; ``n/a`` for a score that is not defined (e.g. the AUROC of a result
-    with no misassigned cell), where ``nan`` read as a failure."""
-    if isinstance(value, float):
-        return "n/a" if np.isnan(value) else f"{value:.3f}"
-    return str(value)
-
-
-#: Said under a results table that has an undefined score.
-NA_NOTE = (
-    "n/a: not defined here (the confidence AUROC needs misassigned and right cells both; "
-    "a result without a confidence has no calibration)."
-)
 
 
 # --------------------------------------------------------------------------- plan
@@ -372,7 +301,7 @@ def _consensus_k_section(adata: AnnData, key: str) -> list[str]:
         if len(tied) > 1
         else f"k = {best}"
     )
-    return [f"## Choosing k: `{key}` (lowest PAC at {at})", "", _markdown_table(table), ""]
+    return [f"## Choosing k: `{key}` (lowest PAC at {at})", "", markdown_table(table), ""]
 
 
 def _k_section(adata: AnnData, key: str, shared: dict[str, str]) -> list[str]:
@@ -395,7 +324,7 @@ def _k_section(adata: AnnData, key: str, shared: dict[str, str]) -> list[str]:
             f"`tl.{_method(adata, key)}(adata, n_clusters=[...])` (on the command line: "
             "`--n-clusters 4,8`, each stored as `<method>_k<K>`):",
             "",
-            _markdown_table(splits),
+            markdown_table(splits),
             "",
         ]
     return lines
@@ -459,7 +388,7 @@ def _markdown(
     lines.append("")
     table = results_table(adata, keys, truth)
     if not table.empty:
-        lines += ["## Consensus results", "", _markdown_table(table), ""]
+        lines += ["## Consensus results", "", markdown_table(table), ""]
         if table.isna().to_numpy().any():
             lines += [NA_NOTE, ""]
     shared = _evidence_drawn_for(adata, keys)

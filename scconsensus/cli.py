@@ -26,7 +26,8 @@ from ._cli_terms import cli_terms as _cli_terms
 from ._cli_terms import ratio_text
 from ._cli_terms import show_warning as _show_warning
 from ._io import atomic_file, check_not_open, output_lock, remove_stale
-from ._report import NA_NOTE, check_report_folder, results_table, write_report
+from ._report import check_report_folder, write_report
+from ._report_table import NA_NOTE, results_table
 from ._results import truth_labels
 from ._validation import (
     check_choice,

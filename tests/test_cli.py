@@ -159,7 +159,8 @@ def test_report_scores_skip_unlabelled_cells_and_dpp_given_k(blobs_adata):
     import numpy as np
 
     import scconsensus as scc
-    from scconsensus._report import _k_reason, results_table
+    from scconsensus._report import _k_reason
+    from scconsensus._report_table import results_table
 
     a = blobs_adata.copy()
     scc.tl.ensemble(a, n_partitions=3, k=(2, 5), random_state=0, progress=False)
@@ -323,7 +324,7 @@ def test_undefined_scores_read_n_a_with_a_note(tmp_path, capsys):
     import pandas as pd
     from sklearn.datasets import make_blobs
 
-    from scconsensus._report import NA_NOTE
+    from scconsensus._report_table import NA_NOTE
 
     X, y = make_blobs(300, 5, centers=3, random_state=0, cluster_std=0.3)
     adata = ad.AnnData(X.astype(np.float32))
