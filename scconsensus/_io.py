@@ -201,11 +201,14 @@ def output_lock(path: str | Path, option: str = "--out") -> Iterator[None]:
     _check_folder(path.parent, option)
     lock = path.with_name(f".{path.name}.lock")
     fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    held = False
     try:
         _acquire(fd, lock, path, option)
+        held = True
         yield
-        lock.unlink(missing_ok=True)  # before the release, so no one locks a removed file
     finally:
+        if held:  # a failed run too; never the file of the run that holds it
+            lock.unlink(missing_ok=True)  # before the release, so no one locks a removed file
         os.close(fd)
 
 

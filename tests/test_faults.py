@@ -121,6 +121,14 @@ def test_second_writer_of_one_output_refused(previous_run, capsys):
     assert _leftovers(out.parent) == []  # the lock file goes with its holder
 
 
+def test_a_failed_run_leaves_no_lock_file(tmp_path, capsys):
+    out = tmp_path / "y.h5ad"
+    # refused after the lock is taken: the input is read before n_clusters is judged
+    assert main(["run", "iris", "--out", str(out), "--n-clusters", "500", "--no-figures"]) == 2
+    assert "too large" in capsys.readouterr().err
+    assert _leftovers(tmp_path) == [] and not out.exists()
+
+
 def test_unwritable_output_refused(previous_run, capsys):
     src, out = previous_run
     target = out.parent / "is_a_file" / "out.h5ad"
