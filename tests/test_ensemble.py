@@ -379,6 +379,18 @@ def test_a_disconnected_spectral_graph_is_said_once_for_the_ensemble():
     assert len(said) == 1 and said[0].startswith("6 of 6 spectral partitions"), said
 
 
+def test_square_subsamples_of_spectral_partitions_raise_no_sklearn_warning():
+    """A user trial: 63 samples x 50 PCs, subsample 0.8 -> 50 x 50: scikit-learn took each
+    square subsample for an affinity matrix and warned once per partition."""
+    from sklearn.datasets import make_blobs
+
+    X, _ = make_blobs(63, 50, centers=3, random_state=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        generate_ensemble(X, 5, method="spectral", k=3, random_state=0)
+    assert not [w for w in caught if "affinity" in str(w.message)], caught
+
+
 def test_tl_ensemble_records_its_seed_as_the_methods_do(tmp_path):
     """A user trial: "Generator(PCG64)" in the ensemble's record, "custom" in PCC's; None
     was the string "None". Now one rule, and h5ad keeps it."""

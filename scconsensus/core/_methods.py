@@ -65,10 +65,13 @@ def spectral(X: np.ndarray, k: int, seed: int, n_neighbors: int) -> tuple[np.nda
 @contextmanager
 def quiet_disconnected():
     """scikit-learn's "Graph is not fully connected" warnings silenced while the partitions
-    run. Entered once, in the caller's thread: ``warnings.catch_warnings`` is not
-    thread-safe, and partitions run on a thread pool."""
+    run, and its "spectral clustering API has changed" (given whenever a subsample has as
+    many items as features, as if the data were an affinity matrix: here they never are).
+    Entered once, in the caller's thread: ``warnings.catch_warnings`` is not thread-safe,
+    and partitions run on a thread pool."""
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="Graph is not fully connected")
+        warnings.filterwarnings("ignore", message="The spectral clustering API has changed")
         yield
 
 
