@@ -46,6 +46,10 @@ _CLI_PHRASES = (
         "Run sc.pp.pca on the input and pass --use-rep X_pca --rebuild-ensemble.",
     ),
     (
+        "(sc.pp.pca; X_pca is then used), or pass use_rep or layer.",
+        "(sc.pp.pca on the input; X_pca is then used), or pass --use-rep.",
+    ),
+    (
         "or cluster a representation (sc.pp.pca).",
         "or cluster a representation (sc.pp.pca on the input, then --use-rep X_pca).",
     ),

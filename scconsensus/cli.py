@@ -124,6 +124,11 @@ def _check_args(args: argparse.Namespace, methods: list[str], extra: dict[str, A
     check_n_jobs(args.n_jobs)
     check_int(args.k_null, "--k-null", 0)
     check_key(args.ensemble_key, "--ensemble-key")
+    if args.ensemble_key.startswith("X_"):
+        raise ValueError(
+            f"--ensemble-key {args.ensemble_key} names a representation (.obsm keys 'X_*' hold "
+            "coordinates, such as X_pca); choose another, e.g. scc_ensemble."
+        )
     for name in args.ensemble_method.split(","):
         check_choice(name.strip(), METHODS, "--ensemble-method")
     if Path(args.out).suffix != ".h5ad":
@@ -243,8 +248,9 @@ def _run_locked(
             f"--n-clusters {largest} is too large for {adata.n_obs} items; "
             f"choose --n-clusters < {adata.n_obs}."
         )
-    _compute(adata, args, methods, extra, k)
     keys = result_keys(methods, args.n_clusters)
+    _drop_replaced(adata, keys, args.out)
+    _compute(adata, args, methods, extra, k)
     out = Path(args.out)
     # a temporary file renamed into place: a killed run leaves the previous output (or
     # the input, when it is also the output) as it was
@@ -264,6 +270,28 @@ def _run_locked(
     )
     print(f"wrote {out}" + (f" and {report}" if report else ""))
     return 0
+
+
+def _drop_replaced(adata: ad.AnnData, keys: list[str], out: str) -> None:
+    """Remove the input's results that this run writes again, with one note: the methods'
+    own overwrite warning advises another ``key_added``, which the command line sets from
+    the method's name."""
+    found = [key for key in keys if key in adata.obs or key in adata.uns]
+    if not found:
+        return
+    verb = "is" if len(found) == 1 else "are"
+    print(
+        f"note: the input's {', '.join(found)} {verb} computed again ({out} holds the new results)"
+    )
+    for key in found:
+        for slot, names in (
+            ("obs", [key, f"{key}_confidence", f"{key}_entropy"]),
+            ("obsm", [f"{key}_membership"]),
+            ("uns", [key, f"{key}_colors"]),
+        ):
+            held = getattr(adata, slot)
+            for name in (n for n in names if n in held):
+                del held[name]
 
 
 def _compute(

@@ -3,6 +3,7 @@ import subprocess
 import sys
 
 import anndata as ad
+import numpy as np
 import pytest
 
 from scconsensus.cli import main
@@ -385,3 +386,24 @@ def test_a_measurement_as_truth_is_refused_before_the_run(tmp_path, capsys):
     assert main(["run", str(src), "--out", str(out), "--truth", "n_genes", "--no-figures"]) == 2
     assert "'n_genes' looks like a measurement" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_results_of_the_input_are_computed_again_in_the_command_lines_words(tmp_path, capsys):
+    """A user trial: a run on an earlier output said "overwriting .obs['pcc'] ...; pass
+    another key_added", which the command line cannot; raw counts were advised "use_rep or
+    layer" (it has --use-rep only); --ensemble-key X_pca wrote the labels as the PCA."""
+    first, second = tmp_path / "a.h5ad", tmp_path / "b.h5ad"
+    base = ["run", "--method", "pcc", "--n-partitions", "10", "--no-figures", "--no-progress"]
+    assert main([*base, "iris", "--out", str(first)]) == 0
+    capsys.readouterr()
+    assert main([*base, str(first), "--out", str(second)]) == 0
+    captured = capsys.readouterr()
+    assert f"note: the input's pcc is computed again ({second} holds" in captured.out
+    assert "key_added" not in captured.out + captured.err
+    counts = ad.AnnData(np.random.default_rng(0).poisson(200, (60, 8)).astype(np.float32))
+    counts.write_h5ad(first)
+    assert main([*base, str(first), "--out", str(second)]) == 0
+    err = capsys.readouterr().err
+    assert "looks like raw counts" in err and "pass --use-rep." in err and "layer" not in err
+    assert main([*base, "iris", "--ensemble-key", "X_pca", "--out", str(second)]) == 2
+    assert "error: --ensemble-key X_pca names a representation" in capsys.readouterr().err

@@ -142,6 +142,51 @@ def test_ensemble_refuses_to_overwrite_what_it_did_not_write():
     assert a.obsm["ens"].shape == (a.n_obs, 4)
 
 
+def test_ensemble_refuses_a_representation_name_that_is_free():
+    """A user trial: key_added="X_pca" on data without X_pca wrote the label matrix there,
+    and tl.dpp clustered it as the PCA (6 clusters on iris, against 4)."""
+    a = scc.datasets.iris()
+    _refused(
+        scc.tl.ensemble, a, r"'X_pca' names a representation", n_partitions=3, key_added="X_pca"
+    )
+    _refused(scc.tl.ensemble, a, r"names a representation", n_partitions=3, key_added="X_mine")
+
+
+def test_a_result_key_never_replaces_another_kind_of_record():
+    """A user trial: tl.pcc(key_added="scc_ensemble") replaced the ensemble's record (then
+    tl.k_null blamed a missing matrix), and tl.consensus_k(key_added="pcc") left PCC's
+    labels and membership without their record."""
+    a = scc.datasets.iris()
+    scc.tl.ensemble(a, 10, random_state=0, progress=False)
+    scc.tl.pcc(a, n_clusters=3, progress=False)
+    for fn, kw in (
+        (scc.tl.pcc, {"n_clusters": 3}),
+        (scc.tl.pla, {"n_clusters": 3}),
+        (scc.tl.dpp, {}),
+        (scc.tl.coassociation, {}),
+    ):
+        _refused(
+            fn,
+            a,
+            r"replace .uns\['scc_ensemble'\], the record of an ensemble",
+            **kw,
+            key_added="scc_ensemble",
+        )
+    _refused(
+        scc.tl.consensus_k,
+        a,
+        r"a consensus result .*e.g. 'pcc_2'",
+        max_k=3,
+        reps=3,
+        key_added="pcc",
+    )
+    scc.tl.consensus_k(a, max_k=3, reps=3, key_added="ck")
+    _refused(scc.tl.pcc, a, r"a consensus-k result", n_clusters=3, key_added="ck")
+    # one consensus result may replace another: they share one layout
+    scc.tl.pla(a, n_clusters=3, key_added="pcc")
+    assert a.uns["pcc"]["method"] == "pla"
+
+
 def test_ensemble_warns_when_partitions_are_smaller_than_k():
     a = ad.AnnData(np.random.default_rng(2).normal(size=(200, 3)))
     with pytest.warns(UserWarning, match=r"subsample=0.01 leaves 2 of 200 items per partition"):

@@ -42,6 +42,7 @@ from ..tl._anndata import (
     merge_entries,
     sanitize_uns,
 )
+from ..tl._record_keys import check_record_key
 from ._errors import require_r_package, require_rpy2
 from ._session import numpy_converter, quiet_r
 
@@ -265,6 +266,7 @@ def consensus_cluster_plus(
     if not isinstance(adata, AnnData):
         raise ValueError(f"Expected an AnnData object, got {type(adata).__name__}.")
     key_added, copy = check_key(key_added), check_copy(adata, copy)
+    check_record_key(adata, key_added, "consensus")
     X = _item_matrix(adata, use_rep, layer)
     linkages = (inner_linkage, final_linkage)
     args = _r_args(X, max_k, reps, p_item, p_feature, cluster_alg, distance, linkages, seed)

@@ -22,6 +22,7 @@ from scanpy import logging as logg
 
 from .._validation import check_int, check_key, check_n_clusters, is_k_list, k_hint
 from ._anndata import check_copy, get_ensemble
+from ._record_keys import check_record_key
 
 __all__ = ["each_k_key", "fits_each_k"]
 
@@ -110,6 +111,8 @@ def _fit_each(fit, adata, n_clusters, args, kwargs, options) -> AnnData | None:
     labels = get_ensemble(adata, options["ensemble_key"])
     Ks = check_k_list(n_clusters, labels.shape[0])
     keys = [check_key(each_k_key(key_added, K)) for K in Ks]
+    for key in keys:
+        check_record_key(adata, key, "consensus")
     copy = check_copy(adata, options["copy"])
     target = adata.copy() if copy else adata
     logg.info(f"n_clusters={Ks}: one fit per K, stored under {', '.join(map(repr, keys))}")

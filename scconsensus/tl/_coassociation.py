@@ -21,6 +21,7 @@ from ._anndata import (
     sanitize_uns,
     warn_overwrite,
 )
+from ._record_keys import check_record_key
 
 
 @doc_params()
@@ -154,6 +155,7 @@ def coassociation(
     (150, 150)
     """
     key_added, copy = check_key(key_added), check_copy(adata, copy)
+    check_record_key(adata, key_added, "coassociation")
     labels = get_ensemble(adata, ensemble_key)
     mode = resolve_mode(mode, labels.shape[0])
     C, N = ensemble_coassociation(

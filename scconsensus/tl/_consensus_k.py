@@ -26,6 +26,7 @@ from ._anndata import (
     sanitize_uns,
     warn_overwrite,
 )
+from ._record_keys import check_record_key
 
 #: The statistics and output parameters of :func:`consensus_k` (docstring text).
 _OUTPUT_DOC = """\
@@ -92,6 +93,7 @@ def consensus_k(
     ((3,), (150, 3))
     """
     key_added, copy = check_key(key_added), check_copy(adata, copy)
+    check_record_key(adata, key_added, "consensus_k")
     X = get_rep(adata, use_rep, layer=layer)
     resampling = Resampling(
         p_item=p_item, p_feature=p_feature, method=method, distance=distance, linkage=linkage

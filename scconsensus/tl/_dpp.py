@@ -19,6 +19,7 @@ from ..core.dpp import (
     dpp_consensus,
 )
 from ._anndata import check_copy, get_rep, store_consensus
+from ._record_keys import check_record_key
 
 
 @doc_params(**DPP_PARAMS)
@@ -87,6 +88,7 @@ def dpp(
     True
     """
     key_added, copy = check_key(key_added), check_copy(adata, copy)
+    check_record_key(adata, key_added, "consensus")
     n_runs = check_int(n_runs, "n_runs", 1)
     X = get_rep(adata, use_rep, layer=layer)
     start = _log_start(n_runs, sampler, X.shape[0], mode)

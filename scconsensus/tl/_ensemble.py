@@ -154,6 +154,15 @@ def _check_target(adata: AnnData, key_added: str) -> None:
             f"ensemble written by scconsensus.tl.ensemble; pass another key_added, e.g. "
             f"key_added={free!r} (and ensemble_key={free!r} to the consensus tools)."
         )
+    if key_added.startswith("X_"):
+        # scanpy reads .obsm["X_*"] as coordinates: tl.dpp, sc.pp.neighbors and the
+        # default representation would cluster the label matrix
+        raise ValueError(
+            f"key_added={key_added!r} names a representation: .obsm keys 'X_*' hold "
+            "coordinates (X_pca, X_umap) by scanpy's convention, and tools that default to "
+            "X_pca would read the ensemble's labels as one. Pass another key_added, e.g. "
+            "'scc_ensemble'."
+        )
 
 
 def _store(adata: AnnData, result, params: dict, key_added: str, start, copy: bool):

@@ -16,6 +16,7 @@ from ..core import FitRoute, PCCConsensus, StartPlan, pcc_consensus
 from ..core.pcc import PCC_PARAMS, Bregman, cluster_relationships, kernels_cached
 from ._anndata import check_copy, get_ensemble, lazy_rep, log_rep_read, store_consensus
 from ._candidates import fits_each_k
+from ._record_keys import check_record_key
 from ._runs import fitted_run
 from ._selection import clusters_written, log_plan, selection_uns
 
@@ -88,6 +89,7 @@ def pcc(
     150
     """
     key_added, progress = check_key(key_added), check_progress(progress)
+    check_record_key(adata, key_added, "consensus")
     labels, copy = get_ensemble(adata, ensemble_key), check_copy(adata, copy)
     min_mass = check_min_mass(min_mass, labels.shape[0])
     check_number(relationship_threshold, "relationship_threshold", within=(0.0, 1.0))

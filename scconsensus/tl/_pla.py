@@ -34,6 +34,7 @@ from ._anndata import (
     store_consensus,
 )
 from ._candidates import fits_each_k
+from ._record_keys import check_record_key
 from ._runs import check_fitted_ensemble, fitted_run
 from ._selection import clusters_written, log_plan, selection_uns
 
@@ -108,6 +109,7 @@ def pla(
     (150, 3)
     """
     key_added, copy = check_key(key_added), check_copy(adata, copy)
+    check_record_key(adata, key_added, "consensus")
     labels, X = get_ensemble(adata, ensemble_key), lazy_rep(adata, use_rep, ensemble_key)
     progress, start = check_progress(progress), logg.info(f"running {_name(weighted)}")
     start_plan = StartPlan(init=init, partitions=partitions, n_init=n_init)
@@ -255,6 +257,7 @@ def transfer(
     if not isinstance(adata_ref, AnnData) or not isinstance(adata_new, AnnData):
         raise ValueError("adata_ref and adata_new must both be AnnData objects.")
     key_added = check_key(key if key_added is None else key_added)
+    check_record_key(adata_new, key_added, "consensus")
     copy = check_copy(adata_new, copy)
     labels_ref, used, posteriors, weights, fit_index = _reference(adata_ref, key)
     # the new cells' labels in every partition of the reference (where known): the fit
