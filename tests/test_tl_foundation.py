@@ -143,6 +143,9 @@ def test_concat_of_separate_ensembles_is_refused_before_anything_is_written(blob
         with pytest.raises(ValueError, match=r"joins 2 ensembles built separately.*joint data"):
             tool(joined, n_clusters=3)
     assert "pla" not in joined.obs and "pcc" not in joined.obs
+    # and its co-association is not drawn either (a user trial: the heatmap drew it)
+    with pytest.raises(ValueError, match=r"joins 2 ensembles built separately"):
+        scc.pl.consensus_heatmap(joined, "scc_ensemble", show=False)
     # one ensemble, subset or not, is fine
     scc.tl.ensemble(joined, 6, k=(2, 4), random_state=0)
     with warnings.catch_warnings():

@@ -15,7 +15,7 @@ from .._docs import doc_params
 from .._memory_guard import check_dense_memory
 from .._results import result_method
 from .._validation import check_int
-from ..tl._runs import check_fitted_ensemble
+from ..tl._runs import check_fitted_ensemble, refuse_joined
 from ._utils import as_list, category_colors, check_adata, column_colors, finish, get_axes
 
 #: The heatmap draws a dense matrix; it shrinks by showing fewer items, not by a sparse mode.
@@ -70,6 +70,7 @@ def consensus_matrix(adata: AnnData, key: str, items: np.ndarray | None = None) 
     if f"{key}_c" in obsp and f"{key}_n" in obsp:
         return _ratio(obsp[f"{key}_c"][sel][:, sel], obsp[f"{key}_n"][sel][:, sel])
     if key in adata.obsm:
+        refuse_joined(adata, key)  # as the consensus tools: its columns differ by part
         return _ensemble_ratio(np.asarray(adata.obsm[key])[sel])
     ensemble_key, columns = _result_ensemble(adata, key)
     if ensemble_key in adata.obsm:
