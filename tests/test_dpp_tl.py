@@ -196,13 +196,18 @@ def test_no_choice_between_cuts_is_said(adata):
 
     one = pd.DataFrame({"threshold": [0.61, 0.605], "n_clusters": [7, 7]})
     with pytest.warns(UserWarning, match=r"only 2 consensus value\(s\) reach tau.*same 7 clusters"):
-        warn_no_choice(one, DPPCut(), None)
+        warn_no_choice(one, DPPCut(), None, 200)
+    # a user trial: n_runs=2 allows two values above tau at most; not the representation
+    with pytest.warns(
+        UserWarning, match=r"with n_runs=2, at most 2 value\(s\) can reach tau=0.5\. Use more runs"
+    ):
+        warn_no_choice(one, DPPCut(tau=0.5), None, 2)
     many = pd.DataFrame({"threshold": [0.98, 0.8, 0.6], "n_clusters": [2, 2, 2]})
     with warnings.catch_warnings():
         warnings.filterwarnings("error", message="dpp: only")
-        warn_no_choice(many, DPPCut(), None)
-        warn_no_choice(one, DPPCut(n_thresholds=2), None)
-        warn_no_choice(one, DPPCut(), 7)
+        warn_no_choice(many, DPPCut(), None, 200)
+        warn_no_choice(one, DPPCut(n_thresholds=2), None, 200)
+        warn_no_choice(one, DPPCut(), 7, 200)
         scc.tl.dpp(adata, key_added="quiet", progress=False)
         scc.tl.dpp(adata, key_added="subset", n_thresholds=1, progress=False)
     assert len(adata.uns["quiet"]["candidates"]) > 2

@@ -306,7 +306,7 @@ def _choose(table: pd.DataFrame, n_clusters: int | None) -> tuple[int, str]:
     return best, reason
 
 
-def warn_no_choice(table: pd.DataFrame, cut: DPPCut, n_clusters) -> None:
+def warn_no_choice(table: pd.DataFrame, cut: DPPCut, n_clusters, n_runs: int) -> None:
     """Warn when one or two consensus values reach tau and cut the same clusters: KVI had
     nothing to choose from (a user trial's 3 clear groups of 500 log-expression features
     got 7 clusters from the one value above tau, 0.605: DPP's runs on many features rarely
@@ -317,11 +317,19 @@ def warn_no_choice(table: pd.DataFrame, cut: DPPCut, n_clusters) -> None:
         return
     if table["n_clusters"].nunique() != 1:
         return
+    # a consensus value is a multiple of 1 / n_runs: few runs allow few values above tau
+    possible = n_runs - int(np.ceil(cut.tau * n_runs - 1e-9)) + 1
+    advice = (
+        f"with n_runs={n_runs}, at most {possible} value(s) can reach tau={cut.tau:g}. Use "
+        "more runs (the default is 200), or give n_clusters."
+        if possible <= 2
+        else "the runs agree too little. Cluster a representation (e.g. a PCA), lower tau, "
+        "or give n_clusters."
+    )
     warn(
         f"dpp: only {len(theta)} consensus value(s) reach tau (largest {theta.max():.3g}), "
         f"and they cut the same {int(table['n_clusters'].iloc[0])} clusters, so the number "
-        "of clusters was not chosen: the runs agree too little. Cluster a representation "
-        "(e.g. a PCA), lower tau, or give n_clusters.",
+        f"of clusters was not chosen: {advice}",
         UserWarning,
     )
 
@@ -381,7 +389,7 @@ def _solve(
     table, best, info["alpha"], info["reason"] = _select(
         partitions, thresholds, cut.tau, L, F, n_clusters
     )
-    warn_no_choice(table, cut, n_clusters)
+    warn_no_choice(table, cut, n_clusters, n_runs)
     lap("validity")
     membership = normalize_rows(consensus_membership(run_labels, partitions[best]))
     lap("membership")
