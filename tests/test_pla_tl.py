@@ -118,6 +118,21 @@ def test_transfer_by_nearest_neighbour():
         assert names_ref == names_new and len(names_ref) == 1
 
 
+def test_plots_of_a_transferred_result_point_to_the_reference():
+    """A user trial: pl.k_selection on a transferred result said to run tl.pla first, and
+    pl.consensus_heatmap listed every layout it knows; both live in the reference."""
+    full = blob_adata(seed=1)
+    ref, new = full[::2].copy(), full[1::2].copy()
+    del new.obsm["scc_ensemble"]
+    scc.tl.pla(ref, random_state=0)
+    scc.tl.pla_transfer(new, ref, use_rep="X")
+    for plot in ("k_selection", "consensus_heatmap"):
+        with pytest.raises(
+            ValueError, match=rf"transferred by tl.pla_transfer.*scc.pl.{plot}\(adata_ref, 'pla'\)"
+        ):
+            getattr(scc.pl, plot)(new, "pla", show=False)
+
+
 def test_transferred_cells_get_the_references_kind_of_confidence():
     """Issue 24: the new cells' confidence was their largest membership (median 0.98 on
     pbmc68k) while the reference's is the ensemble's; now both are the ensemble's."""

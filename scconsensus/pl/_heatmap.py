@@ -16,7 +16,15 @@ from .._memory_guard import check_dense_memory
 from .._results import result_method
 from .._validation import check_int
 from ..tl._runs import check_fitted_ensemble, refuse_joined
-from ._utils import as_list, category_colors, check_adata, column_colors, finish, get_axes
+from ._utils import (
+    as_list,
+    category_colors,
+    check_adata,
+    column_colors,
+    finish,
+    get_axes,
+    transferred_from,
+)
 
 #: The heatmap draws a dense matrix; it shrinks by showing fewer items, not by a sparse mode.
 HEATMAP_ADVICE = "Show fewer items: pass a smaller max_items (a stratified random subset),"
@@ -99,6 +107,8 @@ def _no_matrix(adata: AnnData, key: str, ensemble_key: str | None) -> str:
             f" {key!r} is a result of tl.dpp, which keeps no consensus matrix (it can be "
             f"n x n); draw an ensemble's co-association ordered by its labels instead: {draw}."
         )
+    moved = transferred_from(adata, key, "its ensemble and consensus matrix", "consensus_heatmap")
+    found = moved or found
     if f"{key}_item_consensus" in adata.obsm:
         # the layout of one k of tl.consensus_k / r.consensus_cluster_plus, run without
         # its matrices (store_matrices=False, the default)

@@ -11,7 +11,7 @@ from matplotlib.axes import Axes
 
 from .._docs import doc_params
 from ..core import KSelection
-from ._utils import check_adata, finish, get_axes
+from ._utils import check_adata, finish, get_axes, transferred_from
 
 
 @doc_params()
@@ -118,6 +118,9 @@ def _record(adata: AnnData, key: str) -> dict:
             f".uns[{base!r}]['k_candidates'] name the K to fit; or compare this K with data "
             f"without groups first (scc.tl.k_null(adata, {key!r})), which reads its evidence."
         )
+    moved = transferred_from(adata, key, "its K evidence and stable resolutions", "k_selection")
+    if moved:
+        raise ValueError(f"No K evidence at adata.uns[{key!r}]['k_selection'].{moved}")
     raise ValueError(
         f"No K evidence at adata.uns[{key!r}]['k_selection']: run scc.tl.pcc or "
         f"scc.tl.pla with n_clusters='auto' (or scc.tl.dpp) and key_added={key!r} first."

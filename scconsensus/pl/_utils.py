@@ -235,3 +235,17 @@ def as_list(value: str | Sequence[str] | None) -> list[str]:
     if isinstance(value, str):
         return [value]
     return list(value)
+
+
+def transferred_from(adata: AnnData, key: str, what: str, plot: str) -> str:
+    """The message for a result of :func:`scconsensus.tl.pla_transfer`, whose ``what`` lives
+    in its reference (``plot``: the function to call there); ``""`` for any other key."""
+    record = adata.uns.get(key)
+    if not isinstance(record, dict) or "transferred_from" not in record:
+        return ""
+    ref = record["transferred_from"]
+    return (
+        f" {key!r} holds cells transferred by tl.pla_transfer from the reference's result "
+        f"{ref!r}; {what} are the reference's: plot the reference AnnData, "
+        f"scc.pl.{plot}(adata_ref, {ref!r})."
+    )
