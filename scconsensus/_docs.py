@@ -169,7 +169,7 @@ distance, linkage
     "consensus_k_ensemble_kwargs": """\
 **ensemble_kwargs
     Passed to :func:`~scconsensus.core.ensemble.generate_ensemble` (non-``hc`` methods
-    only): ``predict_unsampled``, ``resolution``, ``n_neighbors``, ``client``. Any other
+    only): ``predict_unsampled``, ``n_neighbors`` (spectral), ``client``. Any other
     name raises, suggesting the closest parameter.""",
     # Returns of tl.consensus_k and r.consensus_cluster_plus: the layout both write
     "consensus_k_returns": """\

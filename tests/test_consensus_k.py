@@ -379,7 +379,10 @@ def test_feature_subsample_too_small_to_correlate_is_refused():
     [
         ({"max_k": 9}, "too large for 8 items per subsample"),
         ({"method": "kmedians"}, "method"),
-        ({"resolution": 1.0}, "does not use"),
+        ({"n_neighbors": 5}, "does not use"),  # hc builds its trees directly
+        # a user trial: with k-means, resolution (Leiden's) passed and did nothing
+        ({"resolution": 1.0}, "drop resolution"),
+        ({"resolution": 0.5, "method": "kmeans"}, "fixed-k method"),
         ({"final_linkage": "bogus"}, "final_linkage"),
         ({"pac_window": (0.9, 0.1)}, "pac_window"),
         ({"n_jobs": 0}, "n_jobs=0"),

@@ -116,7 +116,7 @@ def _hc_rep(
 
 
 #: Arguments of :func:`generate_ensemble` that consensus-k does not set itself.
-ENSEMBLE_EXTRAS = ("predict_unsampled", "resolution", "n_neighbors", "client")
+ENSEMBLE_EXTRAS = ("predict_unsampled", "n_neighbors", "client")
 
 
 def _check_ensemble_kwargs(kwargs: Mapping[str, Any], method: str) -> None:
@@ -131,6 +131,11 @@ def _check_ensemble_kwargs(kwargs: Mapping[str, Any], method: str) -> None:
             f"consensus_k takes {', '.join(flat)} in its resampling record: pass "
             f"resampling=Resampling({given}) (from scconsensus.core.consensus_k), or the "
             "flat keywords to scconsensus.tl.consensus_k."
+        )
+    if "resolution" in kwargs:  # Leiden's, and consensus-k runs fixed-k methods only
+        raise ValueError(
+            "resolution sets Leiden's number of clusters, and consensus_k runs each k itself "
+            f"with a fixed-k method ({', '.join(FIXED_K_METHODS)}): drop resolution."
         )
     own = [name for name in inspect.signature(consensus_k).parameters if name != "X"]
     own += [field.name for field in fields(Resampling)]  # a typo of one is told the name
