@@ -161,18 +161,20 @@ def truth_labels(adata: AnnData, truth) -> tuple[str, pd.Series]:
     if isinstance(truth, str):
         if truth not in adata.obs:
             raise ValueError(_not_a_truth_column(adata, truth))
-        return truth, _classes(truth, adata.obs[truth])
+        return truth, check_classes(truth, adata.obs[truth])
     if isinstance(truth, pd.Series):
-        return "truth", _classes("truth", _aligned(adata, truth))
+        return "truth", check_classes("truth", _aligned(adata, truth))
     values = np.asarray(truth).ravel()
     if values.size != adata.n_obs:
         raise ValueError(f"truth has {values.size} labels but adata has {adata.n_obs} items.")
-    return "truth", _classes("truth", pd.Series(values, index=adata.obs_names))
+    return "truth", check_classes("truth", pd.Series(values, index=adata.obs_names))
 
 
-def _classes(name: str, labels: pd.Series) -> pd.Series:
+def check_classes(name: str, labels: pd.Series, role: str = "truth") -> pd.Series:
     """``labels``, refused when they are measurements rather than classes (a user trial
-    passed ``truth="percent_mito"``: 696 "classes" of 700 cells, ARI 0 without a word)."""
+    passed ``truth="percent_mito"``: 696 "classes" of 700 cells, ARI 0 without a word;
+    another ``tl.compare(adata, ["pcc", "n_genes"])``). ``role`` names them: ``"truth"``
+    or ``"key"``."""
     floats = pd.api.types.is_float_dtype(labels)
     # counts per cell (a later trial passed truth="n_genes": 218 "classes" of 700 cells),
     # stored as integers or as whole floats
@@ -183,10 +185,11 @@ def _classes(name: str, labels: pd.Series) -> pd.Series:
         distinct, known = labels.nunique(), int(labels.notna().sum())
         if distinct > (max(20, known // 2) if floats else max(50, known // 5)):
             raise ValueError(
-                f"truth {name!r} looks like a measurement ({distinct} distinct "
+                f"{role} {name!r} looks like a measurement ({distinct} distinct "
                 f"{'float' if floats else 'integer'} values among {known} labelled items), "
-                "not classes: pass known class labels (a categorical or string column, or "
-                "integer class ids)."
+                f"not {'classes' if role == 'truth' else 'a clustering'}: pass "
+                f"{'known class labels' if role == 'truth' else 'cluster labels'} (a "
+                "categorical or string column, or integer ids)."
             )
     return labels
 

@@ -148,6 +148,13 @@ def test_a_continuous_truth_is_refused_and_float_coded_classes_are_not():
         scc.tl.compare(many, keys="a", truth="n_genes_float")
     ids = many.obs["a"].cat.codes.to_numpy().astype(np.int64)
     assert scc.tl.compare(many, keys="a", truth=ids)["ari"].iloc[0] == 1.0
+    # a measurement among the keys, compared with a clustering (a user trial): refused too
+    with pytest.raises(
+        ValueError, match=r"key 'n_genes' looks like a measurement.*not a clustering"
+    ):
+        scc.tl.compare(many, keys=["a", "n_genes"])
+    many.obs["ids"] = ids
+    assert scc.tl.compare(many, keys=["a", "ids"])["ari"].iloc[0] == 1.0
 
 
 def test_nan_confidence_is_left_out_of_auroc_and_ece_alike(labelled):

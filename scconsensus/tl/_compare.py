@@ -10,7 +10,13 @@ import pandas as pd
 from anndata import AnnData
 
 from .. import metrics
-from .._results import confidence_and_right, consensus_keys, result_keys, truth_labels
+from .._results import (
+    check_classes,
+    confidence_and_right,
+    consensus_keys,
+    result_keys,
+    truth_labels,
+)
 
 _SCORES = {
     "ari": metrics.adjusted_rand_index,
@@ -26,7 +32,7 @@ def _labels(adata: AnnData, key: str) -> pd.Series:
             f"{key!r} is not a column of adata.obs; consensus results found: {found}. "
             "Run a consensus method (e.g. scconsensus.tl.pcc) or pass keys naming .obs columns."
         )
-    return adata.obs[key]
+    return check_classes(key, adata.obs[key], role="key")
 
 
 def compare(
