@@ -110,9 +110,7 @@ def _fit_each(fit, adata, n_clusters, args, kwargs, options) -> AnnData | None:
     # the ensemble is read and checked here, once, so that K is judged against its items
     labels = get_ensemble(adata, options["ensemble_key"])
     Ks = check_k_list(n_clusters, labels.shape[0])
-    keys = [check_key(each_k_key(key_added, K)) for K in Ks]
-    for key in keys:
-        check_record_key(adata, key, "consensus")
+    keys = [check_record_key(adata, each_k_key(key_added, K), "consensus") for K in Ks]
     copy = check_copy(adata, options["copy"])
     target = adata.copy() if copy else adata
     logg.info(f"n_clusters={Ks}: one fit per K, stored under {', '.join(map(repr, keys))}")

@@ -9,7 +9,7 @@ from scanpy import logging as logg
 
 from .._docs import PARAMS, doc_params
 from .._settings import settings
-from .._validation import RandomState, check_choice, check_key
+from .._validation import RandomState, check_choice
 from ..core.coassociation import coassociation as _coassociation
 from ..core.coassociation import sample_pairs
 from ._anndata import (
@@ -154,8 +154,7 @@ def coassociation(
     >>> adata.obsp["scc_coassoc_c"].shape
     (150, 150)
     """
-    key_added, copy = check_key(key_added), check_copy(adata, copy)
-    check_record_key(adata, key_added, "coassociation")
+    key_added, copy = check_record_key(adata, key_added, "coassociation"), check_copy(adata, copy)
     labels = get_ensemble(adata, ensemble_key)
     mode = resolve_mode(mode, labels.shape[0])
     C, N = ensemble_coassociation(

@@ -14,7 +14,7 @@ from scanpy import logging as logg
 
 from .._docs import doc_params
 from .._progress import check_progress
-from .._validation import RandomState, check_choice, check_int, check_key, is_k_list
+from .._validation import RandomState, check_choice, check_int, is_k_list
 from ..core.consensus_k import Resampling, check_consensus_k, warn_pac_ties
 from ..core.consensus_k import consensus_k as _consensus_k
 from ._anndata import (
@@ -92,8 +92,7 @@ def consensus_k(
     >>> adata.uns["consensus_k"]["pac"].shape, adata.obsm["consensus_k_labels"].shape
     ((3,), (150, 3))
     """
-    key_added, copy = check_key(key_added), check_copy(adata, copy)
-    check_record_key(adata, key_added, "consensus_k")
+    key_added, copy = check_record_key(adata, key_added, "consensus_k"), check_copy(adata, copy)
     X = get_rep(adata, use_rep, layer=layer)
     resampling = Resampling(
         p_item=p_item, p_feature=p_feature, method=method, distance=distance, linkage=linkage

@@ -8,7 +8,7 @@ from scanpy import logging as logg
 from .._docs import doc_params
 from .._progress import check_progress
 from .._settings import settings
-from .._validation import RandomState, check_int, check_key
+from .._validation import RandomState, check_int
 from .._warnings import warn
 from ..core.dpp import (
     DPP_PARAMS,
@@ -87,8 +87,7 @@ def dpp(
     >>> adata.obs["dpp"].cat.categories.size >= 2
     True
     """
-    key_added, copy = check_key(key_added), check_copy(adata, copy)
-    check_record_key(adata, key_added, "consensus")
+    key_added, copy = check_record_key(adata, key_added, "consensus"), check_copy(adata, copy)
     n_runs = check_int(n_runs, "n_runs", 1)
     X = get_rep(adata, use_rep, layer=layer)
     start = _log_start(n_runs, sampler, X.shape[0], mode)

@@ -10,7 +10,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from .._docs import doc_params
 from .._progress import check_progress
-from .._validation import RandomState, check_key, check_min_mass, check_number
+from .._validation import RandomState, check_min_mass, check_number
 from .._warnings import warn
 from ..core import FitRoute, PCCConsensus, StartPlan, pcc_consensus
 from ..core.pcc import PCC_PARAMS, Bregman, cluster_relationships, kernels_cached
@@ -88,8 +88,7 @@ def pcc(
     >>> adata.obsm["pcc_membership"].shape[0]
     150
     """
-    key_added, progress = check_key(key_added), check_progress(progress)
-    check_record_key(adata, key_added, "consensus")
+    key_added, progress = check_record_key(adata, key_added, "consensus"), check_progress(progress)
     labels, copy = get_ensemble(adata, ensemble_key), check_copy(adata, copy)
     min_mass = check_min_mass(min_mass, labels.shape[0])
     check_number(relationship_threshold, "relationship_threshold", within=(0.0, 1.0))

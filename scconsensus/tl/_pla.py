@@ -12,7 +12,7 @@ from sklearn.exceptions import ConvergenceWarning
 from .._docs import doc_params
 from .._progress import check_progress
 from .._results import result_method
-from .._validation import RandomState, check_key, check_labels, renamed_args
+from .._validation import RandomState, check_labels, renamed_args
 from .._warnings import warn
 from ..core import FitRoute, StartPlan
 from ..core.pla import (
@@ -108,8 +108,7 @@ def pla(
     >>> adata.obsm["pla_membership"].shape
     (150, 3)
     """
-    key_added, copy = check_key(key_added), check_copy(adata, copy)
-    check_record_key(adata, key_added, "consensus")
+    key_added, copy = check_record_key(adata, key_added, "consensus"), check_copy(adata, copy)
     labels, X = get_ensemble(adata, ensemble_key), lazy_rep(adata, use_rep, ensemble_key)
     progress, start = check_progress(progress), logg.info(f"running {_name(weighted)}")
     start_plan = StartPlan(init=init, partitions=partitions, n_init=n_init)
@@ -256,8 +255,7 @@ def transfer(
     """
     if not isinstance(adata_ref, AnnData) or not isinstance(adata_new, AnnData):
         raise ValueError("adata_ref and adata_new must both be AnnData objects.")
-    key_added = check_key(key if key_added is None else key_added)
-    check_record_key(adata_new, key_added, "consensus")
+    key_added = check_record_key(adata_new, key if key_added is None else key_added, "consensus")
     copy = check_copy(adata_new, copy)
     labels_ref, used, posteriors, weights, fit_index = _reference(adata_ref, key)
     # the new cells' labels in every partition of the reference (where known): the fit

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from anndata import AnnData
 
 from .._results import result_method
+from .._validation import check_key
 
 #: What each kind of record is, for the messages.
 KINDS = {
@@ -39,17 +40,19 @@ def record_kind(adata: AnnData, key: str) -> str | None:
     return None
 
 
-def check_record_key(adata: AnnData, key_added: str, kind: str) -> None:
-    """Refuse ``key_added`` where ``.uns[key_added]`` is a record of another kind.
+def check_record_key(adata: AnnData, key_added: str, kind: str) -> str:
+    """``key_added`` checked (:func:`~scconsensus._validation.check_key`), refused where
+    ``.uns[key_added]`` is a record of another kind.
 
     Raises
     ------
     ValueError
         Naming what the key holds and a free key.
     """
+    key_added = check_key(key_added)
     found = record_kind(adata, key_added) if isinstance(adata, AnnData) else None
     if found is None or found == kind:
-        return
+        return key_added
     free = next(f"{key_added}_{i}" for i in range(2, 10**6) if f"{key_added}_{i}" not in adata.uns)
     raise ValueError(
         f"key_added={key_added!r} would replace .uns[{key_added!r}], {KINDS[found]}, and "
