@@ -38,8 +38,8 @@ from ._validation import (
     check_n_jobs,
 )
 from .core.ensemble import METHODS
-from .tl._candidates import each_k_key
 from .tl._null import check_null_input
+from .tl._record_keys import KINDS, each_k_key, record_kind
 
 
 def available_methods() -> list[str]:
@@ -124,11 +124,6 @@ def _check_args(args: argparse.Namespace, methods: list[str], extra: dict[str, A
     check_n_jobs(args.n_jobs)
     check_int(args.k_null, "--k-null", 0)
     check_key(args.ensemble_key, "--ensemble-key")
-    if args.ensemble_key.startswith("X_"):
-        raise ValueError(
-            f"--ensemble-key {args.ensemble_key} names a representation (.obsm keys 'X_*' hold "
-            "coordinates, such as X_pca); choose another, e.g. scc_ensemble."
-        )
     for name in args.ensemble_method.split(","):
         check_choice(name.strip(), METHODS, "--ensemble-method")
     if Path(args.out).suffix != ".h5ad":
@@ -138,6 +133,11 @@ def _check_args(args: argparse.Namespace, methods: list[str], extra: dict[str, A
             raise ValueError(
                 f"--param {name}=... is set by {_OWN_OPTIONS[name]}; use that instead."
             )
+    if args.ensemble_key in result_keys(methods, args.n_clusters):
+        raise ValueError(
+            f"--ensemble-key {args.ensemble_key} is where a result of this run is stored; "
+            "choose another, e.g. scc_ensemble."
+        )
     twice = sorted({m for m in methods if methods.count(m) > 1})
     if twice:
         raise ValueError(
@@ -249,13 +249,16 @@ def _run_locked(
             f"choose --n-clusters < {adata.n_obs}."
         )
     keys = result_keys(methods, args.n_clusters)
-    _drop_replaced(adata, keys, args.out)
+    replaced = _replaced(adata, keys, args)
     _compute(adata, args, methods, extra, k)
     out = Path(args.out)
     # a temporary file renamed into place: a killed run leaves the previous output (or
     # the input, when it is also the output) as it was
     with atomic_file(out) as tmp:
         adata.write_h5ad(tmp)
+    if replaced:
+        verb = "is" if len(replaced) == 1 else "are"
+        print(f"note: the input's {', '.join(replaced)} {verb} computed again in {out}")
     table = results_table(adata, keys, truth)
     if not table.empty:
         # cluster sizes make lines wider than a terminal; report.md lists them
@@ -272,17 +275,27 @@ def _run_locked(
     return 0
 
 
-def _drop_replaced(adata: ad.AnnData, keys: list[str], out: str) -> None:
-    """Remove the input's results that this run writes again, with one note: the methods'
+def _replaced(adata: ad.AnnData, keys: list[str], args: argparse.Namespace) -> list[str]:
+    """The input's results this run computes again, removed from ``adata`` (the methods'
     own overwrite warning advises another ``key_added``, which the command line sets from
-    the method's name."""
+    the method's name). Refused, before any work: a key holding another kind of record,
+    which the methods refuse in Python's words, and an ensemble to build at an .obsm
+    'X_*' key (read as coordinates by scanpy)."""
+    building = args.ensemble_key not in adata.obsm or args.rebuild_ensemble
+    if building and args.ensemble_key.startswith("X_"):
+        raise ValueError(
+            f"--ensemble-key {args.ensemble_key} names a representation (.obsm keys 'X_*' hold "
+            "coordinates, such as X_pca); choose another, e.g. scc_ensemble."
+        )
+    kinds = {key: record_kind(adata, key) for key in keys}
+    for key, kind in kinds.items():
+        if kind not in (None, "consensus"):
+            raise ValueError(
+                f"The input holds {KINDS[kind]} at .uns[{key!r}], where this run stores its "
+                f"{key!r} result: remove it from the input (del adata.uns[{key!r}] in "
+                "Python), or run the method from Python with another key_added."
+            )
     found = [key for key in keys if key in adata.obs or key in adata.uns]
-    if not found:
-        return
-    verb = "is" if len(found) == 1 else "are"
-    print(
-        f"note: the input's {', '.join(found)} {verb} computed again ({out} holds the new results)"
-    )
     for key in found:
         for slot, names in (
             ("obs", [key, f"{key}_confidence", f"{key}_entropy"]),
@@ -292,6 +305,7 @@ def _drop_replaced(adata: ad.AnnData, keys: list[str], out: str) -> None:
             held = getattr(adata, slot)
             for name in (n for n in names if n in held):
                 del held[name]
+    return found
 
 
 def _compute(

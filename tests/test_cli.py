@@ -6,6 +6,7 @@ import anndata as ad
 import numpy as np
 import pytest
 
+import scconsensus as scc
 from scconsensus.cli import main
 
 
@@ -398,8 +399,18 @@ def test_results_of_the_input_are_computed_again_in_the_command_lines_words(tmp_
     capsys.readouterr()
     assert main([*base, str(first), "--out", str(second)]) == 0
     captured = capsys.readouterr()
-    assert f"note: the input's pcc is computed again ({second} holds" in captured.out
+    assert f"note: the input's pcc is computed again in {second}" in captured.out
     assert "key_added" not in captured.out + captured.err
+    # another kind of record under a result's key is refused before any work (a review)
+    ck = scc.datasets.iris()
+    scc.tl.consensus_k(ck, max_k=3, reps=3, key_added="pcc")
+    ck.write_h5ad(first)
+    assert main([*base, str(first), "--out", str(second)]) == 2
+    captured = capsys.readouterr()
+    assert "error: The input holds a consensus-k result (tl.consensus_k" in captured.err
+    assert "ensemble:" not in captured.out
+    assert main([*base, "iris", "--ensemble-key", "pcc", "--out", str(second)]) == 2
+    assert "--ensemble-key pcc is where a result of this run is stored" in capsys.readouterr().err
     counts = ad.AnnData(np.random.default_rng(0).poisson(200, (60, 8)).astype(np.float32))
     counts.write_h5ad(first)
     assert main([*base, str(first), "--out", str(second)]) == 0

@@ -202,6 +202,9 @@ def test_no_choice_between_cuts_is_said(adata):
         UserWarning, match=r"with n_runs=2, at most 2 value\(s\) can reach tau=0.5\. Use more runs"
     ):
         warn_no_choice(one, DPPCut(tau=0.5), None, 2)
+    # at tau = 1 more runs would not help (a review)
+    with pytest.warns(UserWarning, match=r"tau=1 leaves at most 1 value\(s\) above it.*Lower tau"):
+        warn_no_choice(one, DPPCut(tau=1.0), None, 1000)
     many = pd.DataFrame({"threshold": [0.98, 0.8, 0.6], "n_clusters": [2, 2, 2]})
     with warnings.catch_warnings():
         warnings.filterwarnings("error", message="dpp: only")

@@ -182,6 +182,27 @@ def test_a_result_key_never_replaces_another_kind_of_record():
     )
     scc.tl.consensus_k(a, max_k=3, reps=3, key_added="ck")
     _refused(scc.tl.pcc, a, r"a consensus-k result", n_clusters=3, key_added="ck")
+    # the k keys too, both ways, naming the key given and a base whose k keys are free
+    _refused(
+        scc.tl.pcc,
+        a,
+        r"key_added='ck' \(it writes 'ck_k2'\).*e.g. 'ck_2'",
+        n_clusters=[2, 3],
+        key_added="ck",
+    )
+    scc.tl.pcc(a, n_clusters=[2, 3], key_added="multi")
+    _refused(
+        scc.tl.consensus_k,
+        a,
+        r"\(it writes 'multi_k2'\).*a consensus result",
+        max_k=3,
+        reps=3,
+        key_added="multi",
+    )
+    # ConsensusClusterPlus's records are consensus-k results, as tl.consensus_k's
+    a.uns["ccp"] = {"params": {"cluster_alg": "hc"}, "pac": np.zeros(2)}
+    _refused(scc.tl.pcc, a, r"a consensus-k result", n_clusters=3, key_added="ccp")
+    scc.tl.consensus_k(a, max_k=3, reps=3, key_added="ccp")
     # one consensus result may replace another: they share one layout
     scc.tl.pla(a, n_clusters=3, key_added="pcc")
     assert a.uns["pcc"]["method"] == "pla"

@@ -30,6 +30,7 @@ from .._validation import (
     check_correlation_subsample,
     check_fraction,
     check_int,
+    check_key,
     check_n_clusters,
 )
 from ..core.consensus_k import lowest_pac, warn_pac_ties
@@ -264,10 +265,11 @@ def consensus_cluster_plus(
     """
     if not isinstance(adata, AnnData):
         raise ValueError(f"Expected an AnnData object, got {type(adata).__name__}.")
-    key_added, copy = check_record_key(adata, key_added, "consensus"), check_copy(adata, copy)
+    key_added, copy = check_key(key_added), check_copy(adata, copy)
     X = _item_matrix(adata, use_rep, layer)
     linkages = (inner_linkage, final_linkage)
     args = _r_args(X, max_k, reps, p_item, p_feature, cluster_alg, distance, linkages, seed)
+    check_record_key(adata, key_added, "consensus_k", per_k=range(2, args["keepK"] + 1))
     args.update(keepMatrices=bool(store_matrices), verbose=_r_progress(check_progress(progress)))
     adata = adata.copy() if copy else adata
     start = logg.info(f"running ConsensusClusterPlus on {X.shape[0]} items (R, {reps} resamplings)")

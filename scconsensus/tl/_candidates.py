@@ -22,14 +22,9 @@ from scanpy import logging as logg
 
 from .._validation import check_int, check_key, check_n_clusters, is_k_list, k_hint
 from ._anndata import check_copy, get_ensemble
-from ._record_keys import check_record_key
+from ._record_keys import check_record_key, each_k_key
 
 __all__ = ["each_k_key", "fits_each_k"]
-
-
-def each_k_key(key_added: str, n_clusters: int) -> str:
-    """The key one K of a list is stored under: ``f"{key_added}_k{K}"``."""
-    return f"{key_added}_k{int(n_clusters)}"
 
 
 def check_k_list(n_clusters: Iterable, n_items: int) -> list[int]:
@@ -110,7 +105,8 @@ def _fit_each(fit, adata, n_clusters, args, kwargs, options) -> AnnData | None:
     # the ensemble is read and checked here, once, so that K is judged against its items
     labels = get_ensemble(adata, options["ensemble_key"])
     Ks = check_k_list(n_clusters, labels.shape[0])
-    keys = [check_record_key(adata, each_k_key(key_added, K), "consensus") for K in Ks]
+    check_record_key(adata, key_added, "consensus", per_k=Ks, top=False)
+    keys = [each_k_key(key_added, K) for K in Ks]
     copy = check_copy(adata, options["copy"])
     target = adata.copy() if copy else adata
     logg.info(f"n_clusters={Ks}: one fit per K, stored under {', '.join(map(repr, keys))}")

@@ -14,7 +14,7 @@ from scanpy import logging as logg
 
 from .._docs import doc_params
 from .._progress import check_progress
-from .._validation import RandomState, check_choice, check_int, is_k_list
+from .._validation import RandomState, check_choice, check_int, check_key, is_k_list
 from ..core.consensus_k import Resampling, check_consensus_k, warn_pac_ties
 from ..core.consensus_k import consensus_k as _consensus_k
 from ._anndata import (
@@ -92,13 +92,14 @@ def consensus_k(
     >>> adata.uns["consensus_k"]["pac"].shape, adata.obsm["consensus_k_labels"].shape
     ((3,), (150, 3))
     """
-    key_added, copy = check_record_key(adata, key_added, "consensus_k"), check_copy(adata, copy)
+    key_added, copy = check_key(key_added), check_copy(adata, copy)
     X = get_rep(adata, use_rep, layer=layer)
     resampling = Resampling(
         p_item=p_item, p_feature=p_feature, method=method, distance=distance, linkage=linkage
     )
     run = (resampling, final_linkage, pac_window, n_jobs, bool(store_matrices), ensemble_kwargs)
     max_k, reps, kept = _checked(X.shape, max_k, reps, keep_k, run)
+    check_record_key(adata, key_added, "consensus_k", per_k=_may_write(kept, max_k))
     adata = adata.copy() if copy else adata
     start = logg.info(f"consensus_k: {reps} subsamples of {X.shape[0]} items, k = 2..{max_k}")
     t0 = time.perf_counter()
@@ -153,6 +154,11 @@ def _write(
         time=start,
         deep=f"added .obsm['{key_added}_labels'], {keys} and .uns[{key_added!r}]",
     )
+
+
+def _may_write(kept: str | list[int], max_k: int) -> Sequence[int]:
+    """The ``k`` whose layout a run may write: "best" is known only after it, so any."""
+    return range(2, max_k + 1) if isinstance(kept, str) else kept
 
 
 def _checked(shape, max_k, reps, keep_k, run: tuple) -> tuple[int, int, str | list[int]]:

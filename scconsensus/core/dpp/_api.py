@@ -306,6 +306,11 @@ def _choose(table: pd.DataFrame, n_clusters: int | None) -> tuple[int, str]:
     return best, reason
 
 
+def _values_reaching(tau: float, n_runs: int) -> int:
+    """How many consensus values ``j / n_runs`` (``j = 0..n_runs``) are at least ``tau``."""
+    return n_runs - int(np.ceil(tau * n_runs - 1e-9)) + 1
+
+
 def warn_no_choice(table: pd.DataFrame, cut: DPPCut, n_clusters, n_runs: int) -> None:
     """Warn when one or two consensus values reach tau and cut the same clusters: KVI had
     nothing to choose from (a user trial's 3 clear groups of 500 log-expression features
@@ -318,14 +323,22 @@ def warn_no_choice(table: pd.DataFrame, cut: DPPCut, n_clusters, n_runs: int) ->
     if table["n_clusters"].nunique() != 1:
         return
     # a consensus value is a multiple of 1 / n_runs: few runs allow few values above tau
-    possible = n_runs - int(np.ceil(cut.tau * n_runs - 1e-9)) + 1
-    advice = (
-        f"with n_runs={n_runs}, at most {possible} value(s) can reach tau={cut.tau:g}. Use "
-        "more runs (the default is 200), or give n_clusters."
-        if possible <= 2
-        else "the runs agree too little. Cluster a representation (e.g. a PCA), lower tau, "
-        "or give n_clusters."
-    )
+    possible = _values_reaching(cut.tau, n_runs)
+    if possible > 2:
+        advice = (
+            "the runs agree too little. Cluster a representation (e.g. a PCA), lower tau, "
+            "or give n_clusters."
+        )
+    elif _values_reaching(cut.tau, max(200, 10 * n_runs)) > 2:
+        advice = (
+            f"with n_runs={n_runs}, at most {possible} value(s) can reach tau={cut.tau:g}. "
+            "Use more runs (the default is 200), or give n_clusters."
+        )
+    else:  # tau at or near 1: more runs would not help
+        advice = (
+            f"tau={cut.tau:g} leaves at most {possible} value(s) above it whatever the number "
+            "of runs. Lower tau, or give n_clusters."
+        )
     warn(
         f"dpp: only {len(theta)} consensus value(s) reach tau (largest {theta.max():.3g}), "
         f"and they cut the same {int(table['n_clusters'].iloc[0])} clusters, so the number "
