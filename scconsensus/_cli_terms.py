@@ -39,6 +39,8 @@ _CLI_NAMES = {
 
 #: Python's advice as the command line follows it (tl.k_null's, after --k-null).
 _CLI_PHRASES = (
+    # the run may have reused the input's ensemble: its options need --rebuild-ensemble
+    ("rebuild the ensemble with ", "rebuild the ensemble (--rebuild-ensemble) with "),
     ("Build it with scc.tl.ensemble and fit the result again.", "Pass --rebuild-ensemble."),
     (
         "Build the ensemble on a representation (sc.pp.pca, then tl.ensemble(adata, "

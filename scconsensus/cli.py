@@ -38,6 +38,7 @@ from ._validation import (
     check_n_jobs,
 )
 from .core.ensemble import METHODS
+from .tl._ensemble import COMPANIONS
 from .tl._null import check_null_input
 from .tl._record_keys import KINDS, each_k_key, record_kind
 
@@ -133,10 +134,15 @@ def _check_args(args: argparse.Namespace, methods: list[str], extra: dict[str, A
             raise ValueError(
                 f"--param {name}=... is set by {_OWN_OPTIONS[name]}; use that instead."
             )
-    if args.ensemble_key in result_keys(methods, args.n_clusters):
+    ending = next((end for end in COMPANIONS if args.ensemble_key.endswith(end)), None)
+    if args.ensemble_key in result_keys(methods, args.n_clusters) or ending:
+        where = (
+            f"ends in {ending!r}, which the tools write beside a result"
+            if ending
+            else "is where a result of this run is stored"
+        )
         raise ValueError(
-            f"--ensemble-key {args.ensemble_key} is where a result of this run is stored; "
-            "choose another, e.g. scc_ensemble."
+            f"--ensemble-key {args.ensemble_key} {where}; choose another, e.g. scc_ensemble."
         )
     twice = sorted({m for m in methods if methods.count(m) > 1})
     if twice:
@@ -249,7 +255,8 @@ def _run_locked(
             f"choose --n-clusters < {adata.n_obs}."
         )
     keys = result_keys(methods, args.n_clusters)
-    replaced = _replaced(adata, keys, args)
+    _check_ensemble_key(adata, args)
+    replaced = _replaced(adata, keys)
     _compute(adata, args, methods, extra, k)
     out = Path(args.out)
     # a temporary file renamed into place: a killed run leaves the previous output (or
@@ -275,18 +282,32 @@ def _run_locked(
     return 0
 
 
-def _replaced(adata: ad.AnnData, keys: list[str], args: argparse.Namespace) -> list[str]:
+def _check_ensemble_key(adata: ad.AnnData, args: argparse.Namespace) -> None:
+    """Refuse, before any work, an ensemble to build at an .obsm 'X_*' key (read as
+    coordinates by scanpy), and an input's matrix at ``--ensemble-key`` that holds no
+    labels (a user trial's X_pca was announced as "50 partitions", then refused)."""
+    key = args.ensemble_key
+    if key not in adata.obsm or args.rebuild_ensemble:
+        if key.startswith("X_"):
+            raise ValueError(
+                f"--ensemble-key {key} names a representation (.obsm keys 'X_*' hold "
+                "coordinates, such as X_pca); choose another, e.g. scc_ensemble."
+            )
+        return
+    kind = np.asarray(adata.obsm[key]).dtype
+    if not np.issubdtype(kind, np.integer):
+        raise ValueError(
+            f"--ensemble-key {key}: the input's .obsm[{key!r}] holds {kind} values, not an "
+            "ensemble's cluster labels; pass the key of the input's ensemble, or another "
+            "--ensemble-key to build one."
+        )
+
+
+def _replaced(adata: ad.AnnData, keys: list[str]) -> list[str]:
     """The input's results this run computes again, removed from ``adata`` (the methods'
     own overwrite warning advises another ``key_added``, which the command line sets from
-    the method's name). Refused, before any work: a key holding another kind of record,
-    which the methods refuse in Python's words, and an ensemble to build at an .obsm
-    'X_*' key (read as coordinates by scanpy)."""
-    building = args.ensemble_key not in adata.obsm or args.rebuild_ensemble
-    if building and args.ensemble_key.startswith("X_"):
-        raise ValueError(
-            f"--ensemble-key {args.ensemble_key} names a representation (.obsm keys 'X_*' hold "
-            "coordinates, such as X_pca); choose another, e.g. scc_ensemble."
-        )
+    the method's name). A key holding another kind of record is refused before any work
+    (the methods refuse it in Python's words)."""
     kinds = {key: record_kind(adata, key) for key in keys}
     for key, kind in kinds.items():
         if kind not in (None, "consensus"):

@@ -292,6 +292,8 @@ def test_warnings_are_said_as_the_command_line_says_errors(tmp_path, capsys):
     assert "UserWarning" not in err and "runpy" not in err
     # in the command line's terms (a user trial read k=(8, 16) and n_partitions)
     assert "a k range around 12, e.g. --k 8,16." in err and "k=(" not in err
+    # an input's ensemble is kept unless rebuilt: the advice says how (a verification trial)
+    assert "rebuild the ensemble (--rebuild-ensemble) with a k range around 12" in err
     assert main([*args, "--random-state", "-1", "--out", str(out)]) == 2
     assert "scconsensus: error: --random-state" in capsys.readouterr().err
 
@@ -411,6 +413,13 @@ def test_results_of_the_input_are_computed_again_in_the_command_lines_words(tmp_
     assert "ensemble:" not in captured.out
     assert main([*base, "iris", "--ensemble-key", "pcc", "--out", str(second)]) == 2
     assert "--ensemble-key pcc is where a result of this run is stored" in capsys.readouterr().err
+    assert main([*base, "iris", "--ensemble-key", "x_membership", "--out", str(second)]) == 2
+    assert "ends in '_membership'" in capsys.readouterr().err
+    # an input's coordinates named as its ensemble: refused before "ensemble: ..." is said
+    assert main([*base, "pbmc68k_reduced", "--ensemble-key", "X_pca", "--out", str(second)]) == 2
+    captured = capsys.readouterr()
+    assert "holds float32 values, not an ensemble's cluster labels" in captured.err
+    assert "ensemble:" not in captured.out
     counts = ad.AnnData(np.random.default_rng(0).poisson(200, (60, 8)).astype(np.float32))
     counts.write_h5ad(first)
     assert main([*base, str(first), "--out", str(second)]) == 0

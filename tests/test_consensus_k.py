@@ -383,6 +383,7 @@ def test_feature_subsample_too_small_to_correlate_is_refused():
         # a user trial: with k-means, resolution (Leiden's) passed and did nothing
         ({"resolution": 1.0}, "drop resolution"),
         ({"resolution": 0.5, "method": "kmeans"}, "fixed-k method"),
+        ({"n_neighbors": 5, "method": "kmeans"}, "spectral method's kNN graph"),
         ({"final_linkage": "bogus"}, "final_linkage"),
         ({"pac_window": (0.9, 0.1)}, "pac_window"),
         ({"n_jobs": 0}, "n_jobs=0"),

@@ -214,3 +214,15 @@ def test_no_choice_between_cuts_is_said(adata):
         scc.tl.dpp(adata, key_added="quiet", progress=False)
         scc.tl.dpp(adata, key_added="subset", n_thresholds=1, progress=False)
     assert len(adata.uns["quiet"]["candidates"]) > 2
+
+
+def test_no_pair_at_tau_advises_a_lower_tau_first():
+    """A verification trial: tau=1.0 on pbmc68k ("largest observed 0.96") was advised a
+    representation (DPP already clustered X_pca) and more runs (400 did not help)."""
+    X = np.random.default_rng(0).uniform(size=(150, 20)).astype(np.float32)
+    adata = ad.AnnData(X)
+    with pytest.raises(
+        ValueError, match=r"tau=1.0 \(largest observed 0.75\): lower tau to at most"
+    ):
+        scc.tl.dpp(adata, n_runs=20, tau=1.0, progress=False)
+    assert "dpp" not in adata.uns

@@ -377,6 +377,10 @@ def test_a_disconnected_spectral_graph_is_said_once_for_the_ensemble():
         generate_ensemble(X, 6, method="spectral", k=3, random_state=0)
     said = [str(w.message) for w in caught if "connected" in str(w.message)]
     assert len(said) == 1 and said[0].startswith("6 of 6 spectral partitions"), said
+    # counted among the spectral partitions of a mixed ensemble (a user trial: "2 of 10")
+    mixed = ["spectral", "kmeans", "kmeans", "kmeans", "kmeans"]
+    with pytest.warns(UserWarning, match=r"^2 of 2 spectral partitions"):
+        generate_ensemble(X, 10, method=mixed, k=3, random_state=0)
 
 
 def test_square_subsamples_of_spectral_partitions_raise_no_sklearn_warning():

@@ -150,6 +150,10 @@ def test_ensemble_refuses_a_representation_name_that_is_free():
         scc.tl.ensemble, a, r"'X_pca' names a representation", n_partitions=3, key_added="X_pca"
     )
     _refused(scc.tl.ensemble, a, r"names a representation", n_partitions=3, key_added="X_mine")
+    # nor an ending the tools write beside a result (a verification trial: "scc_ensemble_run"
+    # replaced an ensemble's run ids; "pcc_membership" was overwritten by the fit it fed)
+    for key, ending in (("scc_ensemble_run", "_run"), ("pcc_membership", "_membership")):
+        _refused(scc.tl.ensemble, a, rf"ends in '{ending}'", n_partitions=3, key_added=key)
 
 
 def test_a_result_key_never_replaces_another_kind_of_record():

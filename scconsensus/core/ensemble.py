@@ -318,12 +318,14 @@ def _collect(X, specs: list, results, progress):
     for i, (col, info) in enumerate(bar):
         labels[:, i] = col
         infos.append(info)
-    disconnected = sum(not info.pop("connected", True) for info in infos)
+    # only spectral partitions say whether their graph was connected
+    connected = [info.pop("connected") for info in infos if "connected" in info]
+    disconnected = connected.count(False)
     partitions = pd.DataFrame(infos)
     _warn_fewer_clusters(labels, partitions)
     if disconnected:
         warn(
-            f"{disconnected} of {len(infos)} spectral partitions ran on a kNN graph that is "
+            f"{disconnected} of {len(connected)} spectral partitions ran on a kNN graph that is "
             "not fully connected (scikit-learn: the spectral embedding may not work as "
             "expected); raise n_neighbors, or use another method for well-separated data.",
             UserWarning,

@@ -123,6 +123,14 @@ def ensemble(
     return _store(adata.copy() if copy else adata, result, params, key_added, start, copy)
 
 
+#: The endings of the .obsm keys written beside a result, which no ensemble may take.
+COMPANIONS = {
+    "_run": "an ensemble's run ids",
+    "_membership": "a consensus result's memberships",
+    "_labels": "a consensus-k run's labels per k",
+}
+
+
 def _check_target(adata: AnnData, key_added: str) -> None:
     """Refuse to replace an ``.obsm``/``.uns`` entry that is not an ensemble of ours.
 
@@ -153,6 +161,15 @@ def _check_target(adata: AnnData, key_added: str) -> None:
             f"key_added={key_added!r} would overwrite {' and '.join(taken)}, which is not an "
             f"ensemble written by scconsensus.tl.ensemble; pass another key_added, e.g. "
             f"key_added={free!r} (and ensemble_key={free!r} to the consensus tools)."
+        )
+    companion = next((end for end in COMPANIONS if key_added.endswith(end)), None)
+    if companion is not None:
+        # a user trial: key_added="scc_ensemble_run" replaced the run ids of "scc_ensemble"
+        # (then "joins 12 ensembles"); "pcc_membership" was overwritten by the fit it fed
+        raise ValueError(
+            f"key_added={key_added!r} ends in {companion!r}, which the tools write beside "
+            f"their results ({COMPANIONS[companion]}); pass another key_added, e.g. "
+            f"'scc_ensemble'."
         )
     if key_added.startswith("X_"):
         # scanpy reads .obsm["X_*"] as coordinates: tl.dpp, sc.pp.neighbors and the

@@ -137,6 +137,11 @@ def _check_ensemble_kwargs(kwargs: Mapping[str, Any], method: str) -> None:
             "resolution sets Leiden's number of clusters, and consensus_k runs each k itself "
             f"with a fixed-k method ({', '.join(FIXED_K_METHODS)}): drop resolution."
         )
+    if "n_neighbors" in kwargs and method != "spectral" and not method.startswith("hc"):
+        raise ValueError(
+            f"n_neighbors sets the spectral method's kNN graph, which method={method!r} does "
+            "not build: drop n_neighbors, or use method='spectral'."
+        )
     own = [name for name in inspect.signature(consensus_k).parameters if name != "X"]
     own += [field.name for field in fields(Resampling)]  # a typo of one is told the name
     check_kwargs(kwargs, ENSEMBLE_EXTRAS, "consensus_k", suggest=own)

@@ -254,8 +254,9 @@ def _consensus_forest(run_labels, X, mode, n_neighbors, n_random, seed, floor, n
     if thresholds.size == 0:
         raise ValueError(
             f"No pair of items reaches consensus tau={floor} (largest observed "
-            f"{values.max() if values.size else 0:.3g}): the runs agree too little. Cluster a "
-            "representation (e.g. a PCA), lower tau or use more runs."
+            f"{values.max() if values.size else 0:.3g}): lower tau to at most that; if the "
+            "runs agree little on every pair, use more runs or cluster a representation "
+            "(e.g. a PCA)."
         )
     return maximum_spanning_forest(consensus), thresholds
 
