@@ -107,6 +107,17 @@ def test_spectral_consensus_large_route_matches_structure():
     assert adjusted_rand_index(truth, got) == pytest.approx(1.0)
 
 
+def test_spectral_start_with_more_clusters_than_distinct_rows_says_nothing_of_sklearn():
+    """A user trial: scconsensus run iris --n-clusters 149 printed scikit-learn's "Number of
+    distinct clusters (86) found smaller than n_clusters (149)"; the fit reports the
+    clusters without mass in its own words."""
+    labels = np.repeat(np.array([[0, 1], [1, 0], [2, 2]]), 10, axis=0)  # 3 distinct rows
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = spectral_consensus(labels, 20, random_state=0)
+    assert np.unique(got).size <= 3
+
+
 def clear_ensemble(n_groups: int, *, n_per: int = 10, seed: int = 0) -> tuple:
     """Partitions from 2 to ``2 n_groups + 3`` clusters, merging or splitting ``n_groups``
     groups (eigenvalue 1 of multiplicity ``n_groups`` in every ``E_K`` with ``K <= n_groups``),

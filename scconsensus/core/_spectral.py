@@ -12,6 +12,8 @@ matrix is formed.
 
 from __future__ import annotations
 
+import warnings
+
 import numba
 import numpy as np
 import scipy.sparse as sp
@@ -410,7 +412,11 @@ def spectral_consensus(
     _, U = incidence_spectrum(labels, K, random_state=np.random.default_rng(seeds[0]))
     E = U / np.maximum(np.linalg.norm(U, axis=1, keepdims=True), 1e-12)
     seed = int(np.random.default_rng(seeds[1]).integers(2**31 - 1))
-    raw = KMeans(n_clusters=K, n_init=10, random_state=seed).fit_predict(E)
+    with warnings.catch_warnings():
+        # fewer distinct rows than K (K near n): the start has fewer clusters, which the
+        # fit then reports as clusters without mass; scikit-learn's words would only confuse
+        warnings.filterwarnings("ignore", message="Number of distinct clusters")
+        raw = KMeans(n_clusters=K, n_init=10, random_state=seed).fit_predict(E)
     sizes = np.bincount(raw, minlength=K)
     rank = np.empty(K, dtype=np.int64)
     rank[np.argsort(-sizes, kind="stable")] = np.arange(K)
