@@ -38,7 +38,8 @@ from ._validation import (
     check_n_jobs,
 )
 from .core.ensemble import METHODS
-from .tl._ensemble import COMPANIONS
+from .tl._anndata import consensus_layout
+from .tl._ensemble import companion_ending
 from .tl._null import check_null_input
 from .tl._record_keys import KINDS, each_k_key, record_kind
 
@@ -134,7 +135,7 @@ def _check_args(args: argparse.Namespace, methods: list[str], extra: dict[str, A
             raise ValueError(
                 f"--param {name}=... is set by {_OWN_OPTIONS[name]}; use that instead."
             )
-    ending = next((end for end in COMPANIONS if args.ensemble_key.endswith(end)), None)
+    ending = companion_ending(args.ensemble_key)
     if args.ensemble_key in result_keys(methods, args.n_clusters) or ending:
         where = (
             f"ends in {ending!r}, which the tools write beside a result"
@@ -318,11 +319,9 @@ def _replaced(adata: ad.AnnData, keys: list[str]) -> list[str]:
             )
     found = [key for key in keys if key in adata.obs or key in adata.uns]
     for key in found:
-        for slot, names in (
-            ("obs", [key, f"{key}_confidence", f"{key}_entropy"]),
-            ("obsm", [f"{key}_membership"]),
-            ("uns", [key, f"{key}_colors"]),
-        ):
+        layout = consensus_layout(key)
+        layout["uns"].append(f"{key}_colors")  # scanpy's, for the labels' categories
+        for slot, names in layout.items():
             held = getattr(adata, slot)
             for name in (n for n in names if n in held):
                 del held[name]

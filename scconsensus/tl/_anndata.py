@@ -48,6 +48,7 @@ from ..core.membership import (
     normalize_rows,
 )
 from ._input_checks import warn_feature_matrix
+from ._record_keys import is_ensemble_record
 from ._runs import refuse_joined
 
 #: Above this many features, ``use_rep=None`` refuses ``.X`` without a representation.
@@ -184,7 +185,7 @@ def _ensemble_rep(adata: AnnData, ensemble_key: str) -> tuple[str | None, str | 
     """``(use_rep, layer)`` recorded by :func:`scconsensus.tl.ensemble` for
     ``ensemble_key`` while that matrix is still there to read, else ``None``."""
     record = adata.uns.get(ensemble_key)
-    if not isinstance(record, Mapping) or not {"params", "partitions"} <= set(record):
+    if not is_ensemble_record(record):
         return None
     params = record["params"] if isinstance(record["params"], Mapping) else {}
     use_rep, layer = params.get("use_rep"), params.get("layer")
@@ -267,6 +268,17 @@ def check_copy(adata: AnnData, copy: Any) -> bool:
 
 #: A membership row whose largest and smallest entries differ by less than this is uniform.
 UNIFORM_TOL = 1e-12
+
+
+def consensus_layout(key: str) -> dict[str, list[str]]:
+    """The entries a consensus result ``key`` writes, per slot (the table of the module
+    docstring): labels, confidence and entropy in ``.obs``, the membership in ``.obsm``,
+    the record in ``.uns``."""
+    return {
+        "obs": [key, f"{key}_confidence", f"{key}_entropy"],
+        "obsm": [f"{key}_membership"],
+        "uns": [key],
+    }
 
 
 def warn_overwrite(adata: AnnData, **slots: Iterable[str]) -> None:
@@ -415,8 +427,9 @@ def consensus_entries(
     membership, labels, k = _final_labels(membership, labels, drop_empty, (fitted, ensemble))
     categories = [str(i) for i in range(k)]
     conf = _confidence(membership, labels, ensemble, reference)
-    obs_keys = [key_added, f"{key_added}_confidence", f"{key_added}_entropy"]
-    warn_overwrite(adata, obs=obs_keys, obsm=[f"{key_added}_membership"], uns=[key_added])
+    layout = consensus_layout(key_added)
+    obs_keys = layout["obs"]
+    warn_overwrite(adata, **layout)
     record = {"method": method, "params": dict(params)}
     if uns:
         record.update(uns)

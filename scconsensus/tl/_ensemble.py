@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from anndata import AnnData
@@ -20,6 +20,7 @@ from ._anndata import (
     sanitize_uns,
     warn_overwrite,
 )
+from ._record_keys import is_ensemble_record
 from ._runs import ensemble_run_ids, matrix_digest, run_key
 
 #: :func:`ensemble`'s texts of what it writes (the function stays under 80 lines).
@@ -131,6 +132,11 @@ COMPANIONS = {
 }
 
 
+def companion_ending(key: str) -> str | None:
+    """The ending of :data:`COMPANIONS` that ``key`` has, if any."""
+    return next((end for end in COMPANIONS if key.endswith(end)), None)
+
+
 def _check_target(adata: AnnData, key_added: str) -> None:
     """Refuse to replace an ``.obsm``/``.uns`` entry that is not an ensemble of ours.
 
@@ -142,7 +148,7 @@ def _check_target(adata: AnnData, key_added: str) -> None:
     if not isinstance(adata, AnnData):
         return  # get_rep names the type
     record = adata.uns.get(key_added)
-    ours = isinstance(record, Mapping) and {"params", "partitions"} <= set(record)
+    ours = is_ensemble_record(record)
     if record is None and key_added in adata.obsm:
         # labels without their record (ad.concat drops .uns; labels put there by hand):
         # an integer matrix is an ensemble; a float one (X_pca) is not
@@ -162,7 +168,7 @@ def _check_target(adata: AnnData, key_added: str) -> None:
             f"ensemble written by scconsensus.tl.ensemble; pass another key_added, e.g. "
             f"key_added={free!r} (and ensemble_key={free!r} to the consensus tools)."
         )
-    companion = next((end for end in COMPANIONS if key_added.endswith(end)), None)
+    companion = companion_ending(key_added)
     if companion is not None:
         # a user trial: key_added="scc_ensemble_run" replaced the run ids of "scc_ensemble"
         # (then "joins 12 ensembles"); "pcc_membership" was overwritten by the fit it fed

@@ -27,6 +27,11 @@ def each_k_key(key_added: str, n_clusters: int) -> str:
     return f"{key_added}_k{int(n_clusters)}"
 
 
+def is_ensemble_record(record) -> bool:
+    """Whether ``record`` (an ``.uns`` entry) is the record of :func:`scconsensus.tl.ensemble`."""
+    return isinstance(record, Mapping) and {"params", "partitions"} <= set(record)
+
+
 def record_kind(adata: AnnData, key: str) -> str | None:
     """The kind of ``.uns[key]``: a key of :data:`KINDS`, or ``None`` for none of ours.
 
@@ -40,7 +45,7 @@ def record_kind(adata: AnnData, key: str) -> str | None:
     method = result_method(adata, key)
     if method is not None:
         return "consensus_k" if method in _CONSENSUS_K else "consensus"
-    if {"params", "partitions"} <= set(record):
+    if is_ensemble_record(record):
         return "ensemble"
     if {"n_pairs", "n_partitions"} <= set(record):
         return "coassociation"
