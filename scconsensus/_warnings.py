@@ -30,8 +30,11 @@ def _inside(filename: str) -> bool:
     return not filename.startswith("<") and os.path.abspath(filename).startswith(_PACKAGE)
 
 
-def warn(message: str, category: type[Warning] = UserWarning) -> None:
+def warn(message: str | Warning, category: type[Warning] = UserWarning) -> None:
     """:func:`warnings.warn` attributed to the caller's code outside ``scconsensus``.
+
+    A :class:`Warning` instance as ``message`` is issued as its own class, as
+    :func:`warnings.warn` does (``category`` is then not used).
 
     Examples
     --------

@@ -422,3 +422,19 @@ def test_pac_ties_are_said_and_listed():
     assert "lowest PAC at k = 2, 4 (tied; best_k is 2)" in _consensus_k_section(a, "consensus_k")[0]
     one = scc.tl.consensus_k(a, max_k=3, reps=10, distance="euclidean", copy=True)
     assert one.uns["consensus_k"]["best_k_ties"].tolist() == [one.uns["consensus_k"]["best_k"]]
+
+
+def test_a_disconnected_spectral_graph_is_said_once_for_every_k():
+    """A user trial: consensus-k with spectral partitions warned "not fully connected" once
+    per k; one warning now counts the partitions of every k, and other warnings pass."""
+    import warnings
+
+    from sklearn.datasets import make_blobs
+
+    X, _ = make_blobs(120, 4, centers=3, random_state=0, cluster_std=0.2)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        resample_partitions(X, 4, 5, resampling=Resampling(method="spectral"), progress=False)
+    said = [str(w.message) for w in caught if "connected" in str(w.message)]
+    assert said == [said[0]] and said[0].startswith("15 of 15 spectral partitions (k = 2..4)")
+    assert all(w.filename == __file__ for w in caught), [w.filename for w in caught]

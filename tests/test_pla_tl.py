@@ -131,6 +131,10 @@ def test_plots_of_a_transferred_result_point_to_the_reference():
             ValueError, match=rf"transferred by tl.pla_transfer.*scc.pl.{plot}\(adata_ref, 'pla'\)"
         ):
             getattr(scc.pl, plot)(new, "pla", show=False)
+    # and only there: the layouts it would draw elsewhere are not this AnnData's to offer
+    with pytest.raises(ValueError) as err:
+        scc.pl.consensus_heatmap(new, "pla", show=False)
+    assert "Expected" not in str(err.value) and "tl.coassociation" not in str(err.value)
 
 
 def test_transferred_cells_get_the_references_kind_of_confidence():

@@ -324,13 +324,24 @@ def _collect(X, specs: list, results, progress):
     partitions = pd.DataFrame(infos)
     _warn_fewer_clusters(labels, partitions)
     if disconnected:
-        warn(
-            f"{disconnected} of {len(connected)} spectral partitions ran on a kNN graph that is "
-            "not fully connected (scikit-learn: the spectral embedding may not work as "
-            "expected); raise n_neighbors, or use another method for well-separated data.",
-            UserWarning,
-        )
+        warn(DisconnectedGraphWarning(disconnected, len(connected)))
     return labels, partitions
+
+
+class DisconnectedGraphWarning(UserWarning):
+    """Spectral partitions ran on a kNN graph of several components.
+
+    It carries its counts, so that a caller that runs one ensemble per ``k`` (the
+    consensus-k protocol) can say it once for all of them.
+    """
+
+    def __init__(self, disconnected: int, spectral: int, where: str = "") -> None:
+        self.disconnected, self.spectral = disconnected, spectral
+        super().__init__(
+            f"{disconnected} of {spectral} spectral partitions{where} ran on a kNN graph "
+            "that is not fully connected (scikit-learn: the spectral embedding may not work "
+            "as expected); raise n_neighbors, or use another method for well-separated data."
+        )
 
 
 def _warn_fewer_clusters(labels: np.ndarray, partitions: pd.DataFrame) -> None:

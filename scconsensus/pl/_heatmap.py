@@ -108,7 +108,8 @@ def _no_matrix(adata: AnnData, key: str, ensemble_key: str | None) -> str:
             f"n x n); draw an ensemble's co-association ordered by its labels instead: {draw}."
         )
     moved = transferred_from(adata, key, "its ensemble and consensus matrix", "consensus_heatmap")
-    found = moved or found
+    if moved:  # nothing in this AnnData can be drawn: the list below would mislead
+        return f"No consensus matrix for key={key!r}.{moved}"
     if f"{key}_item_consensus" in adata.obsm:
         # the layout of one k of tl.consensus_k / r.consensus_cluster_plus, run without
         # its matrices (store_matrices=False, the default)

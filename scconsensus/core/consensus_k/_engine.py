@@ -8,6 +8,7 @@ one consensus matrix ``M_k`` at a time (:class:`_LazyConsensus`) into
 from __future__ import annotations
 
 import inspect
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import fields
 from typing import Any
@@ -34,10 +35,18 @@ from ..._validation import (
     seed_sequence,
     too_many_clusters,
 )
+from ..._warnings import warn
 from .._distance import condensed_distance
 from .._options import options_record
 from ..coassociation import coassociation
-from ..ensemble import DISTANCES, LINKAGES, METHODS, PartitionOptions, generate_ensemble
+from ..ensemble import (
+    DISTANCES,
+    LINKAGES,
+    METHODS,
+    DisconnectedGraphWarning,
+    PartitionOptions,
+    generate_ensemble,
+)
 from ._options import Resampling
 from ._result import ConsensusK
 from ._statistics import FINAL_LINKAGES, _check_window, summarize_consensus
@@ -314,20 +323,36 @@ def _resample_fixed_k(X, ks, reps: int, method: str, options: PartitionOptions, 
     """
     random_state, n_jobs, client, progress = run
     out = {}
-    for k in progress_bar(ks, progress=progress, desc="consensus_k", unit="k"):
-        ens = generate_ensemble(
-            X,
-            reps,
-            method=method,
-            k=int(k),
-            options=options,
-            random_state=random_state,
-            n_jobs=n_jobs,
-            client=client,
-            progress=False,
-        )
-        out[int(k)] = ens.labels
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for k in progress_bar(ks, progress=progress, desc="consensus_k", unit="k"):
+            ens = generate_ensemble(
+                X,
+                reps,
+                method=method,
+                k=int(k),
+                options=options,
+                random_state=random_state,
+                n_jobs=n_jobs,
+                client=client,
+                progress=False,
+            )
+            out[int(k)] = ens.labels
+    _say_once(caught, ks)
     return out
+
+
+def _say_once(caught: list, ks: np.ndarray) -> None:
+    """The ensembles' warnings again, the disconnected graphs of every ``k`` in one."""
+    graphs = [w.message for w in caught if isinstance(w.message, DisconnectedGraphWarning)]
+    for w in caught:
+        if not isinstance(w.message, DisconnectedGraphWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    if graphs:
+        disconnected = sum(g.disconnected for g in graphs)
+        spectral = sum(g.spectral for g in graphs)
+        where = f" (k = {ks[0]}..{ks[-1]})"
+        warn(DisconnectedGraphWarning(disconnected, spectral, where))
 
 
 class _LazyConsensus(Mapping):
