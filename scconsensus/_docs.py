@@ -174,8 +174,9 @@ distance, linkage
     # Returns of tl.consensus_k and r.consensus_cluster_plus: the layout both write
     "consensus_k_returns": """\
 :class:`~anndata.AnnData` or None
-    The modified copy when ``copy=True``, otherwise ``None``. Written for each kept ``k``,
-    with ``key = f"{key_added}_k{k}"``:
+    The modified copy when ``copy=True``, otherwise ``None``. Written for each kept ``k``
+    (``r.consensus_cluster_plus``: every ``k`` from 2 to ``max_k``), with
+    ``key = f"{key_added}_k{k}"``:
 
     ``.obs[key]``
         Final labels ``"0".."k-1"``.
@@ -200,8 +201,8 @@ distance, linkage
         ``k`` at ``cdf_x`` = 0.01 .. 1), ``area``, ``delta_area`` (the area for the first
         ``k``, then the relative increase), ``pac`` (the fraction of item pairs with
         consensus in ``pac_window`` = (0.1, 0.9], Senbabaoglu et al. 2014), ``best_k``
-        (lowest PAC) and ``cluster_consensus`` (columns ``k``, ``cluster``,
-        ``cluster_consensus``, ``size``).""",
+        (lowest PAC; ``best_k_ties``: every ``k`` tied with it) and ``cluster_consensus``
+        (columns ``k``, ``cluster``, ``cluster_consensus``, ``size``).""",
     # --- the ensemble (``tl.ensemble`` and ``core.generate_ensemble``) ---
     "ensemble_partitions": """\
 n_partitions

@@ -28,6 +28,10 @@ def check_matrix(
     and kNN searches run in the input's precision, as scikit-learn's do, and a float64
     copy of 10^6 x 50 would cost 400 MB and a third of every k-means partition's time.
     """
+    if hasattr(X, "dask") and hasattr(X, "compute"):
+        # a dask array is read into memory here, where its chunks' kind is known: one of
+        # sparse chunks would become an array of objects through np.asarray
+        X = X.compute()
     float32 = keep_float32 and getattr(X, "dtype", None) == np.float32
     dtype = np.float32 if float32 else np.float64
     if sp.issparse(X):

@@ -197,6 +197,7 @@ def majority_correct(labels_true, labels_pred) -> np.ndarray:
 
     Examples
     --------
+    >>> from scconsensus.metrics import majority_correct
     >>> majority_correct([0, 0, 1, 1], [5, 5, 5, 6]).tolist()
     [True, True, False, True]
     """
@@ -239,6 +240,7 @@ def confidence_auroc(confidence, correct) -> float:
 
     Examples
     --------
+    >>> from scconsensus.metrics import confidence_auroc
     >>> confidence_auroc([0.9, 0.8, 0.3, 0.6], [True, True, False, False])
     1.0
     >>> confidence_auroc([0.9, float("nan"), 0.3, 0.6], [True, True, False, False])
@@ -274,6 +276,7 @@ def expected_calibration_error(confidence, correct, n_bins: int = 10) -> float:
 
     Examples
     --------
+    >>> from scconsensus.metrics import expected_calibration_error
     >>> expected_calibration_error([0.9, 0.9, 0.5, 0.5], [True, True, True, False])
     0.05
     """

@@ -517,6 +517,9 @@ def _run(name, adata, kwargs, given, ensemble_kwargs, progress) -> dict[str, Any
             ens = _tool("ensemble")
             ens_kwargs = convert_kwargs(ens, ensemble_kwargs)
             ens_kwargs.setdefault("use_rep", "X")
+            # R documents one seed for the call: the ensemble it builds and the fit
+            if "random_state" in converted:
+                ens_kwargs.setdefault("random_state", converted["random_state"])
             ens_kwargs["key_added"] = key
             _call(ens, adata, ens_kwargs, progress)
     elif ensemble is not None or ensemble_kwargs:

@@ -411,3 +411,6 @@ def test_tl_ensemble_records_its_seed_as_the_methods_do(tmp_path):
     adata.write_h5ad(tmp_path / "e.h5ad")
     back = ad.read_h5ad(tmp_path / "e.h5ad")
     assert [back.uns[key]["params"].get("random_state") for key in "bc"] == ["custom", 3]
+    # tl.coassociation too (a docs audit: it recorded "Generator(PCG64)")
+    scc.tl.coassociation(adata, "a", mode="sparse", random_state=seeds["b"], key_added="co")
+    assert adata.uns["co"]["params"]["random_state"] == "custom"

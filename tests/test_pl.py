@@ -247,6 +247,26 @@ def test_cluster_graph_uses_stored_relationships(adata, tmp_path):
     assert len(arrows) == k * (k - 1)
 
 
+def test_cluster_graph_threshold_sets_the_edges_not_only_the_nodes(adata):
+    """A docs audit: with m_ij stored (PCC), threshold=0.4 drew the fit's edges; a threshold
+    given now computes m_ij from the memberships at it, as core.cluster_relationships."""
+    from scconsensus.core import cluster_relationships
+
+    Y = np.asarray(adata.obsm["consensus_k_k4_membership"])
+    adata.uns["consensus_k_k4"]["cluster_relationships"] = np.full((Y.shape[1],) * 2, 0.5)
+
+    def weights(ax):
+        return sorted(float(t.get_text()) for t in ax.texts if "." in t.get_text())
+
+    stored = weights(scc.pl.cluster_graph(adata, "consensus_k_k4", basis=None, min_weight=0))
+    assert set(stored) == {0.5}
+    m = cluster_relationships(Y, 0.4)
+    ax = scc.pl.cluster_graph(adata, "consensus_k_k4", basis=None, threshold=0.4, min_weight=0)
+    off = m[~np.eye(len(m), dtype=bool)]
+    assert weights(ax) == sorted(float(f"{w:.2f}") for w in off)
+    plt.close("all")
+
+
 def test_plot_into_given_axes(adata):
     _fig, axs = plt.subplots(1, 2)
     ax = scc.pl.pac(adata, ax=axs[0])

@@ -319,3 +319,21 @@ def test_readme_r_setup_works_in_a_fresh_session(r_library, tmp_path):
         cwd=tmp_path,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+
+
+def test_the_ensemble_a_method_builds_is_seeded_by_its_random_state(blobs):
+    """A docs audit: R's pcc(x, randomState = 5) built its ensemble with seed 0, where the
+    help says ensemble(x) and the ensemble pcc(x) builds are the same for the same seed."""
+    X, _ = blobs
+    ens = {"nPartitions": 6.0, "k": (2.0, 5.0)}
+    built = _bridge.run(
+        "pcc", _bridge.make_adata(X), {"randomState": 5.0, "nClusters": 2.0}, None, ens
+    )
+    alone = _bridge.make_adata(X)
+    _bridge.run("ensemble", alone, {**ens, "randomState": 5.0}, progress=False)
+    seed0 = _bridge.make_adata(X)
+    _bridge.run("ensemble", seed0, ens, progress=False)
+    sent = built["obsm"]["scc_ensemble"]
+    ours = np.reshape(sent["data"], sent["shape"], order="F")
+    np.testing.assert_array_equal(ours, alone.obsm["scc_ensemble"])
+    assert not np.array_equal(alone.obsm["scc_ensemble"], seed0.obsm["scc_ensemble"])

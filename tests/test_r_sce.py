@@ -141,6 +141,9 @@ def test_x_assay_named_after_what_x_holds(result_adata):
     counts = ad.AnnData(np.ones((4, 3), dtype=np.int64))
     assert list(assay_names(to_sce(counts))) == ["counts"]
     assert list(assay_names(to_sce(counts, x_assay="X"))) == ["X"]
+    # counts stored as float32, as AnnData files often hold them (a docs audit: "X")
+    floats = ad.AnnData(np.random.default_rng(0).poisson(3, (30, 5)).astype(np.float32))
+    assert list(assay_names(to_sce(floats))) == ["counts"]
 
 
 def test_bad_input(result_adata):
@@ -150,3 +153,21 @@ def test_bad_input(result_adata):
         to_sce(result_adata, x_assay="counts")
     with pytest.raises(ValueError, match="SingleCellExperiment"):
         from_sce(ro.r("matrix(1:4, 2)"))
+
+
+def test_a_labels_table_in_obsm_becomes_a_numeric_reduced_dim():
+    """A user trial: to_sce after tl.consensus_k raised anndata2ri's "Cannot interpret
+    CategoricalDtype" (its .obsm labels table); the labels now travel as numbers."""
+    import scconsensus as scc
+
+    adata = scc.datasets.iris()
+    scc.tl.consensus_k(adata, max_k=3, reps=10, progress=False)
+    table = adata.obsm["consensus_k_labels"]
+    table.iloc[0, 0] = np.nan  # an item without a label at k = 2
+    sce = to_sce(adata)
+    back = np.asarray(
+        ro.r("function(s) SingleCellExperiment::reducedDim(s, 'consensus_k_labels')")(sce)
+    )
+    expected = table.apply(lambda col: col.astype(float)).to_numpy()
+    np.testing.assert_array_equal(back, expected)
+    assert np.isnan(back[0, 0]) and isinstance(adata.obsm["consensus_k_labels"], pd.DataFrame)

@@ -152,3 +152,19 @@ def test_concat_of_separate_ensembles_is_refused_before_anything_is_written(blob
         warnings.simplefilter("error", UserWarning)
         get_ensemble(joined)
         get_ensemble(joined[:30].copy())
+
+
+@pytest.mark.parametrize("sparse_chunks", [False, True])
+def test_a_dask_x_is_clustered_as_the_same_matrix_in_memory(sparse_chunks):
+    """A user trial: a dask X of CSR chunks (scanpy's lazy workflows) was refused as
+    "must be numeric, got dtype object"; dense and sparse chunks now give the ensemble of
+    the matrix in memory."""
+    da = pytest.importorskip("dask.array")
+
+    X = sp.random(120, 8, density=0.5, format="csr", dtype=np.float64, random_state=0)
+    X = X if sparse_chunks else X.toarray()
+    lazy = ad.AnnData(da.from_array(X, chunks=(40, 8), asarray=False))
+    kept = ad.AnnData(X)
+    for a in (lazy, kept):
+        scc.tl.ensemble(a, 4, k=3, random_state=0, progress=False)
+    np.testing.assert_array_equal(lazy.obsm["scc_ensemble"], kept.obsm["scc_ensemble"])

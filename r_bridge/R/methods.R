@@ -7,7 +7,9 @@
 #' `x` is either
 #' * a numeric matrix (or sparse `Matrix`) with **features in rows and items
 #'   (cells, samples) in columns**, as Bioconductor holds expression data. The
-#'   result is a list (of class `sccResult`, which prints as a summary):
+#'   result of [pcc()], [pla()] and [dpp()] is a list (of class `sccResult`,
+#'   which prints as a summary; [ensemble()] returns its partitions, see its
+#'   Value):
 #'   `labels` (factor with levels `"1"`, ..., `"k"` and no
 #'   empty level, as in bluster and scran, named by the column names of `x`),
 #'   `membership` (items x clusters soft memberships, rows summing to one,
@@ -218,7 +220,7 @@ pcc <- function(x, nClusters = NULL, divergence = NULL, randomState = NULL, ...,
              verbose = verbose, repGiven = any(c("assay.type", "use.dimred") %in% given))
 }
 
-#' Probabilistic latent analysis (PLA) of the co-association
+#' Probabilistic label aggregation (PLA) of the co-association
 #'
 #' EM factorisation `p(i, j) = p(i) sum_v p(v | i) p(j | v)` of an ensemble's
 #' co-association, optionally with entropy-regularised partition weights

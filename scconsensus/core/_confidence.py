@@ -59,6 +59,7 @@ def ensemble_support(ensemble: np.ndarray, labels: np.ndarray) -> np.ndarray:
     Examples
     --------
     >>> import numpy as np
+    >>> from scconsensus.core import ensemble_support
     >>> ens = np.array([[0, 0], [0, 0], [0, 1], [1, 1], [1, 1]])
     >>> ensemble_support(ens, np.array([0, 0, 0, 1, 1])).round(2).tolist()
     [[1.0, 0.0], [1.0, 0.0], [0.67, 0.33], [0.17, 0.83], [0.17, 0.83]]
@@ -103,6 +104,7 @@ def ensemble_confidence(ensemble: np.ndarray, labels: np.ndarray) -> np.ndarray:
     Examples
     --------
     >>> import numpy as np
+    >>> from scconsensus.core import ensemble_confidence
     >>> ens = np.array([[0, 0], [0, 0], [0, 1], [1, 1], [1, 1]])
     >>> ensemble_confidence(ens, np.array([0, 0, 0, 1, 1])).round(2).tolist()
     [0.92, 0.92, 0.67, 0.92, 0.92]
@@ -148,6 +150,7 @@ def transferred_confidence(
     Examples
     --------
     >>> import numpy as np
+    >>> from scconsensus.core import transferred_confidence
     >>> ens = np.array([[0, 0], [0, 0], [0, 1], [1, 1], [1, 1]])
     >>> new = np.array([[0, 0], [1, 1]])
     >>> transferred_confidence(ens, [0, 0, 0, 1, 1], new, [0, 1]).round(2).tolist()

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from anndata import AnnData
 from matplotlib.axes import Axes
 
 from .._docs import doc_params
+from ..core import cluster_relationships
 from ._utils import category_colors, check_adata, finish, get_axes
 
 __all__ = ["cluster_graph"]
@@ -17,19 +19,12 @@ __all__ = ["cluster_graph"]
 _RELATION_KEYS = ("cluster_relationships", "relationships", "m")
 
 
-def _relationships(Y: np.ndarray, threshold: float) -> tuple[np.ndarray, np.ndarray]:
-    """``m_ij = E|P_i ∩ P_j| / E|P_i|`` and the thresholded, renormalised memberships.
-
-    Memberships below ``threshold`` are dropped and rows renormalised, as Sect. 7.4
-    prescribes before measuring the overlap of soft clusters.
-    """
+def _thresholded(Y: np.ndarray, threshold: float) -> np.ndarray:
+    """Memberships below ``threshold`` dropped and rows renormalised (Sect. 7.4), as
+    :func:`~scconsensus.core.cluster_relationships` reads them."""
     Y = np.where(Y >= threshold, Y, 0.0)
     tot = Y.sum(axis=1, keepdims=True)
-    Y = np.divide(Y, tot, out=np.zeros_like(Y), where=tot > 0)
-    mass = Y.sum(axis=0)
-    joint = Y.T @ Y
-    m = np.divide(joint, mass[:, None], out=np.zeros_like(joint), where=mass[:, None] > 0)
-    return m, Y
+    return np.divide(Y, tot, out=np.zeros_like(Y), where=tot > 0)
 
 
 @doc_params()
@@ -38,7 +33,7 @@ def cluster_graph(
     key: str = "pcc",
     basis: str | None = "umap",
     *,
-    threshold: float = 0.01,
+    threshold: float | None = None,
     min_weight: float = 0.05,
     title: str | None = None,
     figsize: tuple[float, float] = (5.5, 5.0),
@@ -72,7 +67,9 @@ def cluster_graph(
         Embedding for the node positions (``.obsm[f"X_{basis}"]``, first two columns);
         ``None`` or missing: nodes on a circle.
     threshold
-        Memberships below this are ignored (the paper's ``δ``).
+        Memberships below this are ignored (the paper's ``δ``), and ``m_ij`` is computed
+        from the memberships at it. ``None``: the matrix the method stored, computed at
+        its own threshold (``tl.pcc``'s ``relationship_threshold``), else ``0.01``.
     min_weight
         Smallest ``m_ij`` drawn as an edge.
     title
@@ -129,7 +126,7 @@ def _label_axes(ax: Axes, basis: str | None) -> None:
     ax.set_yticks([])
 
 
-def _cluster_inputs(adata: AnnData, key: str, threshold: float):
+def _cluster_inputs(adata: AnnData, key: str, threshold: float | None):
     """Thresholded memberships, ``m_ij`` (stored or computed) and the cluster names."""
     name = f"{key}_membership"
     if name not in adata.obsm:
@@ -139,14 +136,15 @@ def _cluster_inputs(adata: AnnData, key: str, threshold: float):
         )
     Y = np.asarray(adata.obsm[name], dtype=np.float64)
     k = Y.shape[1]
-    m, Yt = _relationships(Y, threshold)
-    stored = adata.uns.get(key, {})
-    for rel in _RELATION_KEYS:
-        if isinstance(stored, dict) and rel in stored:
-            cand = np.asarray(stored[rel], dtype=np.float64)
-            if cand.shape == (k, k):
-                m = cand
-                break
+    record = adata.uns.get(key)
+    # a threshold given is a question about these memberships: the stored m_ij answer
+    # only the method's own threshold
+    m = _stored_relationships(record, k) if threshold is None else None
+    if threshold is None:
+        threshold = _stored_threshold(record)
+    if m is None:
+        m = cluster_relationships(Y, threshold)
+    Yt = _thresholded(Y, threshold)
     names = [str(c) for c in range(k)]
     if (
         key in adata.obs
@@ -155,6 +153,21 @@ def _cluster_inputs(adata: AnnData, key: str, threshold: float):
     ):
         names = [str(c) for c in adata.obs[key].cat.categories]
     return Yt, m, names
+
+
+def _stored_relationships(record: Any, k: int) -> np.ndarray | None:
+    """``m_ij`` as the method stored it, if it did (for the result's ``k`` clusters)."""
+    for rel in _RELATION_KEYS:
+        if isinstance(record, dict) and rel in record:
+            m = np.asarray(record[rel], dtype=np.float64)
+            if m.shape == (k, k):
+                return m
+    return None
+
+
+def _stored_threshold(record: Any) -> float:
+    params = record.get("params", {}) if isinstance(record, dict) else {}
+    return float(params.get("relationship_threshold", 0.01))
 
 
 def _embedding(adata: AnnData, basis: str | None) -> tuple[np.ndarray | None, str | None]:

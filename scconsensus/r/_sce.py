@@ -16,8 +16,11 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+import numpy as np
+import pandas as pd
 from anndata import AnnData
 
+from ..tl._input_checks import holds_counts
 from ._errors import require_r_package, require_rpy2
 from ._session import quiet_r
 from ._uns import decode, encode
@@ -41,7 +44,7 @@ def _x_assay_name(adata: AnnData) -> str:
     """The assay name Bioconductor gives what ``adata.X`` holds, as far as AnnData records it."""
     if "log1p" in adata.uns:  # written by scanpy.pp.log1p
         name = "logcounts"
-    elif adata.X is not None and adata.X.dtype.kind in "iu":
+    elif adata.X is not None and holds_counts(adata.X):
         name = "counts"
     else:
         name = "X"
@@ -59,7 +62,8 @@ def to_sce(adata: AnnData, *, x_assay: str | None = None, uns: bool = True) -> A
         Assay name given to ``adata.X``; layers keep their names. ``None``
         (default) names it as Bioconductor tools expect where AnnData records what
         it holds: ``"logcounts"`` after :func:`scanpy.pp.log1p` (``.uns["log1p"]``),
-        ``"counts"`` for integers, else ``"X"`` (then pass ``"logcounts"`` for
+        ``"counts"`` for non-negative whole numbers (of any dtype: files often hold counts
+        as float32), else ``"X"`` (then pass ``"logcounts"`` for
         log-normalised values, the assay scconsensusR and scran read by default).
         From R, without Python, ``zellkonverter::readH5AD("file.h5ad")`` reads an
         ``.h5ad`` file as a SingleCellExperiment (``X`` becomes the assay named by
@@ -70,7 +74,9 @@ def to_sce(adata: AnnData, *, x_assay: str | None = None, uns: bool = True) -> A
 
     Returns
     -------
-    ``rpy2.robjects.methods.RS4`` holding the SingleCellExperiment; assign it
+    ``rpy2.robjects.methods.RS4`` holding the SingleCellExperiment (``.obsm`` entries as
+    reducedDims; a table of labels, as ``tl.consensus_k`` writes, as numbers with ``NA``
+    where an item has none); assign it
     in R with ``rpy2.robjects.globalenv["sce"] = sce``.
 
     Examples
@@ -100,7 +106,7 @@ def to_sce(adata: AnnData, *, x_assay: str | None = None, uns: bool = True) -> A
         X=adata.X,
         obs=adata.obs,
         var=adata.var,
-        obsm=dict(adata.obsm),
+        obsm={name: _numeric(value) for name, value in adata.obsm.items()},
         layers=dict(adata.layers),
         uns=encode(dict(adata.uns)) if uns else None,
     )
@@ -116,6 +122,24 @@ def to_sce(adata: AnnData, *, x_assay: str | None = None, uns: bool = True) -> A
         with quiet_r():
             sce = rename(sce, x_assay)
     return sce
+
+
+def _numeric(value: Any) -> Any:
+    """An ``.obsm`` entry as a reducedDim can hold it: a DataFrame's categorical columns
+    (``tl.consensus_k``'s labels table: ``"0"``, ``"1"``, ...) as numbers, NaN where
+    missing; anndata2ri converts only numeric frames."""
+    if not isinstance(value, pd.DataFrame):
+        return value
+    out = {}
+    for name, col in value.items():
+        if isinstance(col.dtype, pd.CategoricalDtype):
+            as_numbers = pd.to_numeric(col.cat.categories.astype(str), errors="coerce")
+            codes = col.cat.codes.to_numpy()
+            if np.isnan(as_numbers).any():  # names that are not numbers: their codes
+                as_numbers = np.arange(len(as_numbers), dtype=np.float64)
+            col = np.where(codes >= 0, np.asarray(as_numbers, dtype=np.float64)[codes], np.nan)
+        out[name] = col
+    return pd.DataFrame(out, index=value.index)
 
 
 def from_sce(sce: Any, *, x_assay: str | None = None, uns: bool = True) -> AnnData:

@@ -9,7 +9,7 @@ from scanpy import logging as logg
 
 from .._docs import PARAMS, doc_params
 from .._settings import settings
-from .._validation import RandomState, check_choice
+from .._validation import RandomState, check_choice, random_state_record
 from ..core.coassociation import coassociation as _coassociation
 from ..core.coassociation import sample_pairs
 from ._anndata import (
@@ -174,7 +174,7 @@ def coassociation(
         "use_rep": use_rep,
         "n_neighbors": n_neighbors,
         "n_random": n_random,
-        "random_state": random_state,
+        "random_state": random_state_record(random_state),
     }
     _store(adata, key_added, C, N, params, labels.shape[1])
     return adata if copy else None

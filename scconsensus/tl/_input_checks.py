@@ -8,7 +8,13 @@ import scipy.sparse as sp
 
 from .._warnings import warn
 
-__all__ = ["INPUT_MARK", "warn_feature_matrix", "warn_one_feature", "warn_raw_counts"]
+__all__ = [
+    "INPUT_MARK",
+    "holds_counts",
+    "warn_feature_matrix",
+    "warn_one_feature",
+    "warn_raw_counts",
+]
 
 #: ``.uns`` key marking an AnnData whose X is a representation (a reducedDim sent by the R
 #: bridge), not features: the checks below pass it, as they pass ``.obsm``.
@@ -29,16 +35,25 @@ def warn_feature_matrix(adata, X, name: str) -> None:
 COUNTS_SAMPLE, COUNTS_MAX = 100_000, 100
 
 
+def _first_values(X) -> np.ndarray:
+    # the first rows only: ravel of a Fortran-ordered or strided X would copy all of it
+    rows = -(-COUNTS_SAMPLE // max(X.shape[1], 1))
+    return X.data[:COUNTS_SAMPLE] if sp.issparse(X) else np.ravel(X[:rows])
+
+
+def holds_counts(X) -> bool:
+    """Whether ``X``'s first values are non-negative whole numbers, whatever its dtype
+    (AnnData files often store counts as float32)."""
+    values = _first_values(X)
+    return bool(values.size and values.min() >= 0 and np.array_equal(values, np.round(values)))
+
+
 def warn_raw_counts(X, name: str = "adata.X") -> None:
     """Warn when ``X`` looks like raw counts (non-negative integers up to ``COUNTS_MAX``
     or more, read on its first values): distances between cells then follow library size
     and the most expressed genes (a user trial clustered an un-normalised file silently)."""
-    # the first rows only: ravel of a Fortran-ordered or strided X would copy all of it
-    rows = -(-COUNTS_SAMPLE // max(X.shape[1], 1))
-    values = X.data[:COUNTS_SAMPLE] if sp.issparse(X) else np.ravel(X[:rows])
-    if values.size == 0 or values.min() < 0 or values.max() < COUNTS_MAX:
-        return
-    if np.array_equal(values, np.round(values)):
+    values = _first_values(X)
+    if values.size and values.max() >= COUNTS_MAX and holds_counts(X):
         warn(
             f"{name} looks like raw counts (integers up to {values.max():.0f}): cells would "
             "be compared by library size and their most expressed genes. Normalise and "

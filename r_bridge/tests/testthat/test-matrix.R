@@ -43,6 +43,16 @@ test_that("a given ensemble is used, and results repeat with the same randomStat
     expect_error(pcc(x, ensemble = ens[1:10, ]), "ensemble has 10 rows but x has 40 items")
 })
 
+test_that("randomState seeds the ensemble a method builds, as ensemble() with it", {
+    skip_without_python()
+    x <- two_groups()
+    built <- pcc(x, nClusters = 2, randomState = 5, ensembleArgs = small_ensemble)
+    alone <- do.call(ensemble, c(list(x), small_ensemble, list(randomState = 5)))
+    seed0 <- do.call(ensemble, c(list(x), small_ensemble))
+    expect_identical(built$obsm$scc_ensemble, alone$labels)
+    expect_false(identical(alone$labels, seed0$labels))
+})
+
 test_that("pla() and dpp() on a matrix", {
     skip_without_python()
     x <- two_groups()

@@ -70,13 +70,16 @@ partitions
     partition. See :func:`scconsensus.tl.pcc`.""",
     "pla_uns": """\
 ``.uns[key_added]`` holds ``method`` (``"pla"``), ``params``, ``log_likelihood``,
-``log_likelihood_trace``, ``cluster_priors``, ``weights`` (α), ``lam``, ``cv_scores``,
-``partitions_used`` and ``ensemble_run`` (the ensemble's columns it read and its run id:
-readers refuse an ensemble rebuilt since), ``fit_index`` (items
-the model was fitted on), ``fitted_n_obs`` (the cells of the object it was fitted on:
-``tl.pla_transfer`` refuses a reference subset since), ``n_stored`` (entries of ``Z``
-the fit read), ``route`` (``"dense"``: all pairs, or ``"sparse"``) and, on the sparse
-route, ``pair_source`` (``"knn"`` or ``"ensemble"``).
+``log_likelihood_trace``, ``n_iter``, ``converged``, ``cluster_priors``, ``weights`` (α),
+``lam``, with ``weighted=True`` ``objective_trace`` and, when ``lam`` was chosen by
+cross-validation, ``cv_scores``; the choice of K (``n_clusters_chosen`` and, when
+chosen, ``k_selection``, ``k_selection_reason``, ``k_selection_threshold``,
+``k_candidates``, ``k_splits``), ``partitions_used`` and ``ensemble_run`` (the
+ensemble's columns it read and its run id: readers refuse an ensemble rebuilt since),
+``fit_index`` (items the model was fitted on), ``fitted_n_obs`` (the cells of the
+object it was fitted on: ``tl.pla_transfer`` refuses a reference subset since),
+``n_stored`` (entries of ``Z`` the fit read), ``route`` (``"dense"``: all pairs, or
+``"sparse"``) and, on the sparse route, ``pair_source`` (``"knn"`` or ``"ensemble"``).
 
 Items that no partition of the ensemble sampled carry no co-association evidence: they
 get uniform posteriors (``1 / k`` each), a missing hard label (NaN in

@@ -339,6 +339,11 @@ def pla(
     partition weights ``α`` (Sect. 3.2); items outside the fitted subset get
     posteriors from the out-of-sample extension (Sect. 3.3).
 
+    This is the solver: ``n_clusters`` is fitted on the partitions given, from the start
+    given (else ``n_init`` random ones), with the solver's own defaults.
+    :func:`~scconsensus.core.pla_consensus` is the whole method with :func:`tl.pla
+    <scconsensus.tl.pla>`'s defaults (K chosen, partitions matched, spectral start).
+
     Parameters
     ----------
     {pla_ensemble}
