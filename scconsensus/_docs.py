@@ -195,6 +195,8 @@ distance, linkage
 
     and once:
 
+    ``.obsm[f"{key_added}_labels"]``
+        Every ``k``'s labels (kept or not), categorical columns ``"k2"``, ``"k3"``, ...
     ``.uns[key_added]``
         ``params``, ``keys`` (those written per ``k``), ``seconds`` and the record of
         :meth:`~scconsensus.core.consensus_k.ConsensusK.to_uns`: ``k``, ``cdf`` (one row per

@@ -358,6 +358,17 @@ def test_python_protocol_agrees_with_ccp_within_sampling_error(ccp_run):
     assert adjusted_rand_index(truth, adata.obs["consensus_k_k3"]) == 1.0
 
 
+def test_both_write_every_ks_labels_in_one_table(ccp_run):
+    """A user trial: the README said tl.consensus_k writes r.consensus_cluster_plus's
+    layout, but only tl.consensus_k wrote .obsm[f"{key}_labels"]; now both do."""
+    adata, _ = ccp_run
+    table = adata.obsm["ccp_labels"]
+    assert list(table.columns) == ["k2", "k3", "k4", "k5"]
+    for k in range(2, 6):
+        np.testing.assert_array_equal(table[f"k{k}"], adata.obs[f"ccp_k{k}"])
+        assert list(table[f"k{k}"].cat.categories) == [str(c) for c in range(k)]
+
+
 def test_feature_subsample_too_small_to_correlate_is_refused():
     """One feature per subsample: every correlation undefined, NaN labels and PAC 0 at every k."""
     X, _ = _expression(n_per=5, p=8)

@@ -39,8 +39,10 @@ from ..tl._anndata import (
     check_copy,
     consensus_entries,
     get_rep,
+    labels_table,
     merge_entries,
     sanitize_uns,
+    warn_overwrite,
 )
 from ..tl._record_keys import check_record_key
 from ._errors import require_r_package, require_rpy2
@@ -426,6 +428,9 @@ def _store(adata: AnnData, res: dict, key_added: str, params: dict, seconds: flo
             part["obsp"] = {f"{key}_consensus": res["matrices"][j]}
         parts.append(part)
     entries = merge_entries(*parts)
+    warn_overwrite(adata, obsm=[f"{key_added}_labels"])
+    by_k = {int(k): classes[:, j] - 1 for j, k in enumerate(ks)}
+    entries["obsm"][f"{key_added}_labels"] = labels_table(adata.obs_names, by_k)
     best_k, tied = lowest_pac(ks, res["pac"])
     entries["uns"][key_added] = sanitize_uns(
         {

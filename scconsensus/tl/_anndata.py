@@ -469,6 +469,18 @@ def merge_entries(*parts: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str
     return merged
 
 
+def labels_table(obs_names: pd.Index, labels: Mapping[int, np.ndarray]) -> pd.DataFrame:
+    """Every ``k``'s labels (``0..k-1``, ``-1`` none) as categorical columns ``"k2"``, ...:
+    the ``.obsm[f"{key}_labels"]`` of ``tl.consensus_k`` and ``r.consensus_cluster_plus``."""
+    columns = {
+        f"k{int(k)}": pd.Categorical.from_codes(
+            np.asarray(codes, dtype=np.int64), categories=[str(c) for c in range(int(k))]
+        )
+        for k, codes in labels.items()
+    }
+    return pd.DataFrame(columns, index=obs_names)
+
+
 def _confidence(membership: np.ndarray, labels: np.ndarray, ensemble, reference) -> np.ndarray:
     """The ensemble's support of each label when the ensemble is given (measured against
     the ``reference``'s items when there is one), else the membership."""

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import scipy.sparse as sp
 from anndata import AnnData
 from scanpy import logging as logg
@@ -22,6 +21,7 @@ from ._anndata import (
     check_copy,
     consensus_entries,
     get_rep,
+    labels_table,
     merge_entries,
     sanitize_uns,
     warn_overwrite,
@@ -82,7 +82,6 @@ def consensus_k(
     Returns
     -------
     {consensus_k_returns}
-        Also ``.obsm[f"{key_added}_labels"]``: every ``k``'s labels, columns ``"k2"``, ...
 
     Examples
     --------
@@ -136,7 +135,9 @@ def _write(
     parts = [_entries_k(adata, res, f"{key_added}_k{k}", int(k), params, matrices) for k in kept]
     entries = merge_entries(*parts)
     warn_overwrite(adata, obsm=[f"{key_added}_labels"], uns=[key_added])
-    entries["obsm"][f"{key_added}_labels"] = _labels_table(adata, res)
+    entries["obsm"][f"{key_added}_labels"] = labels_table(
+        adata.obs_names, {int(k): res.labels[int(k)] for k in res.ks}
+    )
     entries["uns"][key_added] = sanitize_uns(
         {
             "method": "consensus_k",
@@ -211,13 +212,3 @@ def _entries_k(adata: AnnData, res, key: str, k: int, params: dict, matrices: bo
     if matrices:
         entries["obsp"] = {f"{key}_consensus": res.consensus[k].astype(np.float32)}
     return entries
-
-
-def _labels_table(adata: AnnData, res) -> pd.DataFrame:
-    """Every ``k``'s final labels as categorical columns ``"k2"``, ``"k3"``, ..."""
-    columns = {}
-    for k in res.ks:
-        k = int(k)
-        codes = np.asarray(res.labels[k], dtype=np.int64)
-        columns[f"k{k}"] = pd.Categorical.from_codes(codes, categories=[str(c) for c in range(k)])
-    return pd.DataFrame(columns, index=adata.obs_names)
