@@ -17,11 +17,21 @@ OWN_OPTIONS = {
 }
 
 
-def show_warning(message, category, filename, lineno, file=None, line=None) -> None:
-    """A warning as the command line says its errors: Python's form named a line of
-    ``<frozen runpy>`` or of the ``scconsensus`` script, which tells a shell user nothing."""
-    text = cli_terms(str(message))
-    print(f"scconsensus: warning: {text}", file=sys.stderr if file is None else file)
+def console_warnings():
+    """A ``warnings.showwarning`` for one run, as the command line says its errors (Python's
+    form named a line of ``<frozen runpy>`` or of the ``scconsensus`` script, which tells a
+    shell user nothing), each text once: every step reads the input again (the ensemble,
+    then each method), and a filter's "once" does not hold where the package's steps
+    change the filters."""
+    said = set()
+
+    def show(message, category, filename, lineno, file=None, line=None) -> None:
+        text = cli_terms(str(message))
+        if text not in said:
+            said.add(text)
+            print(f"scconsensus: warning: {text}", file=sys.stderr if file is None else file)
+
+    return show
 
 
 #: The methods' argument names that are ``run`` options, as a shell user writes them.
@@ -48,7 +58,7 @@ _CLI_PHRASES = (
         "Run sc.pp.pca on the input and pass --use-rep X_pca --rebuild-ensemble.",
     ),
     (
-        "(sc.pp.pca; X_pca is then used), or pass use_rep or layer.",
+        "(sc.pp.pca; X_pca is then used), or pass use_rep, or a layer of normalised values.",
         "(sc.pp.pca on the input; X_pca is then used), or pass --use-rep.",
     ),
     (

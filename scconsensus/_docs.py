@@ -79,8 +79,9 @@ copy
     The copy when ``copy=True``, else ``None``; written in the shared consensus
     layout: ``.obs[key_added]`` (labels ``"0".."K-1"``, largest cluster first: by
     expected size, the membership's column sum, for PCC and PLA, by count for DPP, whose
-    labels are its paper's cut of the consensus graph and can differ from a boundary
-    item's largest membership; cells transferred onto a reference keep its order),
+    labels are its paper's cut of the consensus graph and can differ from an item's
+    largest membership, at boundaries and inside large mixed clusters
+    (``.uns[key_added]["label_agreement"]``); cells transferred onto a reference keep its order),
     ``.obsm[f"{key_added}_membership"]`` (the fitted memberships, rows summing to one;
     the labelled clusters are its first columns, clusters with mass that no item is
     labelled with come after), ``.obs[f"{key_added}_confidence"]`` (PCC, PLA: how well

@@ -23,8 +23,7 @@ from . import datasets, tl
 from ._cli_parser import BUNDLED, CONSENSUS_METHODS, command_parser
 from ._cli_terms import OWN_OPTIONS as _OWN_OPTIONS
 from ._cli_terms import cli_terms as _cli_terms
-from ._cli_terms import ratio_text
-from ._cli_terms import show_warning as _show_warning
+from ._cli_terms import console_warnings, ratio_text
 from ._io import atomic_file, check_not_open, output_lock, remove_stale
 from ._report import check_report_folder, write_report
 from ._report_table import NA_NOTE, results_table
@@ -532,7 +531,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         with warnings.catch_warnings():  # restores the caller's display on return
-            warnings.showwarning = _show_warning
+            warnings.showwarning = console_warnings()
             return args.func(args)
     except (ValueError, MemoryError) as err:
         print(f"scconsensus: error: {_cli_terms(str(err))}", file=sys.stderr)

@@ -425,5 +425,8 @@ def test_results_of_the_input_are_computed_again_in_the_command_lines_words(tmp_
     assert main([*base, str(first), "--out", str(second)]) == 0
     err = capsys.readouterr().err
     assert "looks like raw counts" in err and "pass --use-rep." in err and "layer" not in err
+    # said once, though the ensemble and each method read the input (a user trial: twice)
+    assert main([*base, str(first), "--method", "dpp", "--out", str(second)]) == 0
+    assert capsys.readouterr().err.count("looks like raw counts") == 1
     assert main([*base, "iris", "--ensemble-key", "X_pca", "--out", str(second)]) == 2
     assert "error: --ensemble-key X_pca names a representation" in capsys.readouterr().err

@@ -64,6 +64,9 @@ def test_confidence_is_the_membership_of_the_items_own_cluster():
     scc.tl.dpp(a, progress=False)
     M, codes = a.obsm["dpp_membership"], a.obs["dpp"].cat.codes.to_numpy()
     assert (M.argmax(1) != codes).sum() > 0  # iris with the defaults has such items
+    # and says how many (a user trial: 22 % of 30,000 cells, where the docs spoke of
+    # boundary items only)
+    assert a.uns["dpp"]["label_agreement"] == pytest.approx(np.mean(M.argmax(1) == codes))
     np.testing.assert_allclose(a.obs["dpp_confidence"], M[np.arange(a.n_obs), codes])
     ticks = scc.pl.k_selection(a, "dpp", show=False).get_xticks()
     np.testing.assert_array_equal(ticks, np.round(ticks))  # K is a count (5.5 was shown)

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import scanpy as sc
-from _helpers import knn_dtypes
+from _helpers import knn_dtypes, scanpy_log
 
 import scconsensus as scc
 from scconsensus.core.pcc import cluster_relationships
@@ -231,3 +231,13 @@ def test_max_iter_reached_is_a_convergence_warning():
     scc.tl.ensemble(adata, n_partitions=10, k=3, random_state=0, progress=False)
     with pytest.warns(ConvergenceWarning, match=r"PCC stopped at max_iter \(\d+ batch steps"):
         scc.tl.pcc(adata, n_clusters=3, max_iter=1, random_state=0, progress=False)
+
+
+def test_a_fit_on_a_subset_is_logged_once(ens_adata, monkeypatch):
+    """A user trial: 30,000 cells logged "fit_size='auto': fitting 10000 of 30000 items"
+    and then "fitting on 10000 of 30000 items" again."""
+    adata = ens_adata.copy()
+    monkeypatch.setattr(scc.settings, "auto_fit_size", 30)
+    with scanpy_log("info") as log:
+        scc.tl.pcc(adata, n_clusters=4, fit_size="auto")
+    assert log.getvalue().count("30 of 60 items") == 1, log.getvalue()

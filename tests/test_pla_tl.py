@@ -180,8 +180,14 @@ def test_transfer_errors(adata):
     scc.tl.pla(ref, n_clusters=3)
     with pytest.raises(ValueError, match="columns"):
         scc.tl.pla_transfer(new, ref, use_rep="X")
-    with pytest.raises(ValueError, match=r"not in adata_new\.obsm"):
+    with pytest.raises(ValueError, match=r"not in adata\.obsm"):
         scc.tl.pla_transfer(new, ref, new_ensemble_key="nope")
+    # the reference's X_pca is not paired with the new cells' X (a user trial: "30
+    # columns in adata_ref and 1000 in adata_new", the old argument's name)
+    with_pca = ref.copy()
+    with_pca.obsm["X_pca"] = with_pca.X.copy()
+    with pytest.raises(ValueError, match=r"'X_pca' is in adata_ref.obsm but not in adata.obsm"):
+        scc.tl.pla_transfer(new, with_pca)
     del ref.obsm["scc_ensemble"]  # the error names the reference (a user trial)
     with pytest.raises(ValueError, match=r"adata_ref has no ensemble at adata_ref\.obsm"):
         scc.tl.pla_transfer(new, ref, use_rep="X")

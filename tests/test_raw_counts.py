@@ -44,8 +44,10 @@ def test_other_data_get_no_counts_warning(X):
 def test_a_counts_layer_and_a_fortran_x_are_checked_too():
     a = ad.AnnData(np.log1p(_counts()))
     a.layers["counts"] = _counts()
-    with pytest.warns(UserWarning, match=r"adata.layers\['counts'\] looks like raw counts"):
+    with pytest.warns(UserWarning, match=r"adata.layers\['counts'\] looks like raw counts") as w:
         scc.tl.ensemble(a, n_partitions=3, k=3, layer="counts")
+    # the layer was passed: the advice is another one (a user trial was told "or layer")
+    assert "or another layer of normalised values" in str(w[0].message)
     b = ad.AnnData(np.asfortranarray(_counts(n=3000)))
     with pytest.warns(UserWarning, match="adata.X looks like raw counts"):
         scc.tl.ensemble(b, n_partitions=2, k=3)

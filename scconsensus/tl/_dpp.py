@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 from anndata import AnnData
 from scanpy import logging as logg
 
@@ -75,7 +76,11 @@ def dpp(
         cluster, is that share, not the mean consensus itself). ``.uns``:
         ``candidates`` (threshold, n_clusters, kvi, sr, within, between, btilde, chosen),
         ``threshold`` (θ), ``n_clusters``, ``reason`` (why this cut, also logged),
-        ``sigma2``, ``mode``, ``run_sizes`` (generators per run), ``alpha``, the DPP's
+        ``sigma2``, ``mode``, ``run_sizes`` (generators per run), ``alpha``,
+        ``label_agreement`` (the share of items whose largest membership is their own
+        cluster: the labels are the cut's components, joined through chains of strong
+        consensus, the memberships average the consensus over each cluster, and the two
+        part wherever a cut cluster is large and mixed), the DPP's
         ``expected_size`` and ``kernel_scale`` (the factor applied to ``L``, when not
         1). ``pl.k_selection(adata, key_added)`` plots the candidates.
 
@@ -132,6 +137,9 @@ def _store(adata: AnnData, key_added: str, result, params: dict, start, copy: bo
         "run_sizes": result.run_sizes,
         "alpha": result.info["alpha"],
         "reason": result.info["reason"],
+        # the cut joins items through chains of consensus, the membership averages it:
+        # the two part wherever a cut cluster is large and mixed, not only at boundaries
+        "label_agreement": float(np.mean(result.membership.argmax(axis=1) == result.labels)),
     }
     for key in ("expected_size", "kernel_scale", "rank"):
         if key in result.info:
@@ -147,7 +155,9 @@ def _store(adata: AnnData, key_added: str, result, params: dict, start, copy: bo
     else:
         logg.info(f"    {result.info['reason']}")
     logg.info(
-        f"    finished: {uns['n_clusters']} clusters at threshold {result.threshold:.3g}",
+        f"    finished: {uns['n_clusters']} clusters at threshold {result.threshold:.3g}; "
+        f"{uns['label_agreement']:.0%} of the items have their largest membership in their "
+        "own cluster",
         time=start,
         deep=(
             f"added\n    .obs[{key_added!r}], labels\n    .obsm['{key_added}_membership']"

@@ -54,11 +54,14 @@ def warn_raw_counts(X, name: str = "adata.X") -> None:
     and the most expressed genes (a user trial clustered an un-normalised file silently)."""
     values = _first_values(X)
     if values.size and values.max() >= COUNTS_MAX and holds_counts(X):
+        # a layer was asked for by name: another layer, not "layer", is the way out
+        other = "another" if name.startswith("adata.layers") else "a"
         warn(
             f"{name} looks like raw counts (integers up to {values.max():.0f}): cells would "
             "be compared by library size and their most expressed genes. Normalise and "
             "log-transform first (sc.pp.normalize_total, sc.pp.log1p), and cluster a PCA "
-            "(sc.pp.pca; X_pca is then used), or pass use_rep or layer.",
+            f"(sc.pp.pca; X_pca is then used), or pass use_rep, or {other} layer of "
+            "normalised values.",
             UserWarning,
         )
 

@@ -139,11 +139,8 @@ def _log_run(out: PCCConsensus, call: tuple, n_all: int) -> None:
     log_plan(out.plan)
     n = n_all if out.fit_indices is None else out.fit_indices.size
     if out.fit_indices is not None:
-        if fit_size == "auto":
-            logg.info(
-                f"    fit_size='auto': fitting {n} of {n_all} items and extending to the rest"
-            )
-        logg.info(f"    fitting on {n} of {n_all} items, extending to the rest")
+        why = "fit_size='auto': " if fit_size == "auto" else ""
+        logg.info(f"    {why}fitting {n} of {n_all} items and extending to the rest")
     if out.route == "dense":
         logg.info(f"    dense co-association of {n} items (mode={mode!r})")
     elif out.route == "lowrank":

@@ -27,6 +27,7 @@ from ..core.pla import (
 )
 from ._anndata import (
     check_copy,
+    default_rep,
     get_ensemble,
     get_rep,
     lazy_rep,
@@ -254,7 +255,7 @@ def transfer(
     function (``tl/_transfer.py``) documents the parameters and takes Scanpy's order.
     """
     if not isinstance(adata_ref, AnnData) or not isinstance(adata_new, AnnData):
-        raise ValueError("adata_ref and adata_new must both be AnnData objects.")
+        raise ValueError("adata and adata_ref must both be AnnData objects.")
     key_added = check_record_key(adata_new, key if key_added is None else key_added, "consensus")
     copy = check_copy(adata_new, copy)
     labels_ref, used, posteriors, weights, fit_index = _reference(adata_ref, key)
@@ -358,13 +359,13 @@ def _shared_labels(adata_new: AnnData, new_ensemble_key: str, used, n_full: int)
     reference, or in those ``used`` by its fit."""
     if new_ensemble_key not in adata_new.obsm:
         raise ValueError(
-            f"new_ensemble_key={new_ensemble_key!r} is not in adata_new.obsm "
+            f"new_ensemble_key={new_ensemble_key!r} is not in adata.obsm "
             f"(available: {list(adata_new.obsm)})."
         )
     labels_new = check_labels(adata_new.obsm[new_ensemble_key], "new ensemble labels")
     if labels_new.shape[1] not in (n_full, used.size):
         raise ValueError(
-            f"adata_new.obsm[{new_ensemble_key!r}] has {labels_new.shape[1]} partitions "
+            f"adata.obsm[{new_ensemble_key!r}] has {labels_new.shape[1]} partitions "
             f"but the reference ensemble has {n_full} (its PLA fit used {used.size})."
         )
     return labels_new
@@ -373,11 +374,20 @@ def _shared_labels(adata_new: AnnData, new_ensemble_key: str, used, n_full: int)
 def _predicted_labels(adata_ref, adata_new, labels_ref, use_rep, n_neighbors) -> np.ndarray:
     """The new cells' labels in the reference's partitions by a nearest-neighbour vote."""
     X_ref = get_rep(adata_ref, use_rep)
-    X_new = get_rep(adata_new, use_rep, min_items=1)  # assigned, not clustered
+    # the reference's matrix names the new cells' one: each object's own default would
+    # pair the reference's X_pca with the new cells' genes
+    name = default_rep(adata_ref, use_rep) or "X"
+    if name != "X" and name not in adata_new.obsm:
+        raise ValueError(
+            f"{name!r} is in adata_ref.obsm but not in adata.obsm: project the new cells "
+            "into the reference's space first (sc.tl.ingest(adata, adata_ref) writes "
+            "X_pca), or pass use_rep naming a representation both have."
+        )
+    X_new = get_rep(adata_new, name, min_items=1)  # assigned, not clustered
     if X_ref.shape[1] != X_new.shape[1]:
         raise ValueError(
-            f"The representation has {X_ref.shape[1]} columns in adata_ref and "
-            f"{X_new.shape[1]} in adata_new; project the new cells into the reference "
+            f"The representation {name!r} has {X_ref.shape[1]} columns in adata_ref and "
+            f"{X_new.shape[1]} in adata; project the new cells into the reference "
             "space first (same genes, or sc.tl.ingest for X_pca)."
         )
     if hasattr(X_ref, "toarray"):

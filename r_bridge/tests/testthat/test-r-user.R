@@ -355,11 +355,14 @@ test_that("Python's advice reaches R in R's terms", {
     raw <- paste0("adata.X looks like raw counts (integers up to 200): cells would be ",
                   "compared by library size. Normalise and log-transform first ",
                   "(sc.pp.normalize_total, sc.pp.log1p), and cluster a PCA (sc.pp.pca; ",
-                  "X_pca is then used), or pass use_rep or layer.")
-    said <- terms(raw)
-    expect_match(said, "^x looks like raw counts", perl = TRUE)
-    expect_match(said, "scuttle::logNormCounts(x), then assay.type = \"logcounts\"", fixed = TRUE)
-    expect_no_match(said, "sc\\.pp|use_rep|useRep|layer")
+                  "X_pca is then used), or pass use_rep, or a layer of normalised values.")
+    for (text in c(raw, sub("or a layer", "or another layer", raw, fixed = TRUE))) {
+        said <- terms(text)
+        expect_match(said, "^x looks like raw counts", perl = TRUE)
+        expect_match(said, "scuttle::logNormCounts(x), then assay.type = \"logcounts\"",
+                     fixed = TRUE)
+        expect_no_match(said, "sc\\.pp|use_rep|useRep|layer")
+    }
     expect_identical(terms("Generate the ensemble with predict_unsampled=True or more partitions"),
                      "Generate the ensemble with predictUnsampled = TRUE or more partitions")
     expect_identical(terms("Build the ensemble over several k (tl.ensemble's default k='auto')"),
