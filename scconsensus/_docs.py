@@ -290,7 +290,8 @@ show
 save
     As in ``sc.pl``: ``True`` writes ``{figdir}/{plot}{plot_suffix}.{file_format_figs}``;
     a string is appended to the plot name and may end in ``.png``, ``.pdf`` or ``.svg``
-    to choose the format; a :class:`~pathlib.Path` is written as given. ``None``:
+    to choose the format; a :class:`~pathlib.Path`, or a string with a folder in it
+    (``"/tmp/run1/membership.png"``), is written as given. ``None``:
     ``scanpy.settings.autosave``.""",
     "returns_axes": """\
 :class:`~matplotlib.axes.Axes` or None

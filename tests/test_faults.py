@@ -310,7 +310,7 @@ def test_consensus_k_store_of_every_k_is_all_or_nothing(blobs_adata):
         for f in (
             _consensus_k._write,
             _consensus_k._entries_k,
-            _consensus_k._labels_table,
+            _anndata.labels_table,
             _anndata.consensus_entries,
             _anndata.merge_entries,
             _anndata.assign_all,

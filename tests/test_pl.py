@@ -409,3 +409,14 @@ def test_heatmap_legends_stay_beside_it_in_a_grid(adata):
     bare = Figure()
     scc.pl.consensus_heatmap(adata, "consensus_k_k3", ax=bare.add_subplot(), show=False)
     assert len(bare.legends) == 1
+
+
+def test_a_save_string_with_a_folder_is_the_file(adata, tmp_path, monkeypatch):
+    """A user trial: save="/tmp/x/fig.png" wrote figures/k_selection_pcc/tmp/x/fig.png
+    (a suffix); a string with a folder in it is now the file, as a Path is."""
+    monkeypatch.chdir(tmp_path)
+    target = tmp_path / "run1" / "membership.png"
+    scc.pl.membership(adata, "consensus_k_k2", save=str(target), show=False)
+    _check_png(target)
+    assert not (tmp_path / "figures").exists()
+    plt.close("all")

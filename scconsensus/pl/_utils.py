@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -53,7 +54,8 @@ def figure_path(writekey: str, save: str | Path | bool) -> Path:
 
     ``True``: ``figdir / f"{writekey}{plot_suffix}.{file_format_figs}"``; a string is a
     suffix appended to ``writekey``, and ends in ``.png``, ``.pdf`` or ``.svg`` to choose
-    the format; a :class:`~pathlib.Path` is written as given (format from its suffix).
+    the format; a :class:`~pathlib.Path`, or a string with a folder in it, is written as
+    given (format from its suffix).
 
     Parameters
     ----------
@@ -76,12 +78,15 @@ def figure_path(writekey: str, save: str | Path | bool) -> Path:
     'figures/membership_pcc.pdf'
     >>> str(figure_path("membership_pcc", "_run1.svg"))
     'figures/membership_pcc_run1.svg'
+    >>> str(figure_path("membership_pcc", "/tmp/run1/membership.png"))
+    '/tmp/run1/membership.png'
     >>> sc.settings.file_format_figs = "png"
     """
     import scanpy as sc
 
-    if isinstance(save, Path):
-        return save
+    # a suffix never holds a folder: "/tmp/x/fig.png" as one made figures/plot/tmp/x/
+    if isinstance(save, Path) or (isinstance(save, str) and ("/" in save or os.sep in save)):
+        return Path(save)
     ext = None
     if isinstance(save, str):
         for try_ext in _SAVE_EXTENSIONS:
@@ -125,8 +130,8 @@ def finish(fig, show: bool | None, save: str | Path | bool | None, writekey: str
     if not isinstance(save, bool | str | Path):
         plt.close(fig)
         raise ValueError(
-            f"save must be True/False, a file-name suffix such as '_run1.pdf', or a "
-            f"pathlib.Path, got {save!r}."
+            f"save must be True/False, a file-name suffix such as '_run1.pdf', or a path ("
+            f"str with a folder, or a pathlib.Path), got {save!r}."
         )
     if save is not False and save is not None and save != "":
         path = figure_path(writekey, save)

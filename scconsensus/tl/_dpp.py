@@ -71,18 +71,7 @@ def dpp(
     Returns
     -------
     {returns_consensus}
-        Memberships: each item's mean consensus with each cluster's items, each row
-        rescaled to sum to one (so the confidence, the membership in the item's own
-        cluster, is that share, not the mean consensus itself). ``.uns``:
-        ``candidates`` (threshold, n_clusters, kvi, sr, within, between, btilde, chosen),
-        ``threshold`` (θ), ``n_clusters``, ``reason`` (why this cut, also logged),
-        ``sigma2``, ``mode``, ``run_sizes`` (generators per run), ``alpha``,
-        ``label_agreement`` (the share of items whose largest membership is their own
-        cluster: the labels are the cut's components, joined through chains of strong
-        consensus, the memberships average the consensus over each cluster, and the two
-        part wherever a cut cluster is large and mixed), the DPP's
-        ``expected_size`` and ``kernel_scale`` (the factor applied to ``L``, when not
-        1). ``pl.k_selection(adata, key_added)`` plots the candidates.
+        {dpp_uns}
 
     Examples
     --------

@@ -151,3 +151,14 @@ weighting
     ``lam``, ``lam_grid``, ``cv_folds``, ``cv_score`` as a
     :class:`~scconsensus.core.pla.Weighting` (``tl.pla`` documents each); ``None``: its
     defaults (λ cross-validated on :data:`LAMBDA_GRID`). Used with ``weighted=True`` only."""
+# core.pla.pla's place beside pla_consensus
+PLA_PARAMS["pla_solver"] = """\
+Fits ``p(i, j) ≈ p(i) Σ_v p(v|i) p(j|v)`` to the aggregated co-association
+``Z = Σ_l α_l Y_l Y_lᵀ`` by EM (Sect. 3.1); with ``weighted=True`` also the
+partition weights ``α`` (Sect. 3.2); items outside the fitted subset get
+posteriors from the out-of-sample extension (Sect. 3.3).
+
+This is the solver: ``n_clusters`` is fitted on the partitions given, from the start
+given (else ``n_init`` random ones), with the solver's own defaults.
+:func:`~scconsensus.core.pla_consensus` is the whole method with :func:`tl.pla
+<scconsensus.tl.pla>`'s defaults (K chosen, partitions matched, spectral start)."""

@@ -334,15 +334,7 @@ def pla(
 ) -> PLAResult:
     """Probabilistic Label Aggregation (Lange & Buhmann 2005), optionally weighted.
 
-    Fits ``p(i, j) ≈ p(i) Σ_v p(v|i) p(j|v)`` to the aggregated co-association
-    ``Z = Σ_l α_l Y_l Y_lᵀ`` by EM (Sect. 3.1); with ``weighted=True`` also the
-    partition weights ``α`` (Sect. 3.2); items outside the fitted subset get
-    posteriors from the out-of-sample extension (Sect. 3.3).
-
-    This is the solver: ``n_clusters`` is fitted on the partitions given, from the start
-    given (else ``n_init`` random ones), with the solver's own defaults.
-    :func:`~scconsensus.core.pla_consensus` is the whole method with :func:`tl.pla
-    <scconsensus.tl.pla>`'s defaults (K chosen, partitions matched, spectral start).
+    {pla_solver}
 
     Parameters
     ----------
