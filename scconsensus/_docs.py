@@ -284,6 +284,13 @@ client
 figsize, ax
     Size of a new figure in inches, or the axes to draw into (``figsize`` is then
     ignored).""",
+    "transfer_use_rep": """\
+use_rep
+    Representation in both objects. ``None``: the matrix the reference's ensemble
+    clustered (its partitions were drawn there: a ``use_rep`` or ``layer`` recorded by
+    :func:`~scconsensus.tl.ensemble`), else the reference's ``X_pca`` when present, else
+    ``X``; the reference names it for both (``.uns[key_added]["predictor_rep"]`` says
+    which).""",
     "show_save": """\
 show
     Show the figure (``None``: ``scanpy.settings.autoshow``, on interactive backends).

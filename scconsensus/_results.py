@@ -94,6 +94,7 @@ def result_method(adata: AnnData, key: str) -> str | None:
     Examples
     --------
     >>> import anndata as ad, numpy as np
+    >>> from scconsensus._results import result_method
     >>> adata = ad.AnnData(np.zeros((2, 1)), uns={"a": {"method": "pla"}, "b": {"run_sizes": 1}})
     >>> result_method(adata, "a"), result_method(adata, "b"), result_method(adata, "c")
     ('pla', 'dpp', None)

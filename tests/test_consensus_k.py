@@ -369,6 +369,17 @@ def test_both_write_every_ks_labels_in_one_table(ccp_run):
         assert list(table[f"k{k}"].cat.categories) == [str(c) for c in range(k)]
 
 
+def test_a_second_ccp_run_says_it_replaces_the_record(ccp_run):
+    """A verification trial: a rerun named .obsm['ccp_labels'] only, where tl.consensus_k
+    also names its .uns record."""
+    from scconsensus.r import consensus_cluster_plus
+
+    adata = ccp_run[0].copy()
+    with scanpy_log("warning") as log:
+        consensus_cluster_plus(adata, max_k=3, reps=5, seed=2, use_rep="X")
+    assert "overwriting .obsm['ccp_labels'], .uns['ccp']" in log.getvalue()
+
+
 def test_feature_subsample_too_small_to_correlate_is_refused():
     """One feature per subsample: every correlation undefined, NaN labels and PAC 0 at every k."""
     X, _ = _expression(n_per=5, p=8)
@@ -449,3 +460,12 @@ def test_a_disconnected_spectral_graph_is_said_once_for_every_k():
     said = [str(w.message) for w in caught if "connected" in str(w.message)]
     assert said == [said[0]] and said[0].startswith("15 of 15 spectral partitions (k = 2..4)")
     assert all(w.filename == __file__ for w in caught), [w.filename for w in caught]
+    # other warnings keep the user's filters, a module's too (a verification trial: they
+    # were issued again without their module)
+    dup = np.repeat(np.random.default_rng(0).normal(size=(3, 4)), 40, axis=0)
+    kmeans = Resampling(method="kmeans", distance="euclidean")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warnings.filterwarnings("ignore", module=__name__)
+        resample_partitions(dup, 4, 5, resampling=kmeans, progress=False)
+    assert not caught, [str(w.message) for w in caught]

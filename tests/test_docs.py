@@ -219,9 +219,11 @@ def test_examples_import_what_they_call():
     """A docs audit: three examples called their function bare, without importing it; the
     doctests passed (they run in the module's namespace), a user's copy raised NameError."""
     bare = []
-    for qualname, obj in public_api().items():
+    for qualname, obj in {**public_api(), **every_documented_object()}.items():
         name = qualname.rsplit(".", 1)[-1]
-        if not inspect.isfunction(obj) or "Examples" not in (obj.__doc__ or ""):
+        if not (inspect.isfunction(obj) or inspect.isclass(obj)) or "Examples" not in (
+            obj.__doc__ or ""
+        ):
             continue
         example = obj.__doc__.split("Examples", 1)[1]
         code = "\n".join(

@@ -265,6 +265,11 @@ def test_cluster_graph_threshold_sets_the_edges_not_only_the_nodes(adata):
     off = m[~np.eye(len(m), dtype=bool)]
     assert weights(ax) == sorted(float(f"{w:.2f}") for w in off)
     plt.close("all")
+    # a verification trial: 1.5 or NaN drew an empty graph, "0.1" a numpy traceback
+    for bad, said in ((1.5, r"=1.5 must lie in \[0, 1\]"), (1.0, " must be below 1"),
+                      (np.nan, " must be finite"), ("0.1", " must be a number")):  # fmt: skip
+        with pytest.raises(ValueError, match=f"threshold{said}"):
+            scc.pl.cluster_graph(adata, "consensus_k_k4", threshold=bad, show=False)
 
 
 def test_plot_into_given_axes(adata):
@@ -419,4 +424,13 @@ def test_a_save_string_with_a_folder_is_the_file(adata, tmp_path, monkeypatch):
     scc.pl.membership(adata, "consensus_k_k2", save=str(target), show=False)
     _check_png(target)
     assert not (tmp_path / "figures").exists()
+    # without a suffix, scanpy's format (a verification trial: "Format 'tmp-36d9...'")
+    import scanpy
+
+    before, scanpy.settings.file_format_figs = scanpy.settings.file_format_figs, "png"
+    try:
+        scc.pl.membership(adata, "consensus_k_k2", save="run2/membership", show=False)
+    finally:
+        scanpy.settings.file_format_figs = before
+    _check_png(tmp_path / "run2" / "membership.png")
     plt.close("all")

@@ -186,8 +186,12 @@ def test_transfer_errors(adata):
     # columns in adata_ref and 1000 in adata_new", the old argument's name)
     with_pca = ref.copy()
     with_pca.obsm["X_pca"] = with_pca.X.copy()
-    with pytest.raises(ValueError, match=r"'X_pca' is in adata_ref.obsm but not in adata.obsm"):
+    with_pca.uns["scc_ensemble"]["params"]["use_rep"] = "X_pca"
+    with pytest.raises(ValueError, match=r"^X_pca is in adata_ref but not in adata: project"):
         scc.tl.pla_transfer(new, with_pca)
+    # a use_rep the reference lacks is the reference's to say (a verification trial)
+    with pytest.raises(ValueError, match=r"use_rep='X_umap' is not in adata_ref\.obsm"):
+        scc.tl.pla_transfer(new, with_pca, use_rep="X_umap")
     del ref.obsm["scc_ensemble"]  # the error names the reference (a user trial)
     with pytest.raises(ValueError, match=r"adata_ref has no ensemble at adata_ref\.obsm"):
         scc.tl.pla_transfer(new, ref, use_rep="X")
@@ -367,3 +371,21 @@ def test_max_iter_reached_is_a_convergence_warning():
     with pytest.warns(ConvergenceWarning, match=r"PLA stopped at max_iter=1 EM iterations"):
         scc.tl.pla(adata, n_clusters=3, max_iter=1, random_state=0, progress=False)
     assert not adata.uns["pla"]["converged"]
+
+
+def test_transfer_votes_in_the_matrix_the_reference_ensemble_clustered():
+    """A verification trial: with the reference's ensemble built on X_umap, the vote ran
+    on X (the new cells' default) without a word; it now runs where the partitions were
+    drawn, and says so."""
+    full = blob_adata(seed=3)
+    full.obsm["X_umap"] = full.X * 10.0
+    full.X = np.random.default_rng(0).normal(size=full.X.shape).astype(np.float32)  # noise
+    del full.obsm["scc_ensemble"], full.obsm["scc_ensemble_run"], full.uns["scc_ensemble"]
+    scc.tl.ensemble(full, n_partitions=20, k=3, use_rep="X_umap", random_state=0)
+    ref, new = full[::2].copy(), full[1::2].copy()
+    scc.tl.pla(ref, n_clusters=3, random_state=0)
+    on_x = scc.tl.pla_transfer(new, ref, use_rep="X", copy=True)
+    scc.tl.pla_transfer(new, ref)
+    assert new.uns["pla"]["predictor_rep"] == "X_umap"
+    assert h_criterion(new.obs["truth"], new.obs["pla"]) == 1.0
+    assert h_criterion(new.obs["truth"], on_x.obs["pla"]) < 0.6  # the noise it read before

@@ -165,9 +165,10 @@ def test_a_labels_table_in_obsm_becomes_a_numeric_reduced_dim():
     table = adata.obsm["consensus_k_labels"]
     table.iloc[0, 0] = np.nan  # an item without a label at k = 2
     sce = to_sce(adata)
-    back = np.asarray(
-        ro.r("function(s) SingleCellExperiment::reducedDim(s, 'consensus_k_labels')")(sce)
-    )
+    read = ro.r("function(s) SingleCellExperiment::reducedDim(s, 'consensus_k_labels')")
+    back = np.asarray(read(sce))
+    # with their names (a verification trial: NULL column names in R)
+    assert list(ro.r("function(m) colnames(m)")(read(sce))) == list(table.columns)
     expected = table.apply(lambda col: col.astype(float)).to_numpy()
     np.testing.assert_array_equal(back, expected)
     assert np.isnan(back[0, 0]) and isinstance(adata.obsm["consensus_k_labels"], pd.DataFrame)

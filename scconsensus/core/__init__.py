@@ -29,7 +29,7 @@ from ._spectral import incidence_spectrum, partition_sizes, spectral_consensus
 from .coassociation import pairs_from_sparse, sample_pairs
 from .consensus_k import ConsensusK, resample_partitions, summarize_consensus
 from .dpp import DPPConsensus, SpectralDPP, dpp_consensus
-from .ensemble import Ensemble, generate_ensemble
+from .ensemble import DisconnectedGraphWarning, Ensemble, generate_ensemble
 from .pcc import Bregman, PCCConsensus, PCCResult, cluster_relationships, pcc_consensus
 from .pla import (
     PLAConsensus,
@@ -51,6 +51,7 @@ __all__ = [
     "ConsensusK",
     "ConsensusPlan",
     "DPPConsensus",
+    "DisconnectedGraphWarning",
     "Ensemble",
     "FitRoute",
     "KSelection",

@@ -19,6 +19,7 @@ class Laps:
 
     Examples
     --------
+    >>> from scconsensus.core._laps import Laps
     >>> lap = Laps()
     >>> lap("first")
     >>> list(lap.timings)

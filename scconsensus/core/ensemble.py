@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -324,8 +325,18 @@ def _collect(X, specs: list, results, progress):
     partitions = pd.DataFrame(infos)
     _warn_fewer_clusters(labels, partitions)
     if disconnected:
-        warn(DisconnectedGraphWarning(disconnected, len(connected)))
+        said = DisconnectedGraphWarning(disconnected, len(connected))
+        sink = DISCONNECTED_SINK.get()
+        if sink is None:
+            warn(said)
+        else:
+            sink.append(said)
     return labels, partitions
+
+
+#: Where a caller that runs one ensemble per ``k`` (the consensus-k protocol) collects the
+#: disconnected-graph counts to say them once; ``None``: each ensemble warns.
+DISCONNECTED_SINK: ContextVar[list | None] = ContextVar("disconnected_sink", default=None)
 
 
 class DisconnectedGraphWarning(UserWarning):
@@ -333,6 +344,24 @@ class DisconnectedGraphWarning(UserWarning):
 
     It carries its counts, so that a caller that runs one ensemble per ``k`` (the
     consensus-k protocol) can say it once for all of them.
+
+    Parameters
+    ----------
+    disconnected
+        Spectral partitions whose graph was not connected.
+    spectral
+        Spectral partitions in all.
+    where
+        Text after "partitions" naming where they ran (e.g. ``" (k = 2..6)"``).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from scconsensus.core import DisconnectedGraphWarning
+    >>> with warnings.catch_warnings():  # to silence it
+    ...     warnings.simplefilter("ignore", DisconnectedGraphWarning)
+    >>> str(DisconnectedGraphWarning(2, 10))[:40]
+    '2 of 10 spectral partitions ran on a kNN'
     """
 
     def __init__(self, disconnected: int, spectral: int, where: str = "") -> None:

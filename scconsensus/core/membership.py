@@ -112,6 +112,7 @@ def labelled_first(
     Examples
     --------
     >>> import numpy as np
+    >>> from scconsensus.core.membership import labelled_first
     >>> M = np.array([[0.6, 0.3, 0.1], [0.2, 0.3, 0.5], [0.7, 0.3, 0.0]])
     >>> Y, labels, columns, k = labelled_first(M)
     >>> Y[0].tolist(), labels.tolist(), columns.tolist(), k

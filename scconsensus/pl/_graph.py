@@ -10,6 +10,7 @@ from anndata import AnnData
 from matplotlib.axes import Axes
 
 from .._docs import doc_params
+from .._validation import check_number
 from ..core import cluster_relationships
 from ._utils import category_colors, check_adata, finish, get_axes
 
@@ -67,9 +68,8 @@ def cluster_graph(
         Embedding for the node positions (``.obsm[f"X_{basis}"]``, first two columns);
         ``None`` or missing: nodes on a circle.
     threshold
-        Memberships below this are ignored (the paper's ``δ``), and ``m_ij`` is computed
-        from the memberships at it. ``None``: the matrix the method stored, computed at
-        its own threshold (``tl.pcc``'s ``relationship_threshold``), else ``0.01``.
+        Memberships below this are ignored (the paper's ``δ``) and ``m_ij`` computed at it.
+        ``None``: the ``m_ij`` the method stored (``tl.pcc``: at its own threshold), else 0.01.
     min_weight
         Smallest ``m_ij`` drawn as an edge.
     title
@@ -91,6 +91,7 @@ def cluster_graph(
     >>> ax = scc.pl.cluster_graph(adata, "consensus_k_k4", show=False)
     """
     adata = check_adata(adata)
+    threshold = _checked_threshold(threshold)
     Y, m, names = _cluster_inputs(adata, key, threshold)
     emb, basis = _embedding(adata, basis)
     pos = _node_positions(Y, emb)
@@ -108,6 +109,15 @@ def cluster_graph(
     ax.set_title(title if title is not None else f"{key}: cluster relationships $m_{{ij}}$")
     _label_axes(ax, basis if emb is not None else None)
     return finish(ax.figure, show, save, f"cluster_graph_{key}", ax)
+
+
+def _checked_threshold(threshold: float | None) -> float | None:
+    if threshold is None:
+        return None
+    threshold = check_number(threshold, "threshold", within=(0.0, 1.0))
+    if threshold == 1.0:  # 1 keeps no membership: an empty graph
+        raise ValueError("threshold must be below 1: no membership would be kept.")
+    return threshold
 
 
 def _draw_nodes(ax: Axes, pos, radius, keep, colors: list[str], names) -> None:

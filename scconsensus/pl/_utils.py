@@ -55,7 +55,7 @@ def figure_path(writekey: str, save: str | Path | bool) -> Path:
     ``True``: ``figdir / f"{writekey}{plot_suffix}.{file_format_figs}"``; a string is a
     suffix appended to ``writekey``, and ends in ``.png``, ``.pdf`` or ``.svg`` to choose
     the format; a :class:`~pathlib.Path`, or a string with a folder in it, is written as
-    given (format from its suffix).
+    given (format from its suffix, else ``file_format_figs``).
 
     Parameters
     ----------
@@ -86,7 +86,8 @@ def figure_path(writekey: str, save: str | Path | bool) -> Path:
 
     # a suffix never holds a folder: "/tmp/x/fig.png" as one made figures/plot/tmp/x/
     if isinstance(save, Path) or (isinstance(save, str) and ("/" in save or os.sep in save)):
-        return Path(save)
+        path = Path(save)  # without a suffix, the format scanpy saves in
+        return path if path.suffix else path.with_suffix(f".{sc.settings.file_format_figs}")
     ext = None
     if isinstance(save, str):
         for try_ext in _SAVE_EXTENSIONS:

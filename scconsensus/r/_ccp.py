@@ -428,7 +428,7 @@ def _store(adata: AnnData, res: dict, key_added: str, params: dict, seconds: flo
             part["obsp"] = {f"{key}_consensus": res["matrices"][j]}
         parts.append(part)
     entries = merge_entries(*parts)
-    warn_overwrite(adata, obsm=[f"{key_added}_labels"])
+    warn_overwrite(adata, obsm=[f"{key_added}_labels"], uns=[key_added])
     by_k = {int(k): classes[:, j] - 1 for j, k in enumerate(ks)}
     entries["obsm"][f"{key_added}_labels"] = labels_table(adata.obs_names, by_k)
     best_k, tied = lowest_pac(ks, res["pac"])

@@ -121,6 +121,22 @@ def to_sce(adata: AnnData, *, x_assay: str | None = None, uns: bool = True) -> A
         )
         with quiet_r():
             sce = rename(sce, x_assay)
+    return _frame_column_names(sce, adata.obsm, ro)
+
+
+def _frame_column_names(sce: Any, obsm, ro) -> Any:
+    """anndata2ri drops a DataFrame's column names on its way to a reducedDim (the labels
+    table's ``k2``, ``k3``, ...): set them again."""
+    frames = {name: value for name, value in obsm.items() if isinstance(value, pd.DataFrame)}
+    if not frames:
+        return sce
+    name_columns = ro.r(
+        "function(sce, name, cols) { m <- SingleCellExperiment::reducedDim(sce, name); "
+        "colnames(m) <- cols; SingleCellExperiment::reducedDim(sce, name) <- m; sce }"
+    )
+    with quiet_r():
+        for name, frame in frames.items():
+            sce = name_columns(sce, name, ro.StrVector([str(c) for c in frame.columns]))
     return sce
 
 

@@ -26,6 +26,7 @@ from ..core.pla import (
     warn_unused_lam,
 )
 from ._anndata import (
+    _ensemble_rep,
     check_copy,
     default_rep,
     get_ensemble,
@@ -265,8 +266,9 @@ def transfer(
         labels_new = _shared_labels(adata_new, new_ensemble_key, used, labels_ref.shape[1])
         how = f"shared ensemble .obsm[{new_ensemble_key!r}]"
     else:
-        labels_new = _predicted_labels(adata_ref, adata_new, labels_ref, use_rep, n_neighbors)
-        how = f"{n_neighbors}-nearest-neighbour predictor on {use_rep or 'default rep'}"
+        space = _vote_space(adata_ref, key, use_rep)
+        labels_new = _predicted_labels(adata_ref, adata_new, labels_ref, space, n_neighbors)
+        how = f"{n_neighbors}-nearest-neighbour predictor on {_space_name(space)}"
     start = logg.info(f"transferring PLA clusters to {adata_new.n_obs} cells ({how})")
     known = slice(None) if labels_new.shape[1] == labels_ref.shape[1] else used
     membership = pla_extend(
@@ -279,6 +281,8 @@ def transfer(
     params = {"reference_key": key, "use_rep": use_rep, "n_neighbors": n_neighbors}
     params.update(new_ensemble_key=new_ensemble_key, extension="fold_in")
     uns = {"transferred_from": key, "weights": weights}
+    if new_ensemble_key is None:
+        uns["predictor_rep"] = _space_name(space)
     uns["confidence"] = _confidence_note(labels_new.shape[1], labels_ref.shape[1])
     reference = (labels_ref[:, known], adata_ref.obs[key].cat.codes.to_numpy())
     store_consensus(
@@ -371,22 +375,55 @@ def _shared_labels(adata_new: AnnData, new_ensemble_key: str, used, n_full: int)
     return labels_new
 
 
-def _predicted_labels(adata_ref, adata_new, labels_ref, use_rep, n_neighbors) -> np.ndarray:
-    """The new cells' labels in the reference's partitions by a nearest-neighbour vote."""
-    X_ref = get_rep(adata_ref, use_rep)
-    # the reference's matrix names the new cells' one: each object's own default would
-    # pair the reference's X_pca with the new cells' genes
-    name = default_rep(adata_ref, use_rep) or "X"
-    if name != "X" and name not in adata_new.obsm:
+def _vote_space(adata_ref: AnnData, key: str, use_rep: str | None) -> tuple[str | None, str | None]:
+    """``(use_rep, layer)`` in which the new cells meet the reference's: ``use_rep`` when
+    given, else the matrix the reference's ensemble clustered (its partitions were drawn
+    there), else ``X_pca``, else ``X``. The reference names it for both objects: each
+    one's own default would pair the reference's ``X_pca`` with the new cells' genes."""
+    if use_rep is not None:
+        return use_rep, None
+    ensemble_key = str(adata_ref.uns[key].get("params", {}).get("ensemble_key", "scc_ensemble"))
+    rep, layer = _ensemble_rep(adata_ref, ensemble_key) or (None, None)
+    return (None, layer) if layer is not None else (default_rep(adata_ref, rep) or "X", None)
+
+
+def _space_name(space: tuple[str | None, str | None]) -> str:
+    rep, layer = space
+    return f"layers[{layer!r}]" if layer is not None else str(rep)
+
+
+def _check_space(adata_ref: AnnData, adata_new: AnnData, space: tuple) -> None:
+    """Both objects hold the matrix, or an error that names the one that lacks it."""
+    rep, layer = space
+    if layer is None and rep == "X":
+        return
+    held = [
+        (layer in a.layers) if layer is not None else (rep in a.obsm)
+        for a in (adata_ref, adata_new)
+    ]
+    what = _space_name(space)
+    if not held[0]:  # only a use_rep given can miss in the reference
         raise ValueError(
-            f"{name!r} is in adata_ref.obsm but not in adata.obsm: project the new cells "
-            "into the reference's space first (sc.tl.ingest(adata, adata_ref) writes "
-            "X_pca), or pass use_rep naming a representation both have."
+            f"use_rep={rep!r} is not in adata_ref.obsm (available: {list(adata_ref.obsm)}): "
+            "the new cells are placed among the reference's cells, in a matrix both have."
         )
-    X_new = get_rep(adata_new, name, min_items=1)  # assigned, not clustered
+    if not held[1]:
+        raise ValueError(
+            f"{what} is in adata_ref but not in adata: project the new cells into the "
+            "reference's space first (sc.tl.ingest(adata, adata_ref) writes X_pca), or pass "
+            "use_rep naming a representation both have."
+        )
+
+
+def _predicted_labels(adata_ref, adata_new, labels_ref, space, n_neighbors) -> np.ndarray:
+    """The new cells' labels in the reference's partitions by a nearest-neighbour vote."""
+    _check_space(adata_ref, adata_new, space)
+    rep, layer = space
+    X_ref = get_rep(adata_ref, rep, layer=layer)
+    X_new = get_rep(adata_new, rep, layer=layer, min_items=1)  # assigned, not clustered
     if X_ref.shape[1] != X_new.shape[1]:
         raise ValueError(
-            f"The representation {name!r} has {X_ref.shape[1]} columns in adata_ref and "
+            f"{_space_name(space)} has {X_ref.shape[1]} columns in adata_ref and "
             f"{X_new.shape[1]} in adata; project the new cells into the reference "
             "space first (same genes, or sc.tl.ingest for X_pca)."
         )

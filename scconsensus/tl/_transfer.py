@@ -55,8 +55,7 @@ def pla_transfer(
         Reference with a :func:`pla` result under ``key``.
     key
         ``key_added`` of the reference's :func:`pla` call.
-    use_rep
-        Representation in both objects (default ``X_pca`` when present, else ``X``).
+    {transfer_use_rep}
     n_neighbors
         Voters of the nearest-neighbour predictor per partition (1 follows noise).
     new_ensemble_key

@@ -8,7 +8,6 @@ one consensus matrix ``M_k`` at a time (:class:`_LazyConsensus`) into
 from __future__ import annotations
 
 import inspect
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import fields
 from typing import Any
@@ -40,6 +39,7 @@ from .._distance import condensed_distance
 from .._options import options_record
 from ..coassociation import coassociation
 from ..ensemble import (
+    DISCONNECTED_SINK,
     DISTANCES,
     LINKAGES,
     METHODS,
@@ -323,8 +323,9 @@ def _resample_fixed_k(X, ks, reps: int, method: str, options: PartitionOptions, 
     """
     random_state, n_jobs, client, progress = run
     out = {}
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    said = []
+    token = DISCONNECTED_SINK.set(said)
+    try:
         for k in progress_bar(ks, progress=progress, desc="consensus_k", unit="k"):
             ens = generate_ensemble(
                 X,
@@ -338,21 +339,13 @@ def _resample_fixed_k(X, ks, reps: int, method: str, options: PartitionOptions, 
                 progress=False,
             )
             out[int(k)] = ens.labels
-    _say_once(caught, ks)
+    finally:
+        DISCONNECTED_SINK.reset(token)
+    if said:  # one warning for every k, where each ensemble would say its own
+        disconnected = sum(w.disconnected for w in said)
+        spectral = sum(w.spectral for w in said)
+        warn(DisconnectedGraphWarning(disconnected, spectral, f" (k = {ks[0]}..{ks[-1]})"))
     return out
-
-
-def _say_once(caught: list, ks: np.ndarray) -> None:
-    """The ensembles' warnings again, the disconnected graphs of every ``k`` in one."""
-    graphs = [w.message for w in caught if isinstance(w.message, DisconnectedGraphWarning)]
-    for w in caught:
-        if not isinstance(w.message, DisconnectedGraphWarning):
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    if graphs:
-        disconnected = sum(g.disconnected for g in graphs)
-        spectral = sum(g.spectral for g in graphs)
-        where = f" (k = {ks[0]}..{ks[-1]})"
-        warn(DisconnectedGraphWarning(disconnected, spectral, where))
 
 
 class _LazyConsensus(Mapping):

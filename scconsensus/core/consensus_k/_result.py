@@ -22,6 +22,7 @@ def lowest_pac(ks, pac) -> tuple[int, np.ndarray]:
 
     Examples
     --------
+    >>> from scconsensus.core.consensus_k import lowest_pac
     >>> best, tied = lowest_pac([2, 3, 4, 5], [0.0, 0.0, 0.2, 0.0])
     >>> best, tied.tolist()
     (2, [2, 3, 5])

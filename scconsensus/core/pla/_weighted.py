@@ -275,6 +275,7 @@ def warn_unused_lam(
     Examples
     --------
     >>> import warnings
+    >>> from scconsensus.core.pla._weighted import warn_unused_lam
     >>> with warnings.catch_warnings(record=True) as w:
     ...     warnings.simplefilter("always")
     ...     warn_unused_lam(False, 5, flat=True)
