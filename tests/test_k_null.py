@@ -311,6 +311,21 @@ def test_a_matrix_changed_since_the_ensemble_is_refused_and_nothing_written():
     assert "k_null" not in iris.uns["pcc"] and set(wine.uns["pcc"]) == set(before)
 
 
+def test_cells_in_another_order_are_the_same_matrix():
+    """A Bioconductor trial: sce[, order(sce$sample)] then nNull was refused as "not the
+    matrix the ensemble clustered"; the ensemble's rows move with the cells."""
+    iris = _fitted(scc.datasets.iris())
+    order = np.random.default_rng(0).permutation(iris.n_obs)
+    shuffled = iris[order].copy()
+    scc.tl.k_null(shuffled, n_null=2, progress=False)
+    assert "k_null" in shuffled.uns["pcc"]
+    # an ensemble stored before (its digest read rows at fixed places) is still recognised
+    from scconsensus.tl._runs import legacy_digest
+
+    iris.uns["scc_ensemble"]["params"]["matrix_digest"] = legacy_digest(iris.X)
+    scc.tl.k_null(iris, n_null=2, progress=False)
+
+
 def test_k_selection_draws_a_given_k_against_the_draws():
     adata = _fitted(_blobs(), n_clusters=3)
     with pytest.raises(ValueError, match=r"scc.tl.k_null\(adata, 'pcc'\)"):

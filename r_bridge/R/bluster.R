@@ -222,6 +222,10 @@ setMethod("show", "SccParam", function(object) {
 .cluster_rows <- function(fun, x, BLUSPARAM, full) {
     if (is.data.frame(x)) x <- as.matrix(x)
     .check_orientation(x, items = "rows", call = "clusterRows()")
+    # the labels come back unnamed, as KmeansParam's: names that could not name items
+    # (duplicated barcodes after cbind() of samples) need not stop the clustering
+    rn <- rownames(x)
+    if (!is.null(rn) && (anyDuplicated(rn) || anyNA(rn) || any(rn == ""))) rownames(x) <- NULL
     # bluster has items in rows, scconsensusR features in rows; Matrix::t() also
     # transposes a dgCMatrix (base::t() does not)
     res <- withCallingHandlers(

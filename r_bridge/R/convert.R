@@ -74,11 +74,11 @@ print.sccRange <- function(x, ...) {
 
 # k as R users give it, checked with R wording before Python sees it.
 .check_k <- function(k) {
-    if (is.null(k) || inherits(k, "sccRange")) return(invisible())
+    if (is.null(k) || inherits(k, "sccRange") || identical(k, "auto")) return(invisible())
     v <- unlist(k)
     if (!is.numeric(v) || length(v) == 0L || anyNA(v) || any(v != round(v))) {
-        stop("k must be whole numbers: one value (k = 4), the values to use (k = 2:10, ",
-             "k = c(3, 5, 8)) or a range drawn per partition (k = sccRange(2, 20)).",
+        stop("k must be \"auto\" or whole numbers: one value (k = 4), the values to use ",
+             "(k = 2:10, k = c(3, 5, 8)) or a range drawn per partition (k = sccRange(2, 20)).",
              call. = FALSE)
     }
     invisible()

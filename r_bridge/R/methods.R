@@ -17,7 +17,8 @@
 #'   assigned to come last), `confidence` (pcc, pla: how far the ensemble agrees with the item's label, between 0 and 1; dpp: the item's membership in its own cluster), `obs`
 #'   (a data.frame of every per-item value written), `obsm` (every per-item
 #'   matrix written) and `uns` (parameters and method figures);
-#' * a `SingleCellExperiment` (or `SummarizedExperiment`): the values come from
+#' * a `SingleCellExperiment` (or a `SummarizedExperiment`, which comes back as a
+#'   `SingleCellExperiment`: memberships and ensembles are reducedDims): the values come from
 #'   `assay(x, assay.type)` or, with `use.dimred`, from `reducedDim(x,
 #'   use.dimred)`; the result is `x` with the labels, confidence and entropy
 #'   added as `colData` columns (and the labels as [colLabels()][SingleCellExperiment::colLabels]
@@ -26,7 +27,9 @@
 #'   `metadata(x)[[name]]` (its `params` name the input as R does: `use.dimred`
 #'   or `assay.type`). An ensemble is a `reducedDim` (items x partitions,
 #'   labels `1..k`, `NA` where a partition left the item out; default name
-#'   `"scc_ensemble"`), which [pcc()] and [pla()] find by `ensembleKey`.
+#'   `"scc_ensemble"`), which [pcc()] and [pla()] find by `ensembleKey`. An
+#'   `ensemble` given with row names is matched to the items by name; a name that
+#'   holds another kind of record (an ensemble's, a result's) is refused.
 #'
 #' The column names of `x` (item names) must be unique.
 #'

@@ -101,7 +101,8 @@ sccAvailable <- function() {
              "adata\\.uns\\['[^']+'\\]\\['k_null'\\])\\."),
       "Look at k_null in the result's record (metadata(x) or $uns)."),
     c("\\badata\\.X\\b", "x"),
-    c("\\bkey_added(?=\\s*=)", "name"),  # R's argument for Python's key_added
+    c("\\bkey_added\\b(?!')", "name"),  # R's argument for Python's key_added
+    c("\\bnp\\.(?:float|int)(?:16|32|64)\\(([^()]*)\\)", "\\1"),  # NumPy's repr of a number
     c("\\(\\.uns\\['[^']+'\\]\\['best_k_ties'\\] lists all\\)",
       "(the result's bestKTies lists all)"),
     c(paste0("e\\.g\\. with pl\\.consensus_cdf, or choose k with (?:tl\\.pcc|pcc\\(\\))'s ",

@@ -22,12 +22,13 @@
     if (!is.null(recorded$use.dimred)) use.dimred <- recorded$use.dimred
     if (!is.null(recorded$assay.type)) assay.type <- recorded$assay.type
     input <- .item_matrix(x, assay.type, use.dimred, call = paste0(method, "()"))
-    n <- input$n
-    if (!is.null(input$names) && anyDuplicated(input$names)) {
-        dup <- input$names[anyDuplicated(input$names)]
-        stop("x has duplicate column names (e.g. '", dup, "'); make them unique first, ",
-             "e.g. colnames(x) <- make.unique(colnames(x)).", call. = FALSE)
+    if (is_se && !methods::is(x, "SingleCellExperiment")) {
+        # results need reducedDims (memberships, ensembles): it comes back as one
+        x <- methods::as(x, "SingleCellExperiment")
     }
+    .refuse_other_kind(x, method, args)
+    n <- input$n
+    .check_item_names(input$names)
     if (isTRUE(colLabels) && !is_se) {
         stop("colLabels = TRUE needs a SingleCellExperiment; x is a ", class(x)[1], ".",
              call. = FALSE)
@@ -39,13 +40,15 @@
     each_k <- .check_each_k(args, method, n, colLabels)
     .check_k(ensembleArgs[["k", exact = TRUE]])
     .check_resolution(ensembleArgs[["resolution", exact = TRUE]])
-    ensemble <- .ensemble_spec(ensemble, n)
+    ensemble <- .ensemble_spec(.rows_by_name(ensemble, input$names), n)
     if (is_se) .refuse_foreign_early(x, method, args, each_k)
     res <- .py_try({
         adata <- bridge$make_adata(input$spec, input$names, input$features,
                                    input$representation)
         # a stored ensemble's recipe, which nNull (tl.k_null) rebuilds on reference data
+        # (its params and partitions only: whatever else a user put there need not convert)
         record <- if (!is.null(stored)) S4Vectors::metadata(x)[[stored]]
+        record <- record[intersect(c("params", "partitions"), names(record))]
         out <- bridge$run(method, adata, .py_args(args),
                           if (is.null(ensemble)) NULL else ensemble,
                           .py_args(ensembleArgs), as.logical(progress), verbose,
@@ -60,6 +63,7 @@
         list(assay.type = assay.type)
     } else list(use.dimred = use.dimred)
     uns <- lapply(lapply(res$uns, .decode), .r_params, representation = representation)
+    uns <- lapply(uns, .one_based_clusters)
     keys <- unlist(res$keys)  # every result with a membership (consensusK: one per k)
     bioc <- .bioc_results(keys, obs, obsm)
     obs <- bioc$obs
@@ -266,6 +270,11 @@ print.sccResult <- function(x, ...) {
                     "ensemble(x, ..., name = 'other') and pass ensembleKey = 'other'.",
                     call. = FALSE)
         }
+    } else if (!is.null(ensemble) && key %in% dimreds) {
+        # storing it would replace the stored one and leave that one's recipe behind
+        stop("x holds an ensemble at reducedDim(x, '", key, "'), which the ensemble given ",
+             "would replace: leave ensemble out to use the stored one, or pass ensembleKey = ",
+             "'other' to store the given one beside it.", call. = FALSE)
     } else if (!is.null(ensemble) && length(ensembleArgs)) {
         warning("ensembleArgs are not used: the ensemble given is the one ", method, "() ",
                 "reads. Leave ensemble out to build one with ensembleArgs.", call. = FALSE)
@@ -309,4 +318,70 @@ print.sccResult <- function(x, ...) {
              "to the same columns of another, so a consensus of them would be wrong. Run ",
              "ensemble() on the combined object, then the consensus again.", call. = FALSE)
     }
+}
+
+# Item names name the results: each one, once (a user trial's NA name failed only after
+# the fit, inside data.frame()).
+.check_item_names <- function(names) {
+    if (is.null(names)) return(invisible())
+    bad <- which(is.na(names) | names == "")
+    if (length(bad)) {
+        stop("x has ", length(bad), " missing or empty column name(s) (e.g. column ", bad[1],
+             "); name every item, e.g. colnames(x) <- make.unique(colnames(x)), or drop ",
+             "them all with colnames(x) <- NULL.", call. = FALSE)
+    }
+    if (anyDuplicated(names)) {
+        dup <- names[anyDuplicated(names)]
+        stop("x has duplicate column names (e.g. '", dup, "'); make them unique first, ",
+             "e.g. colnames(x) <- make.unique(colnames(x)).", call. = FALSE)
+    }
+}
+
+# A given ensemble with row names is matched to the items by name, as Bioconductor
+# matches cells (a user trial's shuffled rows gave a random split without a word).
+.rows_by_name <- function(ensemble, names) {
+    if (is.null(ensemble) || is.null(names) || (is.list(ensemble) && !is.data.frame(ensemble)) ||
+        (is.character(ensemble) && length(ensemble) == 1L)) {
+        return(ensemble)  # nothing to match, or what .ensemble_spec refuses
+    }
+    rn <- rownames(ensemble)
+    if (is.data.frame(ensemble) && .row_names_info(ensemble) < 0L) rn <- NULL  # 1, 2, ...
+    if (is.null(rn) || length(rn) != length(names)) return(ensemble)  # .ensemble_spec says
+    odd <- c(setdiff(rn, names), rn[duplicated(rn)], setdiff(names, rn))
+    if (length(odd)) {
+        stop("ensemble's row names are not x's column names (e.g. '", odd[1], "'): its ",
+             "rows must be x's items. Match them, e.g. ensemble[colnames(x), ], or drop its ",
+             "row names to take it in order.", call. = FALSE)
+    }
+    as.matrix(ensemble)[match(names, rn), , drop = FALSE]
+}
+
+# A name that holds another kind of scconsensus record is not replaced: an ensemble's
+# (its recipe, which pcc() and nNull read), or a result's under ensemble()'s name.
+.refuse_other_kind <- function(x, method, args) {
+    name <- args[["keyAdded", exact = TRUE]]
+    if (is.null(name) || !methods::is(x, "SingleCellExperiment")) return(invisible())
+    record <- S4Vectors::metadata(x)[[name]]
+    ensemble_key <- args[["ensembleKey", exact = TRUE]]
+    if (is.null(ensemble_key)) ensemble_key <- "scc_ensemble"
+    # exact: $ would take a result's "partitions_used" for an ensemble's "partitions"
+    is_ensemble <- !is.null(record[["partitions", exact = TRUE]]) ||
+        (method != "ensemble" && name == ensemble_key)
+    is_result <- !is.null(record[["method", exact = TRUE]])
+    clash <- if (method == "ensemble") is_result else is_ensemble
+    if (isTRUE(clash)) {
+        what <- if (is_ensemble) "an ensemble" else paste0("a ", record[["method"]], " result")
+        stop("name = '", name, "' holds ", what, " in metadata(x), which ", method,
+             "() would replace; choose another name.", call. = FALSE)
+    }
+}
+
+# Python numbers clusters from 0, R's labels run 1..k: the cluster consensus table of a
+# consensus-k record too (a user trial joined it to the labels one off).
+.one_based_clusters <- function(record) {
+    cc <- if (is.list(record)) record$cluster_consensus
+    if (is.data.frame(cc) && "cluster" %in% names(cc)) {
+        record$cluster_consensus$cluster <- as.integer(cc$cluster) + 1L
+    }
+    record
 }

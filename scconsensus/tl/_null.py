@@ -25,7 +25,7 @@ from ..core import (
 )
 from ._anndata import _ensemble_rep, _rep_name, assign_all, check_copy, get_ensemble, get_rep
 from ._null_words import feature_share, report_null
-from ._runs import check_fitted_ensemble, matrix_digest
+from ._runs import check_fitted_ensemble, legacy_digest, matrix_digest
 
 __all__ = ["check_null_input", "k_null"]
 
@@ -176,7 +176,7 @@ def check_null_input(adata: AnnData, ensemble_key: str):
     check_reference_size(min(adata.n_obs, REFERENCE_ITEMS), width)
     X = _clustered(adata, use_rep, layer)
     recorded = record["params"].get("matrix_digest")
-    if recorded is not None and recorded != matrix_digest(X):
+    if recorded is not None and recorded not in (matrix_digest(X), legacy_digest(X)):
         name = _rep_name(use_rep, layer)
         raise ValueError(
             f"{name} is not the matrix the ensemble at {ensemble_key!r} clustered (it changed "

@@ -73,9 +73,9 @@ test_that("k = 2:10 and k = c(3, 5, 8) are values; sccRange() a range (item 4)",
     expect_equal(res$uns$scc_ensemble$partitions$k, rep(2:5, 2))
     # R-worded errors, no Python tuples
     expect_error(ensemble(x, nPartitions = 4, k = c(2.5, 3)),
-                 "k must be whole numbers.*k = 2:10.*sccRange\\(2, 20\\)")
-    expect_error(ensemble(x, nPartitions = 4, k = "a"), "k must be whole numbers")
-    expect_error(pcc(x, ensembleArgs = list(k = 2.5)), "k must be whole numbers")
+                 "k must be \"auto\" or whole numbers.*k = 2:10.*sccRange\\(2, 20\\)")
+    expect_error(ensemble(x, nPartitions = 4, k = "a"), "k must be \"auto\" or whole numbers")
+    expect_error(pcc(x, ensembleArgs = list(k = 2.5)), "k must be \"auto\" or whole numbers")
     # NA arrived in Python as True ("n_clusters must be an integer, got True")
     expect_error(pcc(x, nClusters = NA), "nClusters = NA: give a value, or leave nClusters out")
     expect_error(pcc(x, randomState = NA_integer_), "randomState = NA")
