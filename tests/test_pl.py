@@ -433,4 +433,8 @@ def test_a_save_string_with_a_folder_is_the_file(adata, tmp_path, monkeypatch):
     finally:
         scanpy.settings.file_format_figs = before
     _check_png(tmp_path / "run2" / "membership.png")
+    # a dot that is no format's ("run.1") is part of the name (a review)
+    from scconsensus.pl._utils import figure_path
+
+    assert figure_path("m", "out/run.1").name == f"run.1.{scanpy.settings.file_format_figs}"
     plt.close("all")

@@ -389,3 +389,18 @@ def test_transfer_votes_in_the_matrix_the_reference_ensemble_clustered():
     assert new.uns["pla"]["predictor_rep"] == "X_umap"
     assert h_criterion(new.obs["truth"], new.obs["pla"]) == 1.0
     assert h_criterion(new.obs["truth"], on_x.obs["pla"]) < 0.6  # the noise it read before
+
+
+def test_transfer_reads_x_when_the_ensemble_did_though_a_pca_came_later():
+    """A review: an ensemble built on X records no use_rep; a PCA computed after it made the
+    transfer read X_pca, which the new cells lacked ("X_pca is in adata_ref but not in
+    adata") although the partitions were drawn on X."""
+    full = blob_adata(seed=4)
+    del full.obsm["scc_ensemble"], full.obsm["scc_ensemble_run"], full.uns["scc_ensemble"]
+    scc.tl.ensemble(full, n_partitions=15, k=(2, 5), random_state=4)  # on X, no use_rep
+    assert full.uns["scc_ensemble"]["params"]["use_rep"] is None
+    ref, new = full[::2].copy(), full[1::2].copy()
+    scc.tl.pla(ref, n_clusters=3, random_state=0)
+    ref.obsm["X_pca"] = ref.X[:, :1].copy()  # a later PCA
+    scc.tl.pla_transfer(new, ref)
+    assert new.uns["pla"]["predictor_rep"] == "X"

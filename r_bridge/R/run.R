@@ -22,11 +22,7 @@
     if (!is.null(recorded$use.dimred)) use.dimred <- recorded$use.dimred
     if (!is.null(recorded$assay.type)) assay.type <- recorded$assay.type
     input <- .item_matrix(x, assay.type, use.dimred, call = paste0(method, "()"))
-    if (is_se && !methods::is(x, "SingleCellExperiment")) {
-        # results need reducedDims (memberships, ensembles): it comes back as one
-        x <- methods::as(x, "SingleCellExperiment")
-    }
-    .refuse_other_kind(x, method, args)
+    x <- .as_sce(x, method, args)
     n <- input$n
     .check_item_names(input$names)
     if (isTRUE(colLabels) && !is_se) {
@@ -353,14 +349,25 @@ print.sccResult <- function(x, ...) {
              "rows must be x's items. Match them, e.g. ensemble[colnames(x), ], or drop its ",
              "row names to take it in order.", call. = FALSE)
     }
-    as.matrix(ensemble)[match(names, rn), , drop = FALSE]
+    ensemble[match(names, rn), , drop = FALSE]  # its class kept: .ensemble_spec reads it
+}
+
+# A SummarizedExperiment comes back as a SingleCellExperiment: results need reducedDims
+# (memberships, ensembles). Then a name holding another kind of record is refused.
+.as_sce <- function(x, method, args) {
+    if (methods::is(x, "SummarizedExperiment") && !methods::is(x, "SingleCellExperiment")) {
+        x <- methods::as(x, "SingleCellExperiment")
+    }
+    .refuse_other_kind(x, method, args)
+    x
 }
 
 # A name that holds another kind of scconsensus record is not replaced: an ensemble's
 # (its recipe, which pcc() and nNull read), or a result's under ensemble()'s name.
 .refuse_other_kind <- function(x, method, args) {
     name <- args[["keyAdded", exact = TRUE]]
-    if (is.null(name) || !methods::is(x, "SingleCellExperiment")) return(invisible())
+    if (is.null(name)) name <- if (method == "ensemble") "scc_ensemble" else method
+    if (!methods::is(x, "SingleCellExperiment")) return(invisible())
     record <- S4Vectors::metadata(x)[[name]]
     ensemble_key <- args[["ensembleKey", exact = TRUE]]
     if (is.null(ensemble_key)) ensemble_key <- "scc_ensemble"
@@ -379,9 +386,10 @@ print.sccResult <- function(x, ...) {
 # Python numbers clusters from 0, R's labels run 1..k: the cluster consensus table of a
 # consensus-k record too (a user trial joined it to the labels one off).
 .one_based_clusters <- function(record) {
-    cc <- if (is.list(record)) record$cluster_consensus
+    cc <- if (is.list(record)) record[["cluster_consensus", exact = TRUE]]
     if (is.data.frame(cc) && "cluster" %in% names(cc)) {
-        record$cluster_consensus$cluster <- as.integer(cc$cluster) + 1L
+        cc$cluster <- as.integer(cc$cluster) + 1L
+        record[["cluster_consensus"]] <- cc
     }
     record
 }

@@ -12,20 +12,13 @@ from matplotlib.axes import Axes
 from .._docs import doc_params
 from .._validation import check_number
 from ..core import cluster_relationships
+from ..core.pcc import thresholded_membership
 from ._utils import category_colors, check_adata, finish, get_axes
 
 __all__ = ["cluster_graph"]
 
 #: Names under which a consensus method may store ``m_ij`` in ``.uns[key]``.
 _RELATION_KEYS = ("cluster_relationships", "relationships", "m")
-
-
-def _thresholded(Y: np.ndarray, threshold: float) -> np.ndarray:
-    """Memberships below ``threshold`` dropped and rows renormalised (Sect. 7.4), as
-    :func:`~scconsensus.core.cluster_relationships` reads them."""
-    Y = np.where(Y >= threshold, Y, 0.0)
-    tot = Y.sum(axis=1, keepdims=True)
-    return np.divide(Y, tot, out=np.zeros_like(Y), where=tot > 0)
 
 
 @doc_params()
@@ -154,7 +147,7 @@ def _cluster_inputs(adata: AnnData, key: str, threshold: float | None):
         threshold = _stored_threshold(record)
     if m is None:
         m = cluster_relationships(Y, threshold)
-    Yt = _thresholded(Y, threshold)
+    Yt = thresholded_membership(Y, threshold)
     names = [str(c) for c in range(k)]
     if (
         key in adata.obs

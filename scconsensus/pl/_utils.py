@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 from anndata import AnnData
 from matplotlib.axes import Axes
+from matplotlib.backend_bases import FigureCanvasBase
 from matplotlib.colors import to_hex
 
 from .._docs import doc_params
@@ -86,8 +87,10 @@ def figure_path(writekey: str, save: str | Path | bool) -> Path:
 
     # a suffix never holds a folder: "/tmp/x/fig.png" as one made figures/plot/tmp/x/
     if isinstance(save, Path) or (isinstance(save, str) and ("/" in save or os.sep in save)):
-        path = Path(save)  # without a suffix, the format scanpy saves in
-        return path if path.suffix else path.with_suffix(f".{sc.settings.file_format_figs}")
+        path = Path(save)  # without a format's suffix ("run.1"), the one scanpy saves in
+        if path.suffix[1:].lower() in FigureCanvasBase.get_supported_filetypes():
+            return path
+        return path.with_name(f"{path.name}.{sc.settings.file_format_figs}")
     ext = None
     if isinstance(save, str):
         for try_ext in _SAVE_EXTENSIONS:

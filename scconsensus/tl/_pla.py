@@ -383,8 +383,11 @@ def _vote_space(adata_ref: AnnData, key: str, use_rep: str | None) -> tuple[str 
     if use_rep is not None:
         return use_rep, None
     ensemble_key = str(adata_ref.uns[key].get("params", {}).get("ensemble_key", "scc_ensemble"))
-    rep, layer = _ensemble_rep(adata_ref, ensemble_key) or (None, None)
-    return (None, layer) if layer is not None else (default_rep(adata_ref, rep) or "X", None)
+    built = _ensemble_rep(adata_ref, ensemble_key)
+    if built is not None:  # tl.ensemble records the name it read: None is X, not a newer X_pca
+        rep, layer = built
+        return (None, layer) if layer is not None else (rep or "X", None)
+    return default_rep(adata_ref, None) or "X", None
 
 
 def _space_name(space: tuple[str | None, str | None]) -> str:

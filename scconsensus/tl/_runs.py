@@ -88,32 +88,50 @@ def refuse_joined(adata: AnnData, ensemble_key: str) -> None:
         )
 
 
-#: Rows converted to float64 at once by :func:`matrix_digest` (64 MB at 1,000 features).
-DIGEST_BLOCK = 8_192
+#: Entries :func:`matrix_digest` reads at once (64 MB of float64), whatever the width.
+DIGEST_ENTRIES = 8_000_000
+#: splitmix64's finaliser constants (Steele et al. 2014), which mix a row's hash so that
+#: the sum over rows cannot cancel linearly.
+_MIX = (np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB))
 
 
 def matrix_digest(X) -> str:
-    """A digest of the matrix an ensemble clustered, whatever the order of its rows: its
-    shape and each column's first two moments, to 9 significant digits (a sum's order
-    moves them by about 1e-16).
+    """A digest of the matrix an ensemble clustered, whatever the order of its rows: the
+    sum over rows (mod 2**64) of a mixed hash of each row's float64 bits, exact, so that
+    any changed value changes it and cells put in another order (``sce[, order(...)]``)
+    do not.
 
     :func:`scconsensus.tl.k_null` draws its reference with this matrix's covariance; a
     user trial scaled ``X`` after the ensemble (as a warning advised) and the reference
-    took the scaled matrix's shape, not the one the ensemble's partitions saw. Cells put
-    in another order (``sce[, order(sce$sample)]``) are the same matrix.
+    took the scaled matrix's shape, not the one the ensemble's partitions saw.
     """
     import hashlib
 
-    first, second = np.zeros(X.shape[1]), np.zeros(X.shape[1])
-    for start in range(0, X.shape[0], DIGEST_BLOCK):  # float64 a block at a time
-        block = X[start : start + DIGEST_BLOCK]
-        block = block.toarray() if sp.issparse(block) else block
-        block = np.asarray(block, dtype=np.float64)
-        first += block.sum(axis=0)
-        second += np.einsum("ij,ij->j", block, block)
-    moments = " ".join(f"{v:.9g}" for v in (*first, *second))
-    h = hashlib.blake2b(f"{tuple(X.shape)} {moments}".encode(), digest_size=8)
+    weights = np.random.Generator(np.random.PCG64(2026)).integers(
+        0, 2**63, size=X.shape[1], dtype=np.uint64
+    ) * np.uint64(2) + np.uint64(1)
+    total = np.uint64(0)
+    rows = max(1, DIGEST_ENTRIES // max(X.shape[1], 1))  # bounded memory at any width
+    with np.errstate(over="ignore"):  # uint64 arithmetic is mod 2**64 by design
+        for start in range(0, X.shape[0], rows):
+            total += _mixed_row_hashes(X[start : start + rows], weights).sum(dtype=np.uint64)
+    h = hashlib.blake2b(f"{tuple(X.shape)} {int(total)}".encode(), digest_size=8)
     return h.hexdigest()
+
+
+def _mixed_row_hashes(block, weights: np.ndarray) -> np.ndarray:
+    """``mix(Σ_j bits(x_ij) · w_j)`` per row; a zero's bits are 0, so sparse and dense agree."""
+    if sp.issparse(block):
+        block = sp.csr_matrix(block, dtype=np.float64)
+        terms = block.data.view(np.uint64) * weights[block.indices]
+        csum = np.concatenate([[np.uint64(0)], np.cumsum(terms, dtype=np.uint64)])
+        h = csum[block.indptr[1:]] - csum[block.indptr[:-1]]
+    else:
+        bits = np.ascontiguousarray(block, dtype=np.float64).view(np.uint64)
+        h = (bits * weights).sum(axis=1, dtype=np.uint64)
+    h = (h ^ (h >> np.uint64(30))) * _MIX[0]
+    h = (h ^ (h >> np.uint64(27))) * _MIX[1]
+    return h ^ (h >> np.uint64(31))
 
 
 def legacy_digest(X) -> str:

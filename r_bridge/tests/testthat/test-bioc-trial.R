@@ -22,6 +22,11 @@ test_that("a name holding another kind of record is refused before any work", {
     expect_error(ensemble(res, name = "pcc"), "name = 'pcc' holds a pcc result")
     expect_error(pcc(sce, nClusters = 2, ensemble = SingleCellExperiment::reducedDim(sce,
                  "scc_ensemble")[, 1:5]), "x holds an ensemble at reducedDim\\(x, 'scc_ensemble'\\)")
+    # the default name too (a review): pcc() would replace an ensemble stored as "pcc"
+    other <- ensemble(SingleCellExperiment::SingleCellExperiment(list(logcounts = two_groups())),
+                      nPartitions = 6, k = 2, name = "pcc")
+    expect_error(pcc(other, nClusters = 2, ensembleKey = "pcc"),
+                 "name = 'pcc' holds an ensemble in metadata\\(x\\)")
     # what a user adds to the ensemble's record does not reach Python
     S4Vectors::metadata(sce)$scc_ensemble$note <- diag(2)
     expect_s4_class(pla(sce, nClusters = 2), "SingleCellExperiment")

@@ -18,7 +18,7 @@ from ._doc import PCC_PARAMS
 from ._extend import pcc_extend
 from ._init import ensemble_init
 from ._lowrank import l2_constant, pcc_lowrank
-from ._result import PCCResult, cluster_relationships
+from ._result import PCCResult, cluster_relationships, thresholded_membership
 
 callable_module(__name__, pcc)
 
@@ -35,4 +35,5 @@ __all__ = [
     "pcc_consensus",
     "pcc_extend",
     "pcc_lowrank",
+    "thresholded_membership",
 ]

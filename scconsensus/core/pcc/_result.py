@@ -131,9 +131,34 @@ def cluster_relationships(membership: np.ndarray, threshold: float = 0.01) -> np
     Y = np.asarray(membership, dtype=np.float64)
     if Y.ndim != 2:
         raise ValueError(f"membership must be 2-D (items x clusters), got shape {Y.shape}.")
-    Y = np.where(Y >= threshold, Y, 0.0)
-    tot = Y.sum(axis=1, keepdims=True)
-    Y = np.divide(Y, tot, out=np.zeros_like(Y), where=tot > 0)
+    Y = thresholded_membership(Y, threshold)
     mass = Y.sum(axis=0)
     joint = Y.T @ Y
     return np.divide(joint, mass[:, None], out=np.zeros_like(joint), where=mass[:, None] > 0)
+
+
+def thresholded_membership(membership: np.ndarray, threshold: float) -> np.ndarray:
+    """Memberships below ``threshold`` set to zero and each row renormalised (Sect. 7.4:
+    how :func:`cluster_relationships` reads soft clusters; rows left empty stay zero).
+
+    Parameters
+    ----------
+    membership
+        ``(n_items, k)`` soft memberships.
+    threshold
+        Memberships below this are treated as noise.
+
+    Returns
+    -------
+    ``(n_items, k)`` float64 memberships.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scconsensus.core.pcc import thresholded_membership
+    >>> thresholded_membership(np.array([[0.7, 0.2, 0.1]]), 0.15).round(3).tolist()
+    [[0.778, 0.222, 0.0]]
+    """
+    Y = np.where(np.asarray(membership, dtype=np.float64) >= threshold, membership, 0.0)
+    tot = Y.sum(axis=1, keepdims=True)
+    return np.divide(Y, tot, out=np.zeros_like(Y), where=tot > 0)
