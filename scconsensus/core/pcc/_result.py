@@ -6,6 +6,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..._docs import doc_params
+
+#: The parameters of the Sect. 7.4 readings of soft clusters.
+_SECT_74 = {
+    "soft_membership": """\
+membership
+    ``(n_items, k)`` soft memberships.
+threshold
+    Memberships below this are treated as noise.""",
+}
+
 
 @dataclass
 class PCCResult:
@@ -97,6 +108,7 @@ def thin_trace(trace: np.ndarray, max_points: int = 10_000) -> np.ndarray:
     return trace[idx]
 
 
+@doc_params(**_SECT_74)
 def cluster_relationships(membership: np.ndarray, threshold: float = 0.01) -> np.ndarray:
     """Directed similarity ``m_ij`` between soft clusters (Sect. 7.4 of the PCC paper).
 
@@ -110,10 +122,7 @@ def cluster_relationships(membership: np.ndarray, threshold: float = 0.01) -> np
 
     Parameters
     ----------
-    membership
-        ``(n_items, k)`` soft memberships.
-    threshold
-        Memberships below this are treated as noise.
+    {soft_membership}
 
     Returns
     -------
@@ -137,16 +146,14 @@ def cluster_relationships(membership: np.ndarray, threshold: float = 0.01) -> np
     return np.divide(joint, mass[:, None], out=np.zeros_like(joint), where=mass[:, None] > 0)
 
 
+@doc_params(**_SECT_74)
 def thresholded_membership(membership: np.ndarray, threshold: float) -> np.ndarray:
     """Memberships below ``threshold`` set to zero and each row renormalised (Sect. 7.4:
     how :func:`cluster_relationships` reads soft clusters; rows left empty stay zero).
 
     Parameters
     ----------
-    membership
-        ``(n_items, k)`` soft memberships.
-    threshold
-        Memberships below this are treated as noise.
+    {soft_membership}
 
     Returns
     -------
