@@ -368,12 +368,20 @@ print.sccResult <- function(x, ...) {
     name <- args[["keyAdded", exact = TRUE]]
     if (is.null(name)) name <- if (method == "ensemble") "scc_ensemble" else method
     if (!methods::is(x, "SingleCellExperiment")) return(invisible())
-    record <- S4Vectors::metadata(x)[[name]]
     ensemble_key <- args[["ensembleKey", exact = TRUE]]
     if (is.null(ensemble_key)) ensemble_key <- "scc_ensemble"
+    if (method != "ensemble" && name == ensemble_key) {
+        stop("name = '", name, "' is the ensemble's name (ensembleKey), which ", method,
+             "() reads; choose another name.", call. = FALSE)
+    }
+    record <- S4Vectors::metadata(x)[[name]]
+    if (is.null(record)) return(invisible())
+    if (!is.list(record) || is.null(record[["params", exact = TRUE]])) {
+        stop("name = '", name, "' holds an entry of metadata(x) that scconsensus did not ",
+             "write; choose another name.", call. = FALSE)
+    }
     # exact: $ would take a result's "partitions_used" for an ensemble's "partitions"
-    is_ensemble <- !is.null(record[["partitions", exact = TRUE]]) ||
-        (method != "ensemble" && name == ensemble_key)
+    is_ensemble <- !is.null(record[["partitions", exact = TRUE]])
     is_result <- !is.null(record[["method", exact = TRUE]])
     clash <- if (method == "ensemble") is_result else is_ensemble
     if (isTRUE(clash)) {

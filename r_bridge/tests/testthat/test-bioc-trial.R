@@ -17,7 +17,7 @@ test_that("a name holding another kind of record is refused before any work", {
     sce <- ensemble(SingleCellExperiment::SingleCellExperiment(list(logcounts = two_groups())),
                     nPartitions = 12, k = c(2, 4))
     expect_error(pcc(sce, nClusters = 2, name = "scc_ensemble"),
-                 "name = 'scc_ensemble' holds an ensemble in metadata\\(x\\)")
+                 "name = 'scc_ensemble' is the ensemble's name \\(ensembleKey\\)")
     res <- pcc(sce, nClusters = 2)
     expect_error(ensemble(res, name = "pcc"), "name = 'pcc' holds a pcc result")
     expect_error(pcc(sce, nClusters = 2, ensemble = SingleCellExperiment::reducedDim(sce,
@@ -26,7 +26,10 @@ test_that("a name holding another kind of record is refused before any work", {
     other <- ensemble(SingleCellExperiment::SingleCellExperiment(list(logcounts = two_groups())),
                       nPartitions = 6, k = 2, name = "pcc")
     expect_error(pcc(other, nClusters = 2, ensembleKey = "pcc"),
-                 "name = 'pcc' holds an ensemble in metadata\\(x\\)")
+                 "name = 'pcc' is the ensemble's name \\(ensembleKey\\)")
+    S4Vectors::metadata(other)$mine <- "a note"  # a user's own entry is not replaced
+    expect_error(pcc(other, nClusters = 2, ensembleKey = "pcc", name = "mine"),
+                 "name = 'mine' holds an entry of metadata\\(x\\) that scconsensus did not write")
     # what a user adds to the ensemble's record does not reach Python
     S4Vectors::metadata(sce)$scc_ensemble$note <- diag(2)
     expect_s4_class(pla(sce, nClusters = 2), "SingleCellExperiment")
