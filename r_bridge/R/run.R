@@ -83,8 +83,7 @@
 # surely write (the check after it, on everything written, stays): no computation lost.
 .refuse_foreign_early <- function(x, method, args, each_k) {
     if (!method %in% c("ensemble", "pcc", "pla", "dpp")) return(invisible())
-    name <- args[["keyAdded", exact = TRUE]]
-    if (is.null(name)) name <- if (method == "ensemble") "scc_ensemble" else method
+    name <- .result_name(args, method)
     keys <- if (!each_k) name else vapply(unlist(args[["nClusters", exact = TRUE]]),
                                           function(k) .each_k_key(args, method, k), "")
     if (method == "ensemble") {
@@ -365,8 +364,7 @@ print.sccResult <- function(x, ...) {
 # A name that holds another kind of scconsensus record is not replaced: an ensemble's
 # (its recipe, which pcc() and nNull read), or a result's under ensemble()'s name.
 .refuse_other_kind <- function(x, method, args) {
-    name <- args[["keyAdded", exact = TRUE]]
-    if (is.null(name)) name <- if (method == "ensemble") "scc_ensemble" else method
+    name <- .result_name(args, method)
     if (!methods::is(x, "SingleCellExperiment")) return(invisible())
     ensemble_key <- args[["ensembleKey", exact = TRUE]]
     if (is.null(ensemble_key)) ensemble_key <- "scc_ensemble"
@@ -400,4 +398,11 @@ print.sccResult <- function(x, ...) {
         record[["cluster_consensus"]] <- cc
     }
     record
+}
+
+# The name a call writes under: name = (keyAdded), else its function's default.
+.result_name <- function(args, method) {
+    name <- args[["keyAdded", exact = TRUE]]
+    if (is.null(name)) name <- if (method == "ensemble") "scc_ensemble" else method
+    name
 }

@@ -183,7 +183,9 @@ def _rep_name(use_rep: str | None, layer: str | None) -> str:
 
 def _ensemble_rep(adata: AnnData, ensemble_key: str) -> tuple[str | None, str | None] | None:
     """``(use_rep, layer)`` recorded by :func:`scconsensus.tl.ensemble` for
-    ``ensemble_key`` while that matrix is still there to read, else ``None``."""
+    ``ensemble_key`` while that matrix is still there to read, else ``None``. A recorded
+    ``use_rep=None`` without a layer comes back as ``"X"``: the ensemble recorded the name
+    it read, so ``None`` is ``X``, not an ``X_pca`` computed since."""
     record = adata.uns.get(ensemble_key)
     if not is_ensemble_record(record):
         return None
@@ -195,7 +197,9 @@ def _ensemble_rep(adata: AnnData, ensemble_key: str) -> tuple[str | None, str | 
         there = use_rep in adata.obsm
     else:  # adata.X, which tl.ensemble reads without use_rep only up to a width
         there = adata.X is not None and (use_rep == "X" or adata.n_vars <= MAX_FEATURES_WITHOUT_REP)
-    return (use_rep, layer) if there else None
+    if not there:
+        return None
+    return ("X" if use_rep is None and layer is None else use_rep), layer
 
 
 def check_use_rep(adata: AnnData, use_rep: str | None) -> None:

@@ -210,7 +210,6 @@ def _clustered(adata: AnnData, use_rep: str | None, layer: str | None):
     with warnings.catch_warnings():
         # said by tl.ensemble, which clustered the same matrix
         warnings.filterwarnings("ignore", message=r"(One feature of|.* looks like raw counts)")
-        use_rep = "X" if use_rep is None and layer is None else use_rep  # not a newer X_pca
         return get_rep(adata, use_rep, layer=layer, keep_float32=True)
 
 

@@ -304,6 +304,11 @@ def _confidence_note(n_known: int, n_full: int) -> str:
     )
 
 
+def _ensemble_key(adata_ref: AnnData, key: str) -> str:
+    """The ensemble the reference's PLA result ``key`` was fitted to."""
+    return str(adata_ref.uns[key].get("params", {}).get("ensemble_key", "scc_ensemble"))
+
+
 def _reference(adata_ref: AnnData, key: str) -> tuple:
     """``(labels, used, posteriors, weights, fit_index)`` of a :func:`pla` fit.
 
@@ -326,8 +331,7 @@ def _reference(adata_ref: AnnData, key: str) -> tuple:
             "and transfer that (key='pla')."
         )
     record = adata_ref.uns[key]
-    params = record.get("params", {})
-    ensemble_key = str(params.get("ensemble_key", "scc_ensemble"))
+    ensemble_key = _ensemble_key(adata_ref, key)
     if ensemble_key not in adata_ref.obsm:
         raise ValueError(
             f"adata_ref has no ensemble at adata_ref.obsm[{ensemble_key!r}], the one its PLA "
@@ -382,12 +386,8 @@ def _vote_space(adata_ref: AnnData, key: str, use_rep: str | None) -> tuple[str 
     one's own default would pair the reference's ``X_pca`` with the new cells' genes."""
     if use_rep is not None:
         return use_rep, None
-    ensemble_key = str(adata_ref.uns[key].get("params", {}).get("ensemble_key", "scc_ensemble"))
-    built = _ensemble_rep(adata_ref, ensemble_key)
-    if built is not None:  # tl.ensemble records the name it read: None is X, not a newer X_pca
-        rep, layer = built
-        return (None, layer) if layer is not None else (rep or "X", None)
-    return default_rep(adata_ref, None) or "X", None
+    built = _ensemble_rep(adata_ref, _ensemble_key(adata_ref, key))
+    return built if built is not None else (default_rep(adata_ref, None) or "X", None)
 
 
 def _space_name(space: tuple[str | None, str | None]) -> str:
