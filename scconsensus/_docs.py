@@ -205,7 +205,10 @@ distance, linkage
         ``k``, then the relative increase), ``pac`` (the fraction of item pairs with
         consensus in ``pac_window`` = (0.1, 0.9], Senbabaoglu et al. 2014), ``best_k``
         (lowest PAC; ``best_k_ties``: every ``k`` tied with it) and ``cluster_consensus``
-        (columns ``k``, ``cluster``, ``cluster_consensus``, ``size``).""",
+        (columns ``k``, ``cluster``, ``cluster_consensus``, ``size``).
+
+    A rerun under the same ``key_added`` replaces the earlier run's record and every
+    ``k`` it wrote, those it does not write again included (a warning names them).""",
     # --- the ensemble (``tl.ensemble`` and ``core.generate_ensemble``) ---
     "ensemble_partitions": """\
 n_partitions

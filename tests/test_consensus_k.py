@@ -295,6 +295,26 @@ def test_tl_layout_roundtrip_and_copy(tmp_path):
     )
 
 
+def test_a_rerun_replaces_every_k_the_earlier_run_wrote():
+    """Noticed in a trial: a rerun with a smaller max_k left the earlier run's k4, k5
+    beside a record that no longer listed them; a key the user filled since is kept."""
+    X, _ = _expression()
+    adata = ad.AnnData(X)
+    scc.tl.consensus_k(adata, max_k=5, reps=5, use_rep="X", keep_k="all")
+    assert {"consensus_k_k4", "consensus_k_k5"} <= set(adata.uns)
+    adata.obs["consensus_k_k4_confidence"] = "mine"  # stays: consensus_k_k4 is ours
+    adata.uns["consensus_k_k4"]["method"] = "mine"  # no longer our record: kept whole
+    with scanpy_log("warning") as log:
+        scc.tl.consensus_k(adata, max_k=3, reps=5, use_rep="X", keep_k="all")
+    assert "removing consensus_k_k5: results of the earlier run" in log.getvalue()
+    assert list(adata.uns["consensus_k"]["keys"]) == ["consensus_k_k2", "consensus_k_k3"]
+    assert "consensus_k_k5" not in adata.uns and "consensus_k_k5" not in adata.obs
+    assert not any(key.startswith("consensus_k_k5") for key in adata.obsm)
+    assert "consensus_k_k4" in adata.uns and "consensus_k_k4" in adata.obs
+    scc.tl.consensus_k(adata, max_k=3, reps=5, use_rep="X", keep_k=[2])
+    assert "consensus_k_k3" not in adata.obs and "consensus_k_k2" in adata.obs
+
+
 def test_tl_missing_rep_is_a_clear_error():
     adata = scc.datasets.iris()
     with pytest.raises(ValueError, match="use_rep"):
@@ -378,6 +398,10 @@ def test_a_second_ccp_run_says_it_replaces_the_record(ccp_run):
     with scanpy_log("warning") as log:
         consensus_cluster_plus(adata, max_k=3, reps=5, seed=2, use_rep="X")
     assert "overwriting .obsm['ccp_labels'], .uns['ccp']" in log.getvalue()
+    # the earlier run's k = 4, 5 went with the record that listed them
+    assert "removing ccp_k4, ccp_k5: results of the earlier run" in log.getvalue()
+    assert list(adata.uns["ccp"]["keys"]) == ["ccp_k2", "ccp_k3"]
+    assert not [key for key in (*adata.uns, *adata.obs, *adata.obsm, *adata.obsp) if "_k4" in key]
 
 
 def test_feature_subsample_too_small_to_correlate_is_refused():

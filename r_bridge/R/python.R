@@ -58,6 +58,7 @@ sccAvailable <- function() {
     msg <- gsub("\\bconsensus_k\\(\\)", "consensusK()", msg, perl = TRUE)  # R's name
     for (rule in .r_values) msg <- gsub(rule[1], rule[2], msg, perl = TRUE)
     msg <- .r_choices(msg)
+    msg <- .r_positions(msg)
     arg <- "(?<!['\".])\\b[a-z][a-z0-9]*(_[a-z0-9]+)+(?=\\s*(=|\\)|<|>|must\\b|is\\b))"
     names <- gregexpr(arg, msg, perl = TRUE)
     regmatches(msg, names) <- lapply(regmatches(msg, names), .camel)
@@ -114,6 +115,23 @@ sccAvailable <- function() {
     c("(?<=\\w)=True\\b", " = TRUE"),
     c("(?<=\\w)=False\\b", " = FALSE")
 )
+
+# Python's 0-based positions as R counts them, 1-based (a trial read "partition 0"): a
+# partition is a column of the ensemble, "row" an item and "column" a feature of the
+# items-by-features matrix Python received (an item is a column of an assay in R).
+.r_positions <- function(msg) {
+    rules <- list(c("(?<=\\(partition )[0-9]+(?=:)", ""),
+                  c("(?<=\\(e\\.g\\. )row [0-9]+", "item "),
+                  c("(?<=\\()column [0-9]+(?=\\))", "feature "),
+                  c("\\bn_clusters\\[[0-9]+(?=\\])", "nClusters["))
+    for (rule in rules) {
+        found <- gregexpr(rule[1], msg, perl = TRUE)
+        regmatches(msg, found) <- lapply(regmatches(msg, found), function(hits) {
+            paste0(rule[2], as.integer(sub("^.*[^0-9]", "", hits)) + 1L)
+        })
+    }
+    msg
+}
 
 # A Python list of strings, "['dpp', 'uniform']", as R writes it: c("dpp", "uniform").
 .r_choices <- function(msg) {

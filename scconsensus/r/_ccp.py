@@ -45,6 +45,7 @@ from ..tl._anndata import (
     warn_overwrite,
 )
 from ..tl._record_keys import check_record_key
+from ..tl._replaced import earlier_k_entries
 from ._errors import require_r_package, require_rpy2
 from ._session import numpy_converter, quiet_r
 
@@ -427,7 +428,7 @@ def _store(adata: AnnData, res: dict, key_added: str, params: dict, seconds: flo
         if params["store_matrices"]:
             part["obsp"] = {f"{key}_consensus": res["matrices"][j]}
         parts.append(part)
-    entries = merge_entries(*parts)
+    entries = merge_entries(earlier_k_entries(adata, key_added, keys), *parts)
     warn_overwrite(adata, obsm=[f"{key_added}_labels"], uns=[key_added])
     by_k = {int(k): classes[:, j] - 1 for j, k in enumerate(ks)}
     entries["obsm"][f"{key_added}_labels"] = labels_table(adata.obs_names, by_k)

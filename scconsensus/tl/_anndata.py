@@ -559,7 +559,8 @@ def assign_all(
     adata
         Written in place.
     obs, obsm, obsp, uns
-        New entries of ``adata.obs``, ``.obsm``, ``.obsp`` and ``.uns`` by key.
+        New entries of ``adata.obs``, ``.obsm``, ``.obsp`` and ``.uns`` by key;
+        :data:`REMOVE` as a value deletes the key.
     """
     if adata.is_view:  # one warning, as scanpy's view_to_actual, not one per slot
         warn("Writing to a view of an AnnData: making it an actual AnnData.", IMW)
@@ -570,7 +571,10 @@ def assign_all(
         for store, new in stores:
             for key, value in (new or {}).items():
                 done.append((store, key, store[key] if key in store else _ABSENT))
-                store[key] = value
+                if value is not REMOVE:
+                    store[key] = value
+                elif key in store:
+                    del store[key]
     except BaseException:
         for store, key, old in reversed(done):
             if old is _ABSENT:
@@ -583,3 +587,5 @@ def assign_all(
 
 #: Marks an entry that did not exist before :func:`assign_all`.
 _ABSENT = object()
+#: A value that makes :func:`assign_all` delete the key.
+REMOVE = object()

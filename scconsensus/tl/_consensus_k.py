@@ -27,6 +27,7 @@ from ._anndata import (
     warn_overwrite,
 )
 from ._record_keys import check_record_key
+from ._replaced import earlier_k_entries
 
 #: The statistics and output parameters of :func:`consensus_k` (docstring text).
 _OUTPUT_DOC = """\
@@ -133,7 +134,7 @@ def _write(
     matrices = params["store_matrices"]
     keys = [f"{key_added}_k{k}" for k in kept]
     parts = [_entries_k(adata, res, f"{key_added}_k{k}", int(k), params, matrices) for k in kept]
-    entries = merge_entries(*parts)
+    entries = merge_entries(earlier_k_entries(adata, key_added, keys), *parts)
     warn_overwrite(adata, obsm=[f"{key_added}_labels"], uns=[key_added])
     entries["obsm"][f"{key_added}_labels"] = labels_table(
         adata.obs_names, {int(k): res.labels[int(k)] for k in res.ks}

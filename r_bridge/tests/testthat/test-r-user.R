@@ -207,6 +207,12 @@ test_that("messages use R names and R advice, and come before any work (issue 27
                      "nPartitions must be a positive integer")
     expect_identical(scconsensusR:::.r_terms("maxK=100 is too large; choose max_k < 32"),
                      "maxK=100 is too large; choose maxK < 32")
+    # Python's 0-based positions 1-based, as R counts (a trial read "partition 0")
+    expect_identical(scconsensusR:::.r_terms(paste0(
+        "(partition 0: 3 for k=4); 2 item(s) (e.g. row 9) are constant; One feature of ",
+        "adata.X (column 0) holds; n_clusters[2] must be")),
+        paste0("(partition 1: 3 for k=4); 2 item(s) (e.g. item 10) are constant; One ",
+               "feature of x (feature 1) holds; nClusters[3] must be"))
     # a quoted or dotted name is a key or an attribute, not an argument
     expect_identical(scconsensusR:::.r_terms("'n_runs is' and settings.dense_max is"),
                      "'n_runs is' and settings.dense_max is")
