@@ -73,6 +73,20 @@ def test_fit_objective_is_that_of_the_returned_membership():
     assert got == pytest.approx(res.objective, rel=1e-9)
 
 
+def test_a_k_far_above_the_data_leaves_a_finite_objective_of_the_stored_point():
+    """A trial fitted n_clusters=[3, 140] on iris (and 16 alone): dropping the clusters
+    below min_mass put items wholly in one cluster with partners some partition kept
+    apart, and the reported objective was inf."""
+    a = scc.datasets.iris()
+    scc.tl.ensemble(a, random_state=0, progress=False)
+    for K in (16, 30):
+        fit = scc.core.pcc_consensus(a.obsm["scc_ensemble"], K, random_state=0).fit
+        assert np.isfinite(fit.objective)
+        # within a few per cent of the solver's point, which keeps every cluster
+        assert fit.objective <= 1.03 * fit.restart_objectives.min()
+    assert fit.n_clusters < 30  # clusters below min_mass are still dropped where they can be
+
+
 def test_ensemble_support_rows_and_confidence_range():
     labels, truth = noisy_ensemble(seed=3)
     S = ensemble_support(labels, truth)

@@ -93,6 +93,14 @@ def test_no_unfilled_placeholder():
     assert not unfilled, f"docstrings with unfilled {{name}} lines: {unfilled}"
 
 
+def test_no_doubled_brace():
+    """A trial read ``f"{{key}}_confidence"`` in help(): doc_params fills whole ``{name}``
+    lines and keeps other braces, so nothing needs escaping."""
+    objects = {**public_api(), **every_documented_object()}
+    doubled = sorted(name for name, obj in objects.items() if "{{" in (obj.__doc__ or ""))
+    assert not doubled, f"docstrings with doubled braces: {doubled}"
+
+
 def test_fill_doc_indents_and_keeps_literal_braces():
     doc = 'Summary with ``f"{key}_x"``.\n\n    Parameters\n    ----------\n    {copy}\n'
     filled = fill_doc(doc, PARAMS)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import matplotlib
+import matplotlib.legend
 
 matplotlib.use("Agg")
 
@@ -438,3 +439,36 @@ def test_a_save_string_with_a_folder_is_the_file(adata, tmp_path, monkeypatch):
 
     assert figure_path("m", "out/run.1").name == f"run.1.{scanpy.settings.file_format_figs}"
     plt.close("all")
+
+
+def _inside(box, outer, tol=1.0) -> bool:
+    return (
+        box.x0 >= outer.x0 - tol
+        and box.y0 >= outer.y0 - tol
+        and box.x1 <= outer.x1 + tol
+        and box.y1 <= outer.y1 + tol
+    )
+
+
+def test_a_figure_saved_with_savefig_keeps_its_labels_and_bins_whole(adata):
+    """A trial saved ``ax.figure.savefig(...)`` itself: the K axis label was cut off (only
+    ``save=`` used a tight box), and the calibration legend lay over a bin at accuracy 1
+    while a bin at confidence 1 was drawn half outside the axes."""
+    a = adata.copy()
+    scc.tl.pcc(a, random_state=0)
+    a.obs["truth"] = a.obs["bulk_labels"]
+    for ax in (
+        scc.pl.k_selection(a, "pcc", show=False),
+        scc.pl.calibration(a, "pcc", truth="truth", show=False),
+    ):
+        fig = ax.figure
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        # everything drawn: labels, ticks, title, legends
+        assert _inside(ax.get_tightbbox(renderer), fig.bbox)
+    legends = ax.findobj(matplotlib.legend.Legend)
+    assert len(legends) == 2
+    for legend in legends:  # outside the axes, where no bin can lie under them
+        assert not legend.get_window_extent(renderer).overlaps(ax.bbox)
+    for dots in ax.collections:  # every marker whole inside the axes
+        assert _inside(dots.get_window_extent(renderer), ax.bbox)

@@ -324,3 +324,19 @@ def test_pla_lam_grid_as_a_pandas_series():
     a = _adata()
     scc.tl.pla(a, n_clusters=3, weighted=True, lam_grid=pd.Series([0.1, 1.0]), cv_folds=2)
     assert list(a.uns["pla"]["params"]["lam_grid"]) == [0.1, 1.0]
+
+
+def test_a_missing_use_rep_lists_the_representations_not_labels_or_memberships():
+    """A trial was offered 'scc_ensemble', 'scc_ensemble_run' and 'pla_membership' as
+    representations to cluster."""
+    a = scc.datasets.iris()
+    scc.tl.ensemble(a, n_partitions=10, random_state=0)
+    with pytest.raises(ValueError, match=r"not in adata\.obsm \(none there\)"):
+        scc.tl.pcc(a, n_clusters=3, use_rep="X_nope", mode="sparse")
+    scc.tl.pla(a, n_clusters=3, random_state=0)
+    a.obsm["X_pca"] = np.asarray(a.X[:, :2], dtype=np.float32)
+    with pytest.raises(ValueError, match=r"\(available: \['X_pca'\]\)\. Compute it"):
+        scc.tl.pcc(a, n_clusters=3, use_rep="X_nope", mode="sparse")
+    new = a[:20].copy()
+    with pytest.raises(ValueError, match=r"adata_ref\.obsm \(available: \['X_pca'\]\):"):
+        scc.tl.pla_transfer(new, a, use_rep="X_nope")

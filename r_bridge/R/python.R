@@ -102,6 +102,7 @@ sccAvailable <- function() {
              "adata\\.uns\\['[^']+'\\]\\['k_null'\\])\\."),
       "Look at k_null in the result's record (metadata(x) or $uns)."),
     c("\\badata\\.X\\b", "x"),
+    c("\\.\\.max_k\\b", "..maxK"),  # "k = 2..max_k": a range, no attribute
     c("\\bkey_added\\b(?!')", "name"),  # R's argument for Python's key_added
     c("\\bnp\\.(?:float|int)(?:16|32|64)\\(([^()]*)\\)", "\\1"),  # NumPy's repr of a number
     c("\\(\\.uns\\['[^']+'\\]\\['best_k_ties'\\] lists all\\)",

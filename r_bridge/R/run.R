@@ -38,6 +38,11 @@
     .check_resolution(ensembleArgs[["resolution", exact = TRUE]])
     ensemble <- .ensemble_spec(.rows_by_name(ensemble, input$names), n)
     if (is_se) .refuse_foreign_early(x, method, args, each_k)
+    # said once the call is known to run (a trial met it before an error about use.dimred)
+    if (!is.null(found$unused)) {
+        .signal_conditions(list(list(type = "warning", message = found$unused,
+                                     category = "UserWarning")), FALSE)
+    }
     res <- .py_try({
         adata <- bridge$make_adata(input$spec, input$names, input$features,
                                    input$representation)
@@ -251,7 +256,7 @@ print.sccResult <- function(x, ...) {
     dimreds <- if (methods::is(x, "SingleCellExperiment")) {
         SingleCellExperiment::reducedDimNames(x)
     } else character(0)
-    stored <- NULL
+    stored <- unused <- NULL
     if (is.null(ensemble) && key %in% dimreds) {
         # reuse an ensemble stored by ensemble(sce, name = key)
         ensemble <- SingleCellExperiment::reducedDim(x, key)
@@ -260,10 +265,10 @@ print.sccResult <- function(x, ...) {
         stored <- key
         .refuse_joined(x, key, dimreds)
         if (length(ensembleArgs)) {
-            warning("ensembleArgs are not used: x already holds the ensemble reducedDim(x, '",
-                    key, "'), which ", method, "() reads. To build another, run ",
-                    "ensemble(x, ..., name = 'other') and pass ensembleKey = 'other'.",
-                    call. = FALSE)
+            unused <- paste0("ensembleArgs are not used: x already holds the ensemble ",
+                             "reducedDim(x, '", key, "'), which ", method, "() reads. To ",
+                             "build another, run ensemble(x, ..., name = 'other') and pass ",
+                             "ensembleKey = 'other'.")
         }
     } else if (!is.null(ensemble) && key %in% dimreds) {
         # storing it would replace the stored one and leave that one's recipe behind
@@ -271,15 +276,15 @@ print.sccResult <- function(x, ...) {
              "would replace: leave ensemble out to use the stored one, or pass ensembleKey = ",
              "'other' to store the given one beside it.", call. = FALSE)
     } else if (!is.null(ensemble) && length(ensembleArgs)) {
-        warning("ensembleArgs are not used: the ensemble given is the one ", method, "() ",
-                "reads. Leave ensemble out to build one with ensembleArgs.", call. = FALSE)
+        unused <- paste0("ensembleArgs are not used: the ensemble given is the one ", method,
+                         "() reads. Leave ensemble out to build one with ensembleArgs.")
     } else if (is.null(ensemble) && methods::is(x, "SummarizedExperiment") &&
                ensembleKeyGiven && !length(ensembleArgs)) {
         stop("ensembleKey = '", key, "' is not among reducedDimNames(x): ",
              .listed(dimreds), ". Store one with ensemble(x, name = '",
              key, "'), or pass ensembleArgs to build it.", call. = FALSE)
     }
-    list(ensemble = ensemble, stored = stored, key = key)
+    list(ensemble = ensemble, stored = stored, key = key, unused = unused)
 }
 
 # The results overwrite what scconsensus wrote before under their names, never the user's

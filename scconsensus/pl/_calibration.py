@@ -19,6 +19,8 @@ from ._utils import check_adata, finish, get_axes
 
 #: marker area (points²) of the plot's largest bin; every key is drawn on this one scale
 _MAX_AREA = 300.0
+#: room past 0 and 1 on both axes, so that the largest marker there is drawn whole
+_MARGIN = 0.07
 
 
 @doc_params()
@@ -47,7 +49,7 @@ def calibration(
     Parameters
     ----------
     adata
-        With ``.obs[key]`` and ``.obs[f"{{key}}_confidence"]`` for each key.
+        With ``.obs[key]`` and ``.obs[f"{key}_confidence"]`` for each key.
     keys
         One or more consensus results' ``key_added``; ``None``: every result in
         ``adata`` (as :func:`scconsensus.tl.compare`).
@@ -137,13 +139,18 @@ def _draw(ax: Axes, curves: dict[str, tuple[pd.DataFrame, str]]) -> None:
         Line2D([], [], ls="", marker="o", color="0.6", ms=np.sqrt(_MAX_AREA * c / largest))
         for c in counts
     ]
+    # both legends outside the axes, where no bin can lie under them (a trial's legend
+    # hid a bin at accuracy 1), and room for the largest marker at 0 and 1
     size_legend = ax.legend(
-        sizes, [str(c) for c in counts], title="cells per bin", loc="lower right",
-        fontsize=7, title_fontsize=7, frameon=False, labelspacing=1.2,
+        sizes, [str(c) for c in counts], title="cells per bin", loc="center left",
+        bbox_to_anchor=(1.02, 0.5), fontsize=7, title_fontsize=7, frameon=False,
+        labelspacing=1.2,
     )  # fmt: skip
     ax.add_artist(size_legend)
-    ax.set_xlim(-0.02, 1.02)
-    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlim(-_MARGIN, 1 + _MARGIN)
+    ax.set_ylim(-_MARGIN, 1 + _MARGIN)
     ax.set_xlabel("confidence (bin mean)")
     ax.set_ylabel("accuracy (majority class of the cluster)")
-    ax.legend(handles=lines, fontsize=7, frameon=False, loc="upper left")
+    ax.legend(
+        handles=lines, fontsize=7, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.16)
+    )

@@ -89,7 +89,7 @@ def cluster_graph(
     emb, basis = _embedding(adata, basis)
     pos = _node_positions(Y, emb)
     keep = _drawn_clusters(adata, key, Y)
-    ax = get_axes(ax, figsize)
+    ax = get_axes(ax, figsize, fitted=False)  # label spots are settled on its size
     colors = _cluster_colors(adata, key, len(names))
     if emb is not None:
         _draw_cells(ax, emb, Y, colors)

@@ -352,7 +352,7 @@ def consensus_heatmap(
     if groupby is None and key in adata.obs:
         groupby = key
     M, order, idx = _heatmap_rows(adata, key, groupby, max_items, random_state)
-    ax = get_axes(ax, figsize)
+    ax = get_axes(ax, figsize, fitted=False)  # divided below
     divider = make_axes_locatable(ax)
     im = ax.imshow(
         M[np.ix_(order, order)], cmap=cmap, vmin=0, vmax=1, aspect="auto", interpolation="nearest"

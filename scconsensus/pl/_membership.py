@@ -167,7 +167,7 @@ def membership(
     n, k = Y.shape
     columns = _label_columns(adata, key, k)
     order = _membership_order(adata, key, Y, columns)
-    ax = get_axes(ax, figsize)
+    ax = get_axes(ax, figsize, fitted=False)  # a strip may be divided off below
     labelled = set(range(k)) if columns is None else set(columns.values())
     _draw_stacked(ax, Y[order], _column_colors(adata, key, columns, k), labelled)
     ax.set_xlim(-0.5, n - 0.5)

@@ -28,12 +28,19 @@ def check_adata(adata: Any) -> AnnData:
 
 
 @doc_params()
-def get_axes(ax: Axes | None, figsize: tuple[float, float]) -> Axes:
+def get_axes(ax: Axes | None, figsize: tuple[float, float], fitted: bool = True) -> Axes:
     """``ax`` or the axes of a new figure.
 
     Parameters
     ----------
     {figsize_ax}
+    fitted
+        Whether a new figure fits its labels (matplotlib's constrained layout), so that they
+        are whole in a figure the user saves with ``savefig`` (a trial: the K axis label
+        was cut off; ``save=`` alone used ``bbox_inches="tight"``). ``False`` for axes
+        that ``mpl_toolkits.axes_grid1`` divides (the layout engine would move the parts
+        apart) or whose contents are placed for the axes' size (the cluster graph's
+        labels).
 
     Returns
     -------
@@ -42,7 +49,7 @@ def get_axes(ax: Axes | None, figsize: tuple[float, float]) -> Axes:
     """
     if ax is not None:
         return ax
-    _, ax = plt.subplots(figsize=figsize)
+    _, ax = plt.subplots(figsize=figsize, layout="constrained" if fitted else None)
     return ax
 
 

@@ -47,7 +47,7 @@ from ..core.membership import (
     labelled_first,
     normalize_rows,
 )
-from ._input_checks import warn_feature_matrix
+from ._input_checks import check_use_rep, warn_feature_matrix
 from ._record_keys import is_ensemble_record
 from ._runs import refuse_joined
 
@@ -200,19 +200,6 @@ def _ensemble_rep(adata: AnnData, ensemble_key: str) -> tuple[str | None, str | 
     if not there:
         return None
     return ("X" if use_rep is None and layer is None else use_rep), layer
-
-
-def check_use_rep(adata: AnnData, use_rep: str | None) -> None:
-    """Refuse a ``use_rep`` naming nothing in ``.obsm``, before any work and even if unused.
-
-    The consensus methods read it on their sparse route only; a misspelt key would
-    otherwise pass unnoticed on the dense one.
-    """
-    if use_rep is not None and use_rep != "X" and use_rep not in adata.obsm:
-        raise ValueError(
-            f"use_rep={use_rep!r} is not in adata.obsm (available: {list(adata.obsm)}). "
-            "Compute it first (e.g. sc.pp.pca) or pass use_rep='X'."
-        )
 
 
 @doc_params()

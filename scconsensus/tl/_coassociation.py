@@ -15,12 +15,12 @@ from ..core.coassociation import sample_pairs
 from ._anndata import (
     assign_all,
     check_copy,
-    check_use_rep,
     get_ensemble,
     get_rep,
     sanitize_uns,
     warn_overwrite,
 )
+from ._input_checks import check_use_rep
 from ._record_keys import check_record_key
 
 

@@ -1,16 +1,19 @@
-"""What the matrix a tool would cluster looks like, said before it does: raw counts, or
-one feature on a scale that drowns the others."""
+"""What the matrix a tool would cluster looks like, said before it does: a ``use_rep``
+that names nothing, raw counts, or one feature on a scale that drowns the others."""
 
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import scipy.sparse as sp
 
 from .._warnings import warn
 
 __all__ = [
     "INPUT_MARK",
+    "check_use_rep",
     "holds_counts",
+    "representations",
     "warn_feature_matrix",
     "warn_one_feature",
     "warn_raw_counts",
@@ -19,6 +22,36 @@ __all__ = [
 #: ``.uns`` key marking an AnnData whose X is a representation (a reducedDim sent by the R
 #: bridge), not features: the checks below pass it, as they pass ``.obsm``.
 INPUT_MARK = "scconsensus_input"
+
+
+def check_use_rep(adata, use_rep: str | None) -> None:
+    """Refuse a ``use_rep`` naming nothing in ``.obsm``, before any work and even if unused.
+
+    The consensus methods read it on their sparse route only; a misspelt key would
+    otherwise pass unnoticed on the dense one.
+    """
+    if use_rep is not None and use_rep != "X" and use_rep not in adata.obsm:
+        raise ValueError(
+            f"use_rep={use_rep!r} is not in adata.obsm ({representations(adata)}). "
+            "Compute it first (e.g. sc.pp.pca) or pass use_rep='X'."
+        )
+
+
+#: Ends of the ``.obsm`` keys scconsensus writes: labels, memberships, consensus values.
+_OURS = ("_membership", "_item_consensus", "_labels", "_run")
+
+
+def representations(adata) -> str:
+    """``"available: ['X_pca', ...]"``: the ``.obsm`` entries one would cluster, floats
+    that scconsensus did not write (a trial was offered an ensemble's labels and a
+    membership), or ``"none there"``."""
+    found = [key for key, value in adata.obsm.items() if not key.endswith(_OURS) and _floats(value)]
+    return f"available: {found}" if found else "none there"
+
+
+def _floats(value) -> bool:
+    dtypes = value.dtypes if isinstance(value, pd.DataFrame) else [getattr(value, "dtype", None)]
+    return all(dtype is not None and pd.api.types.is_float_dtype(dtype) for dtype in dtypes)
 
 
 def warn_feature_matrix(adata, X, name: str) -> None:

@@ -36,6 +36,7 @@ from ._anndata import (
     store_consensus,
 )
 from ._candidates import fits_each_k
+from ._input_checks import representations
 from ._record_keys import check_record_key
 from ._runs import check_fitted_ensemble, fitted_run
 from ._selection import clusters_written, log_plan, selection_uns
@@ -407,7 +408,7 @@ def _check_space(adata_ref: AnnData, adata_new: AnnData, space: tuple) -> None:
     what = _space_name(space)
     if not held[0]:  # only a use_rep given can miss in the reference
         raise ValueError(
-            f"use_rep={rep!r} is not in adata_ref.obsm (available: {list(adata_ref.obsm)}): "
+            f"use_rep={rep!r} is not in adata_ref.obsm ({representations(adata_ref)}): "
             "the new cells are placed among the reference's cells, in a matrix both have."
         )
     if not held[1]:

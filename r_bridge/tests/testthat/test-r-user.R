@@ -213,6 +213,8 @@ test_that("messages use R names and R advice, and come before any work (issue 27
         "adata.X (column 0) holds; n_clusters[2] must be")),
         paste0("(partition 1: 3 for k=4); 2 item(s) (e.g. item 10) are constant; One ",
                "feature of x (feature 1) holds; nClusters[3] must be"))
+    expect_identical(scconsensusR:::.r_terms("max_k is the largest k tried: k = 2..max_k."),
+                     "maxK is the largest k tried: k = 2..maxK.")
     # a quoted or dotted name is a key or an attribute, not an argument
     expect_identical(scconsensusR:::.r_terms("'n_runs is' and settings.dense_max is"),
                      "'n_runs is' and settings.dense_max is")
@@ -312,6 +314,14 @@ test_that("cbind() of two ensembles is refused in R, as ad.concat is in Python",
     expect_warning(out <- pcc(one, nClusters = 2, ensembleArgs = list(nPartitions = 80)),
                    "ensembleArgs are not used")
     expect_identical(ncol(SingleCellExperiment::reducedDim(out, "scc_ensemble")), 8L)
+    # a trial: a plain simpleWarning, and said before an error about use.dimred
+    expect_warning(pcc(one, nClusters = 2, ensembleArgs = list(nPartitions = 80)),
+                   class = "scconsensusWarning")
+    warned <- FALSE
+    expect_error(withCallingHandlers(
+        pcc(one, nClusters = 2, use.dimred = "UMAP", ensembleArgs = list(nPartitions = 80)),
+        warning = function(w) warned <<- TRUE), "reducedDimNames")
+    expect_false(warned)
 })
 
 test_that("an ensemble given by hand holds cluster ids, NA for unsampled", {
@@ -444,5 +454,5 @@ test_that("a stored ensemble with Python's -1 is read as NA; unused ensembleArgs
     out <- pcc(sce, nClusters = 2)
     expect_gt(ari(out$pcc, truth), 0.95)
     expect_warning(pcc(x, ensemble = e, nClusters = 2, ensembleArgs = list(nPartitions = 80)),
-                   "ensembleArgs are not used: the ensemble given")
+                   "ensembleArgs are not used: the ensemble given", class = "scconsensusWarning")
 })

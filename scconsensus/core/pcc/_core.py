@@ -419,21 +419,50 @@ def _solve(data, sparse_input: bool, Y, bregman, solver: str, run: dict) -> tupl
 def _returned(data, sparse_input, Y, obj, bregman, min_mass, has_pair):
     """``(membership, order, objective)`` of the point returned: clusters below
     ``min_mass`` dropped, and then the objective of what is returned, not of the
-    solver's last iterate (the two differ by the dropped mass)."""
+    solver's last iterate (the two differ by the dropped mass).
+
+    A drop that leaves KL's objective infinite keeps the fewest of the dropped clusters,
+    largest first, that make it finite again: renormalised without them, two items kept
+    apart by some partition came out wholly in one cluster (``q = 1``), which the model
+    then says never happens (a user fitting ``K`` far above the data's, e.g. 16 on iris,
+    read "objective inf"). Restoring clusters never makes it infinite again (supports
+    only grow), so the fewest are found by bisection.
+    """
     membership, order = _memberships(Y, min_mass, has_pair)
-    if order.size < Y.shape[1]:
-        obj = _objective(data, sparse_input, membership, bregman)
-    return membership, order, obj
+    if order.size == Y.shape[1]:
+        return membership, order, obj
+    obj = _objective(data, sparse_input, membership, bregman)
+    if np.isfinite(obj):
+        return membership, order, obj
+    dropped = np.setdiff1d(np.arange(Y.shape[1]), order)
+    dropped = dropped[np.argsort(-Y[:, dropped].sum(axis=0), kind="stable")]
+    lo, hi = 1, dropped.size  # restoring all of them gives the solver's finite point
+    while lo < hi:
+        mid = (lo + hi) // 2
+        kept = _memberships(Y, min_mass, has_pair, restore=dropped[:mid])[0]
+        lo, hi = (
+            (lo, mid)
+            if np.isfinite(_objective(data, sparse_input, kept, bregman))
+            else (mid + 1, hi)
+        )
+    membership, order = _memberships(Y, min_mass, has_pair, restore=dropped[:lo])
+    return membership, order, _objective(data, sparse_input, membership, bregman)
 
 
-def _memberships(Y, min_mass: float, has_pair) -> tuple[np.ndarray, np.ndarray]:
-    """Clusters above ``min_mass`` by decreasing mass, rows renormalised; ``(membership, order)``.
+def _memberships(
+    Y, min_mass: float, has_pair, restore: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Clusters above ``min_mass`` (and those in ``restore``) by decreasing mass, rows
+    renormalised; ``(membership, order)``.
 
     Items without a co-sampled partner, and items whose whole mass sat in dropped
     clusters, get uniform rows.
     """
     Y = np.clip(Y, 0.0, None)
     order = order_clusters(Y, min_mass=min_mass)
+    if restore is not None and restore.size:
+        order = np.union1d(order, restore)
+        order = order[np.lexsort((order, -Y[:, order].sum(axis=0)))]
     membership = Y[:, order]
     rowsum = membership.sum(axis=1, keepdims=True)
     membership = np.divide(membership, rowsum, out=np.zeros_like(membership), where=rowsum > 0)

@@ -62,7 +62,9 @@ min_mass
     Clusters whose expected size (total membership) is at most this many items
     are treated as empty: dropped, and each item's membership is renormalised
     over the rest. The solver stops at a tolerance, so a cluster the optimum
-    empties can keep a residue of a few hundredths.""",
+    empties can keep a residue of a few hundredths. Where dropping them all would
+    leave KL's objective infinite (two items some partition kept apart wholly in one
+    cluster), the fewest of them, largest first, that keep it finite stay.""",
     # --- the method on an ensemble (core.pcc_consensus, tl.pcc) ---
     "pcc_mode": """\
 mode
