@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,15 +22,23 @@ try:
 except ImportError:  # not POSIX: files are still written atomically, only not locked
     fcntl = None
 
-__all__ = ["atomic_dir", "atomic_file", "check_not_open", "output_lock", "remove_stale"]
+__all__ = [
+    "atomic_dir",
+    "atomic_file",
+    "check_not_open",
+    "check_writable",
+    "output_lock",
+    "remove_stale",
+]
 
-#: Middle part of every temporary name, so stale ones (a killed run's) are recognisable.
-_TMP = ".tmp-"
+#: Middle part of every temporary name, so stale ones (a killed run's) are recognisable;
+#: ``_OLD`` marks the previous folder while :func:`atomic_dir` swaps the new one in.
+_TMP, _OLD = ".tmp-", ".old-"
 
 
-def _temporary(path: Path) -> Path:
+def _temporary(path: Path, marker: str = _TMP) -> Path:
     """A hidden name next to ``path`` that keeps its suffix (formats are read from it)."""
-    return path.with_name(f".{path.stem}{_TMP}{uuid.uuid4().hex[:12]}{path.suffix}")
+    return path.with_name(f".{path.stem}{marker}{uuid.uuid4().hex[:12]}{path.suffix}")
 
 
 @contextlib.contextmanager
@@ -85,7 +94,8 @@ def atomic_dir(path: str | Path) -> Iterator[Path]:
 
     The old folder is renamed away, the new one renamed onto ``path``, then the old one
     removed: the folder at ``path`` is always one complete set, never a mix of two. A
-    failure inside the block removes the new folder and leaves the old one.
+    failure inside the block removes the new folder and leaves the old one; a kill between
+    the two renames leaves the old one under a name that :func:`remove_stale` renames back.
 
     Parameters
     ----------
@@ -103,7 +113,7 @@ def atomic_dir(path: str | Path) -> Iterator[Path]:
     tmp.mkdir()
     try:
         yield tmp
-        old = _temporary(path)
+        old = _temporary(path, _OLD)
         if path.exists():
             os.replace(path, old)
         os.replace(tmp, path)
@@ -113,12 +123,17 @@ def atomic_dir(path: str | Path) -> Iterator[Path]:
 
 
 def remove_stale(path: str | Path) -> None:
-    """Remove temporary files and folders a killed writer of ``path`` left behind.
+    """Remove temporary files and folders a killed writer of ``path`` left behind, and
+    put back a folder :func:`atomic_dir` had renamed away when the kill left ``path``
+    without one (the previous report is then the only one: a trial lost it).
 
     Call only while holding :func:`output_lock` on ``path``: no one else writes them then.
     """
     path = Path(path)
-    for stale in path.parent.glob(f".{path.stem}{_TMP}*"):
+    olds = sorted(path.parent.glob(f".{path.stem}{_OLD}*"), key=lambda p: p.stat().st_mtime)
+    if olds and not path.exists():
+        os.replace(olds.pop(), path)
+    for stale in [*path.parent.glob(f".{path.stem}{_TMP}*"), *olds]:
         if stale.is_dir():
             shutil.rmtree(stale, ignore_errors=True)
         else:
@@ -161,20 +176,46 @@ def check_not_open(path: str | Path, option: str = "--out") -> None:
         os.close(fd)  # closing the descriptor releases the lock
 
 
-def _check_folder(folder: Path, option: str) -> None:
-    """The folder an output goes into exists (or can be made) and can be written."""
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
+def check_writable(folder: str | Path, option: str) -> None:
+    """Refuse a folder an output cannot be written into, creating nothing.
+
+    The folder, or where it would be created (its nearest existing parent), is tried by
+    making and removing a hidden folder in it: permissions alone pass a read-only file
+    system or an immutable folder for root (a trial's report failed after the whole run).
+
+    Parameters
+    ----------
+    folder
+        Where an output goes.
+    option
+        The option that named it, for the message.
+
+    Raises
+    ------
+    ValueError
+        Naming the folder and the reason.
+    """
+    folder = Path(folder)
+    base = next(p for p in (folder, *folder.parents) if p.exists() or p == Path(p.anchor))
+    if not base.is_dir():
         raise ValueError(
-            f"{option}: cannot create the folder {str(folder)!r} ({err.strerror}); "
+            f"{option}: cannot create the folder {str(folder)!r} ({str(base)!r} is a file); "
+            "choose a folder you can write to."
+        )
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=f".scconsensus{_TMP}", dir=base))
+    except OSError as err:
+        where = "" if base == folder else f" (in {str(base)!r})"
+        raise ValueError(
+            f"{option}: the folder {str(folder)!r} cannot be written{where}: {err.strerror}; "
             "choose a folder you can write to."
         ) from None
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise ValueError(
-            f"{option}: the folder {str(folder)!r} is not writable; choose a folder you "
-            "can write to."
-        )
+
+
+def _check_folder(folder: Path, option: str) -> None:
+    """The folder an output goes into can be written, and exists."""
+    check_writable(folder, option)
+    folder.mkdir(parents=True, exist_ok=True)
 
 
 @contextlib.contextmanager

@@ -20,14 +20,14 @@ from anndata import AnnData
 from matplotlib.figure import Figure
 
 from . import pl
-from ._io import atomic_dir
+from ._io import atomic_dir, check_writable
 from ._progress import progress_bar
 from ._report_table import NA_NOTE, markdown_table, results_table
 from ._results import result_method
 from .core.consensus_k import lowest_pac
 from .tl._null_words import cuts, standing
 
-__all__ = ["check_report_folder", "write_report"]
+__all__ = ["check_report_folder", "draw_report", "write_report"]
 
 #: Figure sizes (inches) of the single-panel plots.
 _WIDE = (7, 4)
@@ -427,12 +427,13 @@ def check_report_folder(outdir: str | Path, option: str = "--figures") -> None:
     Raises
     ------
     ValueError
-        When ``outdir`` is a file, or a folder that is neither empty nor ``report.md``
-        with ``.png`` figures.
+        When ``outdir`` is a file, a folder that is neither empty nor ``report.md``
+        with ``.png`` figures, or where nothing can be written.
     """
     outdir = Path(outdir)
     if outdir.exists() and not outdir.is_dir():
         raise ValueError(f"{option} {str(outdir)!r} is a file; name a folder for the report.")
+    check_writable(outdir.parent, option)  # the report is swapped in beside it
     if not outdir.is_dir():
         return
     entries = list(outdir.iterdir())
@@ -510,6 +511,34 @@ def write_report(
         raise ValueError(f"Expected an AnnData object, got {type(adata).__name__}.")
     outdir = Path(outdir)
     check_report_folder(outdir, "outdir")
+    options = {"ensemble_key": ensemble_key, "truth": truth, "basis": basis, "progress": progress}
+    with atomic_dir(outdir) as tmp:
+        draw_report(adata, tmp, keys, **options)
+    return outdir / "report.md"
+
+
+def draw_report(
+    adata: AnnData,
+    folder: Path,
+    keys: Sequence[str],
+    *,
+    ensemble_key: str = "scc_ensemble",
+    truth: str | None = "truth",
+    basis: str | None = None,
+    progress: bool | None = None,
+) -> None:
+    """:func:`write_report`'s figures and ``report.md``, drawn into ``folder`` (empty,
+    existing) and published by the caller: the command line renames them into place
+    together with its ``.h5ad``, so that a kill never leaves one run's file beside another
+    run's report.
+
+    Parameters
+    ----------
+    adata, keys, ensemble_key, truth, basis, progress
+        As :func:`write_report`'s.
+    folder
+        Where to draw.
+    """
     truth = truth if truth is not None and truth in adata.obs else None
     if basis is None:
         basis = next((b for b in ("umap", "tsne", "pca") if f"X_{b}" in adata.obsm), None)
@@ -517,7 +546,5 @@ def write_report(
     ck_keys = [k for k in keys if _has_consensus_k(adata, k)]
     ck_keys += [k for k in adata.uns if _has_consensus_k(adata, k) and k not in ck_keys]
     figures = _figures(adata, keys, ck_keys, ensemble_key, truth, basis)
-    with atomic_dir(outdir) as tmp:
-        drawn = _draw(figures, tmp, progress)
-        (tmp / "report.md").write_text(_markdown(adata, keys, ck_keys, drawn, ensemble_key, truth))
-    return outdir / "report.md"
+    drawn = _draw(figures, folder, progress)
+    (folder / "report.md").write_text(_markdown(adata, keys, ck_keys, drawn, ensemble_key, truth))

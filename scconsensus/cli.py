@@ -8,11 +8,13 @@ options its signature accepts.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import inspect
 import sys
 import time
 import warnings
 from collections.abc import Callable
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +26,15 @@ from ._cli_parser import BUNDLED, CONSENSUS_METHODS, command_parser
 from ._cli_terms import OWN_OPTIONS as _OWN_OPTIONS
 from ._cli_terms import cli_terms as _cli_terms
 from ._cli_terms import console_warnings, ratio_text
-from ._io import atomic_file, check_not_open, output_lock, remove_stale
-from ._report import check_report_folder, write_report
+from ._io import (
+    atomic_dir,
+    atomic_file,
+    check_not_open,
+    check_writable,
+    output_lock,
+    remove_stale,
+)
+from ._report import check_report_folder, draw_report
 from ._report_table import NA_NOTE, results_table
 from ._results import truth_labels
 from ._validation import (
@@ -226,27 +235,28 @@ def run(args: argparse.Namespace) -> int:
     extra = _parse_params(args.param)
     k = _k_values(args.k)
     _check_args(args, methods, extra)
-    # the outputs are checked, and held, before any computing: a run is never lost at its end
+    # the outputs are checked, and held, before any computing: a run is never lost at its
+    # end; and the input before any folder is made for them
     figures = _figure_folder(args)
     check_not_open(args.out)
+    check_writable(Path(args.out).parent, "--out")
     if figures is not None:
         check_report_folder(figures)
-    with output_lock(args.out):
-        # a killed run's temporary files; the default figure folder belongs to --out too
-        for path in [args.out] + ([figures] if figures and not args.figures else []):
-            remove_stale(path)
-        return _run_locked(args, methods, extra, k, figures)
+    adata, truth, keys, replaced = _load_checked(args, methods)
+    # an explicit --figures folder is locked on its own; the default one belongs to --out
+    own = figures is not None and bool(args.figures)
+    with output_lock(args.out), output_lock(figures, "--figures") if own else nullcontext():
+        for path in [args.out] + ([figures] if figures else []):
+            remove_stale(path)  # a killed run's temporary files; its previous report back
+        _compute(adata, args, methods, extra, k)
+        return _publish(adata, args, (keys, replaced, truth), figures)
 
 
-def _run_locked(
-    args: argparse.Namespace,
-    methods: list[str],
-    extra: dict[str, Any],
-    k: Any,
-    figures: Path | None,
-) -> int:
-    """:func:`run` once its output is checked and locked."""
+def _load_checked(args: argparse.Namespace, methods: list[str]) -> tuple:
+    """``(adata, truth, keys, replaced)``: the input read and checked against the run."""
     adata = _load(args.input)
+    if adata.n_obs == 0:
+        raise ValueError(f"The input {args.input!r} has no cells (0 rows); nothing to cluster.")
     truth = _truth_column(adata, args.truth)
     largest = max(np.atleast_1d(args.n_clusters)) if args.n_clusters != "auto" else 0
     if largest >= adata.n_obs:
@@ -256,29 +266,33 @@ def _run_locked(
         )
     keys = result_keys(methods, args.n_clusters)
     _check_ensemble_key(adata, args)
-    replaced = _replaced(adata, keys)
-    _compute(adata, args, methods, extra, k)
+    return adata, truth, keys, _replaced(adata, keys)
+
+
+def _publish(adata: ad.AnnData, args: argparse.Namespace, run: tuple, figures: Path | None) -> int:
+    """Write ``--out`` and the report, each to a temporary name, and rename both into place
+    one after the other at the end: a kill leaves the previous pair, or (in the instant
+    between the renames) the new file beside the previous report, never a part of either.
+    ``run``: the result keys, the input's results computed again, the truth column."""
+    keys, replaced, truth = run
     out = Path(args.out)
-    # a temporary file renamed into place: a killed run leaves the previous output (or
-    # the input, when it is also the output) as it was
-    with atomic_file(out) as tmp:
+    table = results_table(adata, keys, truth)
+    with contextlib.ExitStack() as stack:
+        folder = stack.enter_context(atomic_dir(figures)) if figures is not None else None
+        tmp = stack.enter_context(atomic_file(out))  # renamed first, then the folder
         adata.write_h5ad(tmp)
+        if folder is not None:
+            draw_report(adata, folder, keys, truth=truth, progress=args.progress)
     if replaced:
         verb = "is" if len(replaced) == 1 else "are"
         print(f"note: the input's {', '.join(replaced)} {verb} computed again in {out}")
-    table = results_table(adata, keys, truth)
     if not table.empty:
         # cluster sizes make lines wider than a terminal; report.md lists them
         table = table.drop(columns="sizes").set_index("result").round(3)
         print(table.to_string(na_rep="n/a", index_names=False))
         if table.isna().to_numpy().any():
             print(NA_NOTE)
-    report = (
-        None
-        if figures is None
-        else write_report(adata, figures, keys, truth=truth, progress=args.progress)
-    )
-    print(f"wrote {out}" + (f" and {report}" if report else ""))
+    print(f"wrote {out}" + (f" and {figures / 'report.md'}" if figures is not None else ""))
     return 0
 
 

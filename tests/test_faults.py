@@ -137,6 +137,95 @@ def test_unwritable_output_refused(previous_run, capsys):
     assert "cannot create the folder" in capsys.readouterr().err
 
 
+def test_a_kill_between_the_renames_of_a_folder_swap_loses_no_report(tmp_path, monkeypatch):
+    """A trial killed a run after the previous report was renamed away and before the new
+    one was renamed in: the folder was gone, and the next run deleted the hidden copy
+    before it even read its input. The next writer now puts it back."""
+    from scconsensus import _io
+
+    folder = tmp_path / "out_figures"
+    folder.mkdir()
+    (folder / "report.md").write_text("previous")
+    real = os.replace
+    calls = []
+
+    def killed_at_the_second(src, dst):
+        calls.append(dst)
+        if len(calls) == 2:
+            raise SystemExit  # the process dies here; no cleanup of the renamed-away copy
+        real(src, dst)
+
+    monkeypatch.setattr(_io.os, "replace", killed_at_the_second)
+    with pytest.raises(SystemExit), atomic_dir(folder) as tmp:
+        (tmp / "report.md").write_text("new")
+    monkeypatch.setattr(_io.os, "replace", real)
+    assert not folder.exists() and [p.name[:17] for p in tmp_path.iterdir()] == [
+        ".out_figures.old-"
+    ]
+    # a run that fails on its input touches nothing
+    out = tmp_path / "out.h5ad"
+    assert main(["run", str(tmp_path / "missing.h5ad"), "--out", str(out)]) == 2
+    assert len(_leftovers(tmp_path)) == 1
+    _io.remove_stale(folder)  # what the next run does under its lock
+    assert (folder / "report.md").read_text() == "previous" and _leftovers(tmp_path) == []
+
+
+def test_out_and_report_are_published_together(previous_run, tmp_path, monkeypatch, capsys):
+    """A trial killed a run while its report was drawn: out.h5ad held the new run, the
+    report the previous one. Both are now renamed into place after both are written: a
+    report that fails leaves the previous pair."""
+    import scconsensus.cli as cli
+
+    src, out = previous_run
+    folder = tmp_path / "figs"
+    argv = ["run", str(src), "--out", str(out), "--figures", str(folder), "--no-progress"]
+    argv += ["--method", "pla", "--n-partitions", "6", "--k", "3,5"]
+    assert main(argv) == 0
+    before, report = _digest(out), (folder / "report.md").read_text()
+
+    def fails(*args, **kwargs):
+        raise RuntimeError("the report failed")
+
+    monkeypatch.setattr(cli, "draw_report", fails)
+    with pytest.raises(RuntimeError):
+        main([*argv[:-2], "--k", "3,6"])
+    assert _digest(out) == before and (folder / "report.md").read_text() == report
+    assert _leftovers(tmp_path) == [] and _leftovers(out.parent) == []
+    # a killed demo's temporary folder under an explicit --figures is cleaned up too
+    (tmp_path / ".figs.tmp-0123456789ab").mkdir()
+    monkeypatch.undo()
+    assert main(argv) == 0
+    assert _leftovers(tmp_path) == []
+
+
+def test_outputs_are_checked_before_and_made_after_the_input(tmp_path, monkeypatch, capsys):
+    """A trial: a missing input left an empty new folder for --out; an unwritable
+    --figures failed with a traceback after the whole run; an empty input was told
+    "--n-clusters 0 is too large"."""
+    out = tmp_path / "new" / "sub" / "out.h5ad"
+    assert main(["run", str(tmp_path / "missing.h5ad"), "--out", str(out)]) == 2
+    assert not (tmp_path / "new").exists()
+    ad.AnnData(np.zeros((0, 3))).write_h5ad(tmp_path / "empty.h5ad")
+    assert main(["run", str(tmp_path / "empty.h5ad"), "--out", str(out)]) == 2
+    assert "has no cells (0 rows)" in capsys.readouterr().err
+    assert not (tmp_path / "new").exists()
+    (tmp_path / "a_file").write_text("")
+    argv = ["run", "iris", "--out", str(tmp_path / "o.h5ad"), "--figures"]
+    assert main([*argv, str(tmp_path / "a_file" / "figs")]) == 2
+    assert "--figures: cannot create the folder" in capsys.readouterr().err
+    import tempfile
+
+    def read_only(*args, **kwargs):
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(tempfile, "mkdtemp", read_only)
+    assert main([*argv, str(tmp_path / "ro" / "figs")]) == 2
+    err = capsys.readouterr()
+    assert "cannot be written" in err.err and "Read-only file system" in err.err
+    assert "ensemble:" not in err.out  # refused before any computing
+    assert not (tmp_path / "o.h5ad").exists()
+
+
 def _cli(src: Path, out: Path) -> list[str]:
     return [sys.executable, "-m", "scconsensus", "run", str(src), "--out", str(out),
             "--n-partitions", "6", "--k", "3,5", "--method", "pla", "--no-progress"]  # fmt: skip
