@@ -1,6 +1,6 @@
 """Peak memory of the dense routes against the memory guard's estimate.
 
-Routes: PCC's and PLA's dense fits (``core``), and ``tl.coassociation(mode="dense")``.
+Routes: PCC's, PLA's and DPP's dense fits (``core``), and ``tl.coassociation(mode="dense")``.
 
 Each route and size runs in a subprocess of its own: the peak resident memory
 (``VmHWM``, reset through ``/proc/self/clear_refs`` after the imports and a warm-up
@@ -19,7 +19,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROUTES = ("pcc", "pla", "coassociation")
+ROUTES = ("pcc", "pla", "dpp", "coassociation")
 
 
 def _status(field: str) -> int:
@@ -63,6 +63,13 @@ def _call(route: str, labels, k: int = 6):
         return coassociation(adata, mode="dense")
     if route == "pcc":
         return pcc_consensus(labels, k, route=FitRoute(mode="dense"), random_state=0)
+    if route == "dpp":  # DPP reads the data: the planted groups as points in 10 dimensions
+        import numpy as np
+
+        from scconsensus.core.dpp import DPPRoute, dpp_consensus
+
+        X = np.random.default_rng(0).normal(size=(labels.shape[0], 10)) + labels[:, :10]
+        return dpp_consensus(X, route=DPPRoute(mode="dense"), random_state=0)
     return pla(labels, k, mode="dense", random_state=0)
 
 

@@ -65,6 +65,14 @@ _CLI_PHRASES = (
         "or cluster a representation (sc.pp.pca).",
         "or cluster a representation (sc.pp.pca on the input, then --use-rep X_pca).",
     ),
+    # select_k's warnings (a trial read Python's names on the command line)
+    ("(tl.ensemble's default k='auto' reaches sqrt(n))", "(the default --k auto reaches sqrt(n))"),
+    ("(tl.ensemble's default k='auto')", "(the default --k auto)"),
+    (
+        "Look at pl.k_selection, and give the number of clusters if the biology sets one.",
+        "Look at the report's figure of K, and give --n-clusters if the biology sets one.",
+    ),
+    ("or give the number of clusters.", "or give --n-clusters."),
 )
 
 #: A name is rewritten unless it is one already (after "-"), part of a word, a key or an
@@ -83,6 +91,13 @@ def cli_terms(text: str) -> str:
     "(n_partitions) ... e.g. k=(2, 3)" where the command line says --n-partitions and
     --k 2,3); the R bridge does the same for R (``.r_terms``)."""
     text = re.sub(r"(?<![\w(])k=\((\d+), (\d+)\)", r"--k \1,\2", text)
+    # the memory guard's advice (a trial was told to set a Python setting)
+    text = re.sub(r"(?<![\w-])mode='(\w+)'", r"--param mode=\1", text)
+    text = text.replace(
+        "raise scconsensus.settings.max_dense_bytes if you have the memory",
+        "raise the limit (environment variable SCCONSENSUS_MAX_DENSE_BYTES, in bytes) if "
+        "you have the memory",
+    )
     for python, cli in _CLI_PHRASES:
         text = text.replace(python, cli)
     # the run writes the evidence and its figure; no Python session to call pl from

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+
+#: The environment variable that sets :attr:`Settings.max_dense_bytes` at import.
+ENV_MAX_DENSE_BYTES = "SCCONSENSUS_MAX_DENSE_BYTES"
 
 
 @dataclass
@@ -15,7 +19,9 @@ class Settings:
         Largest dense ``n x n`` allocation (in bytes, all matrices of one call
         together, for PCC and PLA their solvers' working arrays included) that
         scconsensus makes before refusing with an error that points to the
-        sparse route. Default 4 GiB.
+        sparse route. Default 4 GiB, or the environment variable
+        ``SCCONSENSUS_MAX_DENSE_BYTES`` (bytes) when set before import: the command
+        line's way to raise it.
     dense_auto_max_items
         ``mode="auto"`` uses dense co-association up to this many items and the
         sparse (sampled pairs) route above it (PCC and PLA: see also the next).
@@ -88,3 +94,11 @@ _EXAMPLES = {"max_dense_bytes": "8 * 1024**3", "auto_fit_size": "20_000"}
 
 
 settings = Settings()
+if os.environ.get(ENV_MAX_DENSE_BYTES):  # checked as an assignment is, named as set
+    try:
+        settings.max_dense_bytes = int(os.environ[ENV_MAX_DENSE_BYTES])
+    except ValueError:
+        raise ValueError(
+            f"{ENV_MAX_DENSE_BYTES}={os.environ[ENV_MAX_DENSE_BYTES]!r} must be a whole "
+            f"number of bytes, e.g. {ENV_MAX_DENSE_BYTES}=8589934592 for 8 GiB."
+        ) from None

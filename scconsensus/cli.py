@@ -541,15 +541,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    try:
-        with warnings.catch_warnings():  # restores the caller's display on return
-            warnings.showwarning = console_warnings()
+    # warnings said as the command line says its errors from the parsing on (a trial saw
+    # the old option name's FutureWarning printed with argparse's source line)
+    with warnings.catch_warnings():  # restores the caller's display on return
+        warnings.showwarning = console_warnings()
+        args = build_parser().parse_args(argv)
+        try:
             return args.func(args)
-    except (ValueError, MemoryError) as err:
-        print(f"scconsensus: error: {_cli_terms(str(err))}", file=sys.stderr)
-        return 2
+        except (ValueError, MemoryError) as err:
+            text = _cli_terms(str(err))
+            if getattr(args, "outdir", None) is not None:  # the demo's only output option
+                text = text.replace("--out:", "--outdir:")
+            print(f"scconsensus: error: {text}", file=sys.stderr)
+            return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

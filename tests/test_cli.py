@@ -359,6 +359,33 @@ def test_cli_terms_leave_options_keys_and_python_code_alone():
         assert _cli_terms(kept) == kept
 
 
+def test_the_command_line_says_its_own_words(tmp_path, capsys):
+    """A robustness trial: the old option's FutureWarning came with argparse's source
+    line; the demo's error named --out, which it does not have; select_k's advice named
+    tl.ensemble, pl.k_selection and k='auto'."""
+    from scconsensus.cli import _cli_terms, main
+
+    out = tmp_path / "o.h5ad"
+    argv = ["run", str(tmp_path / "missing.h5ad"), "--out", str(out), "--no-figures"]
+    assert main([*argv, "--ensemble-methods", "kmeans"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("scconsensus: warning: --ensemble-methods is now")
+    assert "argparse" not in err and "FutureWarning" not in err
+    (tmp_path / "a_file").write_text("")
+    assert main(["demo", "--outdir", str(tmp_path / "a_file")]) == 2
+    assert "scconsensus: error: --outdir: cannot create" in capsys.readouterr().err
+    said = _cli_terms(
+        "Build the ensemble over larger k (tl.ensemble's default k='auto' reaches sqrt(n)), "
+        "or give the number of clusters. Look at pl.k_selection, and give the number of "
+        "clusters if the biology sets one."
+    )
+    assert said == (
+        "Build the ensemble over larger k (the default --k auto reaches sqrt(n)), or give "
+        "--n-clusters. Look at the report's figure of K, and give --n-clusters if the "
+        "biology sets one."
+    )
+
+
 def test_a_method_twice_is_refused_and_params_one_method_ignores_are_said(
     tmp_path, blobs_adata, capsys
 ):

@@ -153,3 +153,41 @@ def test_oversize_dense_route_refused_before_planning(monkeypatch, method):
     n = {"pcc": 10000, "pla": 20000}[method]
     with pytest.raises(MemoryError, match=rf"{n} x {n} working arrays.*\(\d+\.\d GiB\)"):
         getattr(scc.tl, method)(a, n_clusters=3, mode="dense")
+
+
+def test_dense_dpp_counts_its_four_matrices(monkeypatch, adata):
+    """A trial measured DPP's dense peak 1.35x the guard's three matrices
+    (benchmarks/memory.py: 1.54 and 1.38 at 2,000 and 4,000 items; 1.16, 1.04 now)."""
+    assert dense_route_bytes("dpp", N_ITEMS) == 4 * N_ITEMS**2 * 8
+    monkeypatch.setattr(settings, "max_dense_bytes", 7 * N_ITEMS**2 * 4)  # 3.5 matrices
+    with pytest.raises(MemoryError, match=_size_message(N_ITEMS)):
+        scc.tl.dpp(adata, mode="dense", n_runs=5)
+    assert "dpp" not in adata.obs
+
+
+def test_the_limit_from_the_environment(tmp_path):
+    """The command line has no Python session to set settings.max_dense_bytes in: the
+    guard's advice there names SCCONSENSUS_MAX_DENSE_BYTES, read at import."""
+    import os
+    import subprocess
+    import sys
+
+    code = "import scconsensus; print(scconsensus.settings.max_dense_bytes)"
+    env = {**os.environ, "SCCONSENSUS_MAX_DENSE_BYTES": "12345"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.stdout.strip() == "12345"
+    env["SCCONSENSUS_MAX_DENSE_BYTES"] = "8GB"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert "SCCONSENSUS_MAX_DENSE_BYTES='8GB' must be a whole number of bytes" in out.stderr
+
+
+def test_the_command_line_advice_names_its_own_options(monkeypatch, tmp_path, capsys):
+    from scconsensus.cli import main
+
+    monkeypatch.setattr(settings, "max_dense_bytes", 10_000)
+    argv = ["run", "iris", "--out", str(tmp_path / "o.h5ad"), "--no-figures", "--method", "pcc"]
+    assert main([*argv, "--param", "mode=dense", "--n-partitions", "5"]) == 2
+    err = capsys.readouterr().err
+    assert "Use --param mode=sparse (sampled pairs), --param mode=lowrank" in err
+    assert "environment variable SCCONSENSUS_MAX_DENSE_BYTES" in err
+    assert "settings.max_dense_bytes" not in err and "mode='" not in err

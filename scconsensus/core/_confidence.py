@@ -76,8 +76,9 @@ def ensemble_confidence(ensemble: np.ndarray, labels: np.ndarray) -> np.ndarray:
     the share of its co-members that carry its label (:func:`ensemble_support`,
     partitions of at least ``k`` clusters) and the share of its consensus cluster that
     it is co-clustered with (all partitions, as the co-association of the item with its
-    cluster); the item itself counts in both, as a co-member and in its cluster. The first is low where finer partitions mix the item with another
-    cluster, the second where the partitions often split it off its own; on the
+    cluster); the item itself counts in both, as a co-member and in its cluster. The
+    first is low where finer partitions mix the item with another cluster, the second
+    where the partitions often split it off its own; on the
     accuracy panel their mean ranks misassigned items better than either alone, and
     better than the largest membership.
 

@@ -32,7 +32,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from ..._docs import doc_params
-from ..._memory_guard import check_dense_memory
+from ..._memory_guard import check_dense_route
 from ..._progress import progress_bar
 from ..._settings import settings
 from ..._validation import (
@@ -182,8 +182,7 @@ def _check_inputs(X, sampling: DPPSampling, cut: DPPCut, route: DPPRoute, n_runs
     if mode == "auto":
         mode = "dense" if n <= settings.dense_auto_max_items else "sparse"
     if mode == "dense":
-        # L, its eigenvectors and the consensus values: three n x n float64 matrices
-        check_dense_memory(n, n_matrices=3, itemsize=8, what="Exact DPP consensus")
+        check_dense_route("dpp", n, what="Exact DPP consensus")
     k_max = math.ceil(math.sqrt(n)) if k_max is None else int(k_max)
     return X, mode, k_max
 
