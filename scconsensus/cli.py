@@ -34,6 +34,7 @@ from ._io import (
     output_lock,
     remove_stale,
 )
+from ._memory_guard import SPARSE_ADVICE, check_dense_route
 from ._report import check_report_folder, draw_report
 from ._report_table import NA_NOTE, results_table
 from ._results import truth_labels
@@ -45,7 +46,9 @@ from ._validation import (
     check_kwargs,
     check_n_jobs,
 )
+from .core._subset import fit_count
 from .core.ensemble import METHODS
+from .core.pcc._consensus import DENSE_ADVICE as PCC_DENSE_ADVICE
 from .tl._anndata import consensus_layout
 from .tl._ensemble import companion_ending
 from .tl._null import check_null_input
@@ -242,7 +245,7 @@ def run(args: argparse.Namespace) -> int:
     check_writable(Path(args.out).parent, "--out")
     if figures is not None:
         check_report_folder(figures)
-    adata, truth, keys, replaced = _load_checked(args, methods)
+    adata, truth, keys, replaced = _load_checked(args, methods, extra)
     # an explicit --figures folder is locked on its own; the default one belongs to --out
     own = figures is not None and bool(args.figures)
     with output_lock(args.out), output_lock(figures, "--figures") if own else nullcontext():
@@ -252,7 +255,7 @@ def run(args: argparse.Namespace) -> int:
         return _publish(adata, args, (keys, replaced, truth), figures)
 
 
-def _load_checked(args: argparse.Namespace, methods: list[str]) -> tuple:
+def _load_checked(args: argparse.Namespace, methods: list[str], extra: dict[str, Any]) -> tuple:
     """``(adata, truth, keys, replaced)``: the input read and checked against the run."""
     adata = _load(args.input)
     if adata.n_obs == 0:
@@ -266,7 +269,30 @@ def _load_checked(args: argparse.Namespace, methods: list[str]) -> tuple:
         )
     keys = result_keys(methods, args.n_clusters)
     _check_ensemble_key(adata, args)
+    _check_methods_input(adata, methods, extra)
     return adata, truth, keys, _replaced(adata, keys)
+
+
+def _check_methods_input(adata: ad.AnnData, methods: list[str], extra: dict[str, Any]) -> None:
+    """What the methods would refuse on this input, refused before the ensemble and the
+    first method (a trial lost 86 s of PLA to PCC's memory guard, and a layer missing for
+    DPP after PCC and PLA had run): a ``--param layer`` the input lacks, and each dense
+    route's memory where ``--param mode=dense`` asks for it."""
+    layer = extra.get("layer")
+    if layer is not None and layer not in adata.layers:
+        raise ValueError(
+            f"--param layer={layer}: the input has no such layer (layers: "
+            f"{list(adata.layers) or 'none'}); name one of them, or leave it out."
+        )
+    if extra.get("mode") != "dense":
+        return
+    fit = (extra.get("fit_size", "auto"), extra.get("fit_fraction"))
+    for name in (m for m in methods if m in ("pcc", "pla")):
+        n_fit = fit_count(adata.n_obs, *fit, method=name)
+        advice = PCC_DENSE_ADVICE if name == "pcc" else SPARSE_ADVICE
+        check_dense_route(name, n_fit, what=f"Dense {name.upper()}", advice=advice)
+    if "dpp" in methods:
+        check_dense_route("dpp", adata.n_obs, what="Exact DPP consensus")
 
 
 def _publish(adata: ad.AnnData, args: argparse.Namespace, run: tuple, figures: Path | None) -> int:

@@ -185,9 +185,15 @@ def test_the_command_line_advice_names_its_own_options(monkeypatch, tmp_path, ca
     from scconsensus.cli import main
 
     monkeypatch.setattr(settings, "max_dense_bytes", 10_000)
-    argv = ["run", "iris", "--out", str(tmp_path / "o.h5ad"), "--no-figures", "--method", "pcc"]
-    assert main([*argv, "--param", "mode=dense", "--n-partitions", "5"]) == 2
-    err = capsys.readouterr().err
-    assert "Use --param mode=sparse (sampled pairs), --param mode=lowrank" in err
-    assert "environment variable SCCONSENSUS_MAX_DENSE_BYTES" in err
-    assert "settings.max_dense_bytes" not in err and "mode='" not in err
+    argv = ["run", "iris", "--out", str(tmp_path / "o.h5ad"), "--no-figures", "--method", "pla"]
+    # PCC's refusal comes before the ensemble and PLA (a trial lost PLA's 86 s to it)
+    assert main([*argv, "--method", "pcc", "--param", "mode=dense", "--n-partitions", "5"]) == 2
+    said = capsys.readouterr()
+    assert "Dense PLA needs" in said.err and "ensemble:" not in said.out
+    assert "Use --param mode=sparse (sampled pairs)" in said.err
+    assert "environment variable SCCONSENSUS_MAX_DENSE_BYTES" in said.err
+    assert "settings.max_dense_bytes" not in said.err and "mode='" not in said.err
+    assert main([*argv[:-2], "--method", "pcc", "--param", "mode=dense"]) == 2
+    assert "Dense PCC needs" in capsys.readouterr().err
+    assert main([*argv[:-2], "--method", "dpp", "--param", "layer=counts"]) == 2
+    assert "--param layer=counts: the input has no such layer" in capsys.readouterr().err
