@@ -47,8 +47,11 @@ from ._validation import (
     check_n_jobs,
 )
 from .core._subset import fit_count
+from .core.dpp._api import MODES as DPP_MODES
 from .core.ensemble import METHODS
 from .core.pcc._consensus import DENSE_ADVICE as PCC_DENSE_ADVICE
+from .core.pcc._consensus import MODES as PCC_MODES
+from .core.pla._model import MODES as PLA_MODES
 from .tl._anndata import consensus_layout
 from .tl._ensemble import companion_ending
 from .tl._null import check_null_input
@@ -277,13 +280,17 @@ def _check_methods_input(adata: ad.AnnData, methods: list[str], extra: dict[str,
     """What the methods would refuse on this input, refused before the ensemble and the
     first method (a trial lost 86 s of PLA to PCC's memory guard, and a layer missing for
     DPP after PCC and PLA had run): a ``--param layer`` the input lacks, and each dense
-    route's memory where ``--param mode=dense`` asks for it."""
+    route's memory where ``--param mode=dense`` asks for it; a ``mode`` a method lacks
+    (a trial's ``mode=sprase`` was refused after the ensemble)."""
     layer = extra.get("layer")
     if layer is not None and layer not in adata.layers:
         raise ValueError(
             f"--param layer={layer}: the input has no such layer (layers: "
             f"{list(adata.layers) or 'none'}); name one of them, or leave it out."
         )
+    modes = {"pcc": PCC_MODES, "pla": PLA_MODES, "dpp": DPP_MODES}
+    for name in (m for m in methods if m in modes and "mode" in extra):
+        check_choice(extra["mode"], modes[name], f"--param mode (for {name})")
     if extra.get("mode") != "dense":
         return
     fit = (extra.get("fit_size", "auto"), extra.get("fit_fraction"))

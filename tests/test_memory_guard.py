@@ -197,3 +197,6 @@ def test_the_command_line_advice_names_its_own_options(monkeypatch, tmp_path, ca
     assert "Dense PCC needs" in capsys.readouterr().err
     assert main([*argv[:-2], "--method", "dpp", "--param", "layer=counts"]) == 2
     assert "--param layer=counts: the input has no such layer" in capsys.readouterr().err
+    assert main([*argv, "--param", "mode=sprase"]) == 2  # a typo costs no ensemble
+    said = capsys.readouterr()
+    assert "--param mode (for pla)" in said.err and "ensemble:" not in said.out

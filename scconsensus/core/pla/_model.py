@@ -64,6 +64,9 @@ __all__ = ["LAMBDA_GRID", "PLAResult", "pla"]
 #: label noise; 0.54-0.79 for the two clusters of the PLA banana toy from any start.
 MIN_TOGETHER = 0.85
 
+#: The routes of a PLA fit (``mode``).
+MODES = ("auto", "dense", "sparse")
+
 
 @dataclass
 class PLAResult:
@@ -414,7 +417,7 @@ def _result(fit, restarts, items, weights: dict, mode: str, stored) -> PLAResult
 
 def _check_run(mode, n_init, max_iter, tol, n_neighbors, n_random, pairs="auto"):
     """``(n_init, em_kw)``: the run arguments of :func:`pla` checked."""
-    check_choice(mode, ("auto", "dense", "sparse"), "mode")
+    check_choice(mode, MODES, "mode")
     if isinstance(pairs, str):  # an array is checked where it is read
         check_choice(pairs, PAIRS, "pairs")
     check_int(n_neighbors, "n_neighbors", 0)
