@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import tempfile
 import uuid
@@ -130,14 +131,23 @@ def remove_stale(path: str | Path) -> None:
     Call only while holding :func:`output_lock` on ``path``: no one else writes them then.
     """
     path = Path(path)
-    olds = sorted(path.parent.glob(f".{path.stem}{_OLD}*"), key=lambda p: p.stat().st_mtime)
-    if olds and not path.exists():
+    olds = sorted(_left_by(path, _OLD), key=lambda p: p.stat().st_mtime)
+    if olds and olds[-1].is_dir() and not path.exists() and not path.is_symlink():
         os.replace(olds.pop(), path)
-    for stale in [*path.parent.glob(f".{path.stem}{_TMP}*"), *olds]:
+    for stale in [*_left_by(path, _TMP), *olds]:
         if stale.is_dir():
             shutil.rmtree(stale, ignore_errors=True)
         else:
             stale.unlink(missing_ok=True)
+
+
+def _left_by(path: Path, marker: str) -> list[Path]:
+    """The temporary names :func:`_temporary` made for ``path`` itself, not for a
+    neighbour of the same stem (``--out res.h5ad`` beside ``--figures res``)."""
+    name = re.compile(
+        rf"\.{re.escape(path.stem)}{re.escape(marker)}[0-9a-f]{{12}}{re.escape(path.suffix)}"
+    )
+    return [p for p in path.parent.glob(f".{path.stem}{marker}*") if name.fullmatch(p.name)]
 
 
 def check_not_open(path: str | Path, option: str = "--out") -> None:
@@ -196,10 +206,14 @@ def check_writable(folder: str | Path, option: str) -> None:
         Naming the folder and the reason.
     """
     folder = Path(folder)
-    base = next(p for p in (folder, *folder.parents) if p.exists() or p == Path(p.anchor))
+    # a link counts where it stands, dangling or not: mkdir would meet it there
+    base = next(
+        p for p in (folder, *folder.parents) if p.exists() or p.is_symlink() or p == Path(p.anchor)
+    )
     if not base.is_dir():
+        what = "a link to nothing" if base.is_symlink() and not base.exists() else "a file"
         raise ValueError(
-            f"{option}: cannot create the folder {str(folder)!r} ({str(base)!r} is a file); "
+            f"{option}: cannot create the folder {str(folder)!r} ({str(base)!r} is {what}); "
             "choose a folder you can write to."
         )
     try:
@@ -215,7 +229,13 @@ def check_writable(folder: str | Path, option: str) -> None:
 def _check_folder(folder: Path, option: str) -> None:
     """The folder an output goes into can be written, and exists."""
     check_writable(folder, option)
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as err:  # what the probe cannot foresee (a race, a full disk)
+        raise ValueError(
+            f"{option}: cannot create the folder {str(folder)!r} ({err.strerror}); "
+            "choose a folder you can write to."
+        ) from None
 
 
 @contextlib.contextmanager

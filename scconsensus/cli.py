@@ -8,7 +8,6 @@ options its signature accepts.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import inspect
 import sys
 import time
@@ -249,9 +248,10 @@ def run(args: argparse.Namespace) -> int:
     if figures is not None:
         check_report_folder(figures)
     adata, truth, keys, replaced = _load_checked(args, methods, extra)
-    # an explicit --figures folder is locked on its own; the default one belongs to --out
-    own = figures is not None and bool(args.figures)
-    with output_lock(args.out), output_lock(figures, "--figures") if own else nullcontext():
+    # the figure folder is locked under its own name too: another run's --out may have it
+    # as its default, or name it with --figures (never a deadlock: no lock waits)
+    figures_lock = output_lock(figures, "--figures") if figures is not None else nullcontext()
+    with output_lock(args.out), figures_lock:
         for path in [args.out] + ([figures] if figures else []):
             remove_stale(path)  # a killed run's temporary files; its previous report back
         _compute(adata, args, methods, extra, k)
@@ -306,16 +306,32 @@ def _publish(adata: ad.AnnData, args: argparse.Namespace, run: tuple, figures: P
     """Write ``--out`` and the report, each to a temporary name, and rename both into place
     one after the other at the end: a kill leaves the previous pair, or (in the instant
     between the renames) the new file beside the previous report, never a part of either.
-    ``run``: the result keys, the input's results computed again, the truth column."""
+    A report that fails leaves the previous one and still publishes the file: the run's
+    results are not lost to a figure. ``run``: the result keys, the input's results
+    computed again, the truth column."""
     keys, replaced, truth = run
-    out = Path(args.out)
+    out, failed = Path(args.out), None
     table = results_table(adata, keys, truth)
-    with contextlib.ExitStack() as stack:
-        folder = stack.enter_context(atomic_dir(figures)) if figures is not None else None
-        tmp = stack.enter_context(atomic_file(out))  # renamed first, then the folder
-        adata.write_h5ad(tmp)
-        if folder is not None:
-            draw_report(adata, folder, keys, truth=truth, progress=args.progress)
+    with atomic_dir(figures) if figures is not None else nullcontext() as folder:
+        with atomic_file(out) as tmp:
+            adata.write_h5ad(tmp)
+            if folder is not None:
+                try:
+                    draw_report(adata, folder, keys, truth=truth, progress=args.progress)
+                except Exception as err:  # said below, once the file is out
+                    failed = err
+        if failed is not None:  # the new folder is dropped, the previous report kept
+            raise ValueError(
+                f"the report could not be drawn ({type(failed).__name__}: {failed}); wrote "
+                f"{out}, and left the previous report in {figures} as it was."
+            ) from failed
+    _say_results(adata, keys, truth, replaced, out, table)
+    print(f"wrote {out}" + (f" and {figures / 'report.md'}" if figures is not None else ""))
+    return 0
+
+
+def _say_results(adata, keys, truth, replaced: list[str], out: Path, table) -> None:
+    """The console's summary: results computed again, and the table of results."""
     if replaced:
         verb = "is" if len(replaced) == 1 else "are"
         print(f"note: the input's {', '.join(replaced)} {verb} computed again in {out}")
@@ -325,8 +341,6 @@ def _publish(adata: ad.AnnData, args: argparse.Namespace, run: tuple, figures: P
         print(table.to_string(na_rep="n/a", index_names=False))
         if table.isna().to_numpy().any():
             print(NA_NOTE)
-    print(f"wrote {out}" + (f" and {figures / 'report.md'}" if figures is not None else ""))
-    return 0
 
 
 def _check_ensemble_key(adata: ad.AnnData, args: argparse.Namespace) -> None:

@@ -315,8 +315,13 @@ def test_10_no_impossible_advice(adata, fn, n, kwargs):
 def test_11_min_mass_too_large_is_a_clear_error(adata):
     _fails_cleanly(scc.tl.pcc, adata, "min_mass=1e\\+09 must lie in \\[0, 40\\)", min_mass=1e9)
     # above every cluster but below n: the largest cluster is kept, not a division by zero
-    scc.tl.pcc(adata, n_clusters=3, n_init=1, min_mass=39)
+    scc.tl.pcc(adata, n_clusters=3, n_init=1, min_mass=39, divergence="l2")
     assert adata.obs["pcc"].nunique() == 1
+    # under KL one cluster says that items some partition split are always together (an
+    # infinite objective): the fewest dropped clusters that make it finite stay
+    scc.tl.pcc(adata, n_clusters=3, n_init=1, min_mass=39)
+    assert np.isfinite(adata.uns["pcc"]["objective"])
+    np.testing.assert_allclose(adata.obsm["pcc_membership"].sum(axis=1), 1.0)
 
 
 # ------------------------------------------------------ item 12: silent overwrites

@@ -313,6 +313,12 @@ def test_a_rerun_replaces_every_k_the_earlier_run_wrote():
     assert "consensus_k_k4" in adata.uns and "consensus_k_k4" in adata.obs
     scc.tl.consensus_k(adata, max_k=3, reps=5, use_rep="X", keep_k=[2])
     assert "consensus_k_k3" not in adata.obs and "consensus_k_k2" in adata.obs
+    # a k written again loses what the new run does not write (a review: the stored
+    # matrices of a run with store_matrices stayed beside a rerun without)
+    scc.tl.consensus_k(adata, max_k=3, reps=5, use_rep="X", keep_k=[2], store_matrices=True)
+    assert "consensus_k_k2_consensus" in adata.obsp
+    scc.tl.consensus_k(adata, max_k=3, reps=5, use_rep="X", keep_k=[2])
+    assert "consensus_k_k2_consensus" not in adata.obsp and "consensus_k_k2" in adata.obs
 
 
 def test_tl_missing_rep_is_a_clear_error():
@@ -401,7 +407,7 @@ def test_a_second_ccp_run_says_it_replaces_the_record(ccp_run):
     # the earlier run's k = 4, 5 went with the record that listed them
     assert "removing ccp_k4, ccp_k5: results of the earlier run" in log.getvalue()
     assert list(adata.uns["ccp"]["keys"]) == ["ccp_k2", "ccp_k3"]
-    assert not [key for key in (*adata.uns, *adata.obs, *adata.obsm, *adata.obsp) if "_k4" in key]
+    assert not [k for k in (*adata.uns, *adata.obs, *adata.obsm, *adata.obsp) if "ccp_k4" in k]
 
 
 def test_feature_subsample_too_small_to_correlate_is_refused():

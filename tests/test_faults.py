@@ -172,8 +172,9 @@ def test_a_kill_between_the_renames_of_a_folder_swap_loses_no_report(tmp_path, m
 
 def test_out_and_report_are_published_together(previous_run, tmp_path, monkeypatch, capsys):
     """A trial killed a run while its report was drawn: out.h5ad held the new run, the
-    report the previous one. Both are now renamed into place after both are written: a
-    report that fails leaves the previous pair."""
+    report the previous one. Both are now renamed into place after both are written; a
+    report that fails still publishes the file (the results are not lost to a figure)
+    and keeps the previous report, and says so."""
     import scconsensus.cli as cli
 
     src, out = previous_run
@@ -184,18 +185,49 @@ def test_out_and_report_are_published_together(previous_run, tmp_path, monkeypat
     before, report = _digest(out), (folder / "report.md").read_text()
 
     def fails(*args, **kwargs):
-        raise RuntimeError("the report failed")
+        raise RuntimeError("a figure failed")
 
     monkeypatch.setattr(cli, "draw_report", fails)
-    with pytest.raises(RuntimeError):
-        main([*argv[:-2], "--k", "3,6"])
-    assert _digest(out) == before and (folder / "report.md").read_text() == report
+    assert main([*argv[:-2], "--k", "3,6"]) == 2
+    err = capsys.readouterr().err
+    assert "the report could not be drawn (RuntimeError: a figure failed); wrote" in err
+    assert _digest(out) != before and (folder / "report.md").read_text() == report
     assert _leftovers(tmp_path) == [] and _leftovers(out.parent) == []
     # a killed demo's temporary folder under an explicit --figures is cleaned up too
     (tmp_path / ".figs.tmp-0123456789ab").mkdir()
     monkeypatch.undo()
     assert main(argv) == 0
     assert _leftovers(tmp_path) == []
+
+
+def test_a_report_named_as_the_out_file_keeps_its_own_leftovers(tmp_path):
+    """A review: --out res.h5ad and --figures res share the stem "res", and the cleanup of
+    one took the other's hidden copy (deleting the only report, or renaming it onto
+    res.h5ad)."""
+    from scconsensus._io import remove_stale
+
+    (tmp_path / "res.h5ad").write_text("file")
+    old = tmp_path / ".res.old-0123456789ab"
+    old.mkdir()
+    (old / "report.md").write_text("previous")
+    remove_stale(tmp_path / "res.h5ad")  # not the file's: left alone
+    assert old.is_dir()
+    (tmp_path / "res.h5ad").unlink()
+    remove_stale(tmp_path / "res.h5ad")
+    assert old.is_dir() and not (tmp_path / "res.h5ad").exists()
+    remove_stale(tmp_path / "res")  # the folder's own: put back
+    assert (tmp_path / "res" / "report.md").read_text() == "previous"
+
+
+def test_the_default_figure_folder_is_locked_under_its_own_name(previous_run, capsys):
+    """A review: a run writing res_figures through --figures did not stop another whose
+    --out res.h5ad has it as its default folder, which removed the first one's files."""
+    src, out = previous_run
+    figures = out.parent / (out.stem + "_figures")
+    with output_lock(figures, "--figures"):  # as another run holds it
+        assert main(["run", str(src), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("scconsensus: error: --figures") and "another scconsensus run" in err
 
 
 def test_outputs_are_checked_before_and_made_after_the_input(tmp_path, monkeypatch, capsys):

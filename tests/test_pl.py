@@ -470,5 +470,16 @@ def test_a_figure_saved_with_savefig_keeps_its_labels_and_bins_whole(adata):
     assert len(legends) == 2
     for legend in legends:  # outside the axes, where no bin can lie under them
         assert not legend.get_window_extent(renderer).overlaps(ax.bbox)
-    for dots in ax.collections:  # every marker whole inside the axes
-        assert _inside(dots.get_window_extent(renderer), ax.bbox)
+    box = ax.bbox
+    for dots in ax.collections:  # every marker whole inside the axes (a review: the
+        # collection's own extent is a null box here, which any check passes)
+        centres = ax.transData.transform(dots.get_offsets())
+        radius = np.sqrt(dots.get_sizes()) * fig.dpi / 72 / 2
+        assert (centres[:, 0] - radius >= box.x0).all() and (centres[:, 0] + radius <= box.x1).all()
+        assert (centres[:, 1] - radius >= box.y0).all() and (centres[:, 1] + radius <= box.y1).all()
+    # in axes the user gave, beside others, the legends stay inside them
+    _, (left, _right) = plt.subplots(1, 2, figsize=(8, 4))
+    scc.pl.calibration(a, "pcc", truth="truth", ax=left, show=False)
+    left.figure.canvas.draw()
+    for legend in left.findobj(matplotlib.legend.Legend):
+        assert _inside(legend.get_window_extent(left.figure.canvas.get_renderer()), left.bbox)

@@ -21,6 +21,13 @@ from ._utils import check_adata, finish, get_axes
 _MAX_AREA = 300.0
 #: room past 0 and 1 on both axes, so that the largest marker there is drawn whole
 _MARGIN = 0.07
+#: Where the legends go: beside and below a figure of the plot's own, in the corners of
+#: axes the user gave.
+_OUTSIDE = {
+    "sizes": {"loc": "center left", "bbox_to_anchor": (1.02, 0.5)},
+    "keys": {"loc": "upper center", "bbox_to_anchor": (0.5, -0.16)},
+}
+_INSIDE = {"sizes": {"loc": "lower right"}, "keys": {"loc": "upper left"}}
 
 
 @doc_params()
@@ -44,7 +51,8 @@ def calibration(
     the scale. Cells whose confidence is NaN are left out. The other legend gives each
     key's AUROC (how well the confidence ranks the wrong cells below the right ones)
     and expected calibration error, the figures :func:`scconsensus.tl.compare` reports
-    (with its ten bins).
+    (with its ten bins). The legends sit beside and below a figure of the plot's own, and
+    in the corners of axes given as ``ax`` (which may have neighbours).
 
     Parameters
     ----------
@@ -79,8 +87,9 @@ def calibration(
     adata = check_adata(adata)
     # every check runs here, before a figure exists: a refused call leaves none open
     curves = _curves(adata, keys, truth, n_bins)
+    outside = ax is None  # legends beside a figure of its own, not over a user's other axes
     ax = get_axes(ax, figsize)
-    _draw(ax, curves)
+    _draw(ax, curves, outside)
     return finish(ax.figure, show, save, f"calibration_{'_'.join(curves)}", ax)
 
 
@@ -121,8 +130,9 @@ def _curves(
     return curves
 
 
-def _draw(ax: Axes, curves: dict[str, tuple[pd.DataFrame, str]]) -> None:
-    """The diagonal, each key's bins, and the two legends (keys; cells per bin)."""
+def _draw(ax: Axes, curves: dict[str, tuple[pd.DataFrame, str]], outside: bool) -> None:
+    """The diagonal, each key's bins, and the two legends (keys; cells per bin), outside
+    the axes or (axes the user gave, which may have neighbours) in their corners."""
     # one reference for all keys, so that equal areas mean equal counts across keys
     largest = max(int(table["n_items"].max()) for table, _ in curves.values())
     ax.plot([0, 1], [0, 1], color="0.7", lw=1, ls="--")
@@ -139,18 +149,16 @@ def _draw(ax: Axes, curves: dict[str, tuple[pd.DataFrame, str]]) -> None:
         Line2D([], [], ls="", marker="o", color="0.6", ms=np.sqrt(_MAX_AREA * c / largest))
         for c in counts
     ]
-    # both legends outside the axes, where no bin can lie under them (a trial's legend
-    # hid a bin at accuracy 1), and room for the largest marker at 0 and 1
+    # outside the axes no bin can lie under a legend (a trial's hid a bin at accuracy 1);
+    # room for the largest marker at 0 and 1 either way
+    places = _OUTSIDE if outside else _INSIDE
     size_legend = ax.legend(
-        sizes, [str(c) for c in counts], title="cells per bin", loc="center left",
-        bbox_to_anchor=(1.02, 0.5), fontsize=7, title_fontsize=7, frameon=False,
-        labelspacing=1.2,
+        sizes, [str(c) for c in counts], title="cells per bin", fontsize=7, title_fontsize=7,
+        frameon=False, labelspacing=1.2, **places["sizes"],
     )  # fmt: skip
     ax.add_artist(size_legend)
     ax.set_xlim(-_MARGIN, 1 + _MARGIN)
     ax.set_ylim(-_MARGIN, 1 + _MARGIN)
     ax.set_xlabel("confidence (bin mean)")
     ax.set_ylabel("accuracy (majority class of the cluster)")
-    ax.legend(
-        handles=lines, fontsize=7, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.16)
-    )
+    ax.legend(handles=lines, fontsize=7, frameon=False, **places["keys"])

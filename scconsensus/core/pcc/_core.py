@@ -425,8 +425,10 @@ def _returned(data, sparse_input, Y, obj, bregman, min_mass, has_pair):
     largest first, that make it finite again: renormalised without them, two items kept
     apart by some partition came out wholly in one cluster (``q = 1``), which the model
     then says never happens (a user fitting ``K`` far above the data's, e.g. 16 on iris,
-    read "objective inf"). Restoring clusters never makes it infinite again (supports
-    only grow), so the fewest are found by bisection.
+    read "objective inf"). They are found by bisection over how many are restored, which
+    ends on a finite objective (restoring all gives the solver's point); restoring more
+    mostly only adds to the rows' supports, so it is the fewest but where a row that had
+    no mass left (uniform) becomes one-hot in a restored cluster.
     """
     membership, order = _memberships(Y, min_mass, has_pair)
     if order.size == Y.shape[1]:
@@ -440,11 +442,8 @@ def _returned(data, sparse_input, Y, obj, bregman, min_mass, has_pair):
     while lo < hi:
         mid = (lo + hi) // 2
         kept = _memberships(Y, min_mass, has_pair, restore=dropped[:mid])[0]
-        lo, hi = (
-            (lo, mid)
-            if np.isfinite(_objective(data, sparse_input, kept, bregman))
-            else (mid + 1, hi)
-        )
+        finite = np.isfinite(_objective(data, sparse_input, kept, bregman))
+        lo, hi = (lo, mid) if finite else (mid + 1, hi)
     membership, order = _memberships(Y, min_mass, has_pair, restore=dropped[:lo])
     return membership, order, _objective(data, sparse_input, membership, bregman)
 
