@@ -175,7 +175,7 @@ def test_out_and_report_are_published_together(previous_run, tmp_path, monkeypat
     report the previous one. Both are now renamed into place after both are written; a
     report that fails still publishes the file (the results are not lost to a figure)
     and keeps the previous report, and says so."""
-    import scconsensus.cli as cli
+    import scconsensus._cli_publish as cli
 
     src, out = previous_run
     folder = tmp_path / "figs"
