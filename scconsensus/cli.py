@@ -165,6 +165,27 @@ def _check_args(args: argparse.Namespace, methods: list[str], extra: dict[str, A
     accepted = {p for m in methods for p in inspect.signature(getattr(tl, m)).parameters}
     accepted -= {"adata", "copy", *_OWN_OPTIONS}
     check_kwargs(extra, accepted, f"--param (for {', '.join(methods)})")
+    _check_param_kinds(methods, extra)
+
+
+#: The annotations' words for values the command line parses as numbers or TRUE/FALSE.
+_NUMBERS = {"int", "float", "bool", "None"}
+
+
+def _check_param_kinds(methods: list[str], extra: dict[str, Any]) -> None:
+    """A word where a method takes only a number (a trial's ``--param n_init=abc`` was
+    refused after the ensemble), read from the methods' annotations."""
+    for name, value in extra.items():
+        if not isinstance(value, str):
+            continue
+        for method in methods:
+            given = inspect.signature(getattr(tl, method)).parameters.get(name)
+            kinds = set(str(getattr(given, "annotation", "")).replace(" ", "").split("|"))
+            if given is not None and kinds <= _NUMBERS:
+                raise ValueError(
+                    f"--param {name}={value}: {method} takes a number there "
+                    f"({' or '.join(sorted(kinds))}), e.g. --param {name}={given.default}."
+                )
 
 
 def _n_clusters(text: str) -> str | int | list[int]:

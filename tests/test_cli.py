@@ -374,6 +374,11 @@ def test_the_command_line_says_its_own_words(tmp_path, capsys):
     (tmp_path / "a_file").write_text("")
     assert main(["demo", "--outdir", str(tmp_path / "a_file")]) == 2
     assert "scconsensus: error: --outdir: cannot create" in capsys.readouterr().err
+    out2 = ["run", "iris", "--out", str(out), "--no-figures", "--n-partitions", "5"]
+    assert main([*out2, "--param", "n_init=abc"]) == 2  # a word where a number goes
+    said = capsys.readouterr()
+    assert "--param n_init=abc: pcc takes a number there (int)" in said.err
+    assert "ensemble:" not in said.out
     said = _cli_terms(
         "Build the ensemble over larger k (tl.ensemble's default k='auto' reaches sqrt(n)), "
         "or give the number of clusters. Look at pl.k_selection, and give the number of "
