@@ -404,3 +404,18 @@ def test_transfer_reads_x_when_the_ensemble_did_though_a_pca_came_later():
     ref.obsm["X_pca"] = ref.X[:, :1].copy()  # a later PCA
     scc.tl.pla_transfer(new, ref)
     assert new.uns["pla"]["predictor_rep"] == "X"
+
+
+def test_transfer_names_labels_no_reference_partition_has():
+    """Noticed in a trial: new cells labelled with ids none of the reference's partitions
+    has were put down to "never sampled"."""
+    a = scc.datasets.iris()
+    scc.tl.ensemble(a, n_partitions=10, random_state=0)
+    scc.tl.pla(a, n_clusters=3, random_state=0)
+    new = scc.datasets.iris()[:20].copy()
+    labels = a.obsm["scc_ensemble"][:20].copy()
+    labels[:5] = 99
+    new.obsm["given"] = labels
+    with pytest.warns(RuntimeWarning, match="5 new item.*labelled with ids no fitted item has"):
+        scc.tl.pla_transfer(new, a, new_ensemble_key="given")
+    assert new.obs["pla"].isna().sum() == 5

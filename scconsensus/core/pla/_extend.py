@@ -217,8 +217,9 @@ def pla_extend(
     if empty.any():
         warn(
             f"{int(empty.sum())} new item(s) share no cluster with any fitted item "
-            "(never sampled, or weights zero on their partitions); they get uniform "
-            "posteriors.",
+            "(never sampled, labelled with ids no fitted item has in those partitions, or "
+            "weights zero on them); they get uniform posteriors. Labels given for new items "
+            "must come from the same partitions as the reference's.",
             RuntimeWarning,
         )
     return out
