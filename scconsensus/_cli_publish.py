@@ -26,6 +26,7 @@ def publish(adata: ad.AnnData, args: argparse.Namespace, run: tuple, figures: Pa
     keys, replaced, truth = run
     out, failed = Path(args.out), None
     table = results_table(adata, keys, truth)
+    had_report = figures is not None and figures.is_dir()
     with atomic_dir(figures) if figures is not None else nullcontext() as folder:
         with atomic_file(out) as tmp:
             adata.write_h5ad(tmp)
@@ -34,12 +35,17 @@ def publish(adata: ad.AnnData, args: argparse.Namespace, run: tuple, figures: Pa
                     draw_report(adata, folder, keys, truth=truth, progress=args.progress)
                 except Exception as err:  # said below, once the file is out
                     failed = err
+        _say_results(adata, keys, truth, replaced, out, table)
         if failed is not None:  # the new folder is dropped, the previous report kept
+            left = (
+                f"left the previous report in {figures} as it was"
+                if had_report
+                else ("wrote no report")
+            )
             raise ValueError(
                 f"the report could not be drawn ({type(failed).__name__}: {failed}); wrote "
-                f"{out}, and left the previous report in {figures} as it was."
+                f"{out}, and {left}."
             ) from failed
-    _say_results(adata, keys, truth, replaced, out, table)
     print(f"wrote {out}" + (f" and {figures / 'report.md'}" if figures is not None else ""))
     return 0
 

@@ -27,6 +27,7 @@ __all__ = [
     "atomic_dir",
     "atomic_file",
     "check_not_open",
+    "check_replaceable",
     "check_writable",
     "output_lock",
     "remove_stale",
@@ -131,14 +132,44 @@ def remove_stale(path: str | Path) -> None:
     Call only while holding :func:`output_lock` on ``path``: no one else writes them then.
     """
     path = Path(path)
-    olds = sorted(_left_by(path, _OLD), key=lambda p: p.stat().st_mtime)
+    olds = sorted(_left_by(path, _OLD), key=lambda p: p.lstat().st_mtime)
     if olds and olds[-1].is_dir() and not path.exists() and not path.is_symlink():
         os.replace(olds.pop(), path)
     for stale in [*_left_by(path, _TMP), *olds]:
-        if stale.is_dir():
+        if stale.is_dir() and not stale.is_symlink():
             shutil.rmtree(stale, ignore_errors=True)
-        else:
+        else:  # a file, or a link (rmtree refuses links: a trial's stayed and broke runs)
             stale.unlink(missing_ok=True)
+
+
+def check_replaceable(folder: str | Path, option: str) -> None:
+    """Refuse an existing folder :func:`atomic_dir` could not rename away (a mount point,
+    an immutable folder: a trial's report failed after the whole run), by renaming it
+    away and back. Call while holding :func:`output_lock` on it, before any computing; a
+    kill between the two renames is undone by :func:`remove_stale`.
+
+    Raises
+    ------
+    ValueError
+        Naming the folder and the reason.
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        return
+    if os.path.ismount(folder):
+        raise ValueError(
+            f"{option} {str(folder)!r} is a mount point, which the report cannot replace "
+            "whole; name a folder inside it."
+        )
+    away = _temporary(folder, _OLD)
+    try:
+        os.replace(folder, away)
+    except OSError as err:
+        raise ValueError(
+            f"{option} {str(folder)!r} cannot be replaced ({err.strerror}); the report "
+            "replaces its folder whole: name another folder."
+        ) from None
+    os.replace(away, folder)
 
 
 def _left_by(path: Path, marker: str) -> list[Path]:

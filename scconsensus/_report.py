@@ -427,10 +427,15 @@ def check_report_folder(outdir: str | Path, option: str = "--figures") -> None:
     Raises
     ------
     ValueError
-        When ``outdir`` is a file, a folder that is neither empty nor ``report.md``
-        with ``.png`` figures, or where nothing can be written.
+        When ``outdir`` is a file or a link, a folder that is neither empty nor
+        ``report.md`` with ``.png`` figures, or where nothing can be written.
     """
     outdir = Path(outdir)
+    if outdir.is_symlink():  # replaced whole, it would lose the link and not fill its target
+        raise ValueError(
+            f"{option} {str(outdir)!r} is a link; name the folder itself (the report replaces "
+            "its folder whole)."
+        )
     if outdir.exists() and not outdir.is_dir():
         raise ValueError(f"{option} {str(outdir)!r} is a file; name a folder for the report.")
     check_writable(outdir.parent, option)  # the report is swapped in beside it

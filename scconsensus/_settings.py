@@ -94,11 +94,28 @@ _EXAMPLES = {"max_dense_bytes": "8 * 1024**3", "auto_fit_size": "20_000"}
 
 
 settings = Settings()
-if os.environ.get(ENV_MAX_DENSE_BYTES):  # checked as an assignment is, named as set
+
+
+def _from_environment() -> None:
+    """:attr:`Settings.max_dense_bytes` from ``SCCONSENSUS_MAX_DENSE_BYTES``; a value that is
+    not a whole number of bytes is said and ignored (an error at import would end every
+    call, ``scconsensus --version`` too, in a traceback)."""
+    text = os.environ.get(ENV_MAX_DENSE_BYTES, "").strip().replace("_", "")
+    if not text:
+        return
     try:
-        settings.max_dense_bytes = int(os.environ[ENV_MAX_DENSE_BYTES])
+        number = float(text)
+        settings.max_dense_bytes = int(number) if number.is_integer() else number
     except ValueError:
-        raise ValueError(
-            f"{ENV_MAX_DENSE_BYTES}={os.environ[ENV_MAX_DENSE_BYTES]!r} must be a whole "
-            f"number of bytes, e.g. {ENV_MAX_DENSE_BYTES}=8589934592 for 8 GiB."
-        ) from None
+        import warnings
+
+        warnings.warn(
+            f"{ENV_MAX_DENSE_BYTES}={os.environ[ENV_MAX_DENSE_BYTES]!r} is not a whole number "
+            f"of bytes: ignored, the limit stays {settings.max_dense_bytes} bytes (e.g. "
+            f"{ENV_MAX_DENSE_BYTES}=8589934592 for 8 GiB).",
+            UserWarning,
+            stacklevel=2,
+        )
+
+
+_from_environment()

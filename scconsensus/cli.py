@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import re
 import sys
 import time
 import warnings
@@ -28,6 +29,7 @@ from ._cli_terms import cli_terms as _cli_terms
 from ._cli_terms import console_warnings, ratio_text
 from ._io import (
     check_not_open,
+    check_replaceable,
     check_writable,
     output_lock,
     remove_stale,
@@ -265,6 +267,7 @@ def run(args: argparse.Namespace) -> int:
     check_not_open(args.out)
     check_writable(Path(args.out).parent, "--out")
     if figures is not None:
+        _check_apart(Path(args.out), figures)
         check_report_folder(figures)
     adata, truth, keys, replaced = _load_checked(args, methods, extra)
     # the figure folder is locked under its own name too: another run's --out may have it
@@ -273,15 +276,31 @@ def run(args: argparse.Namespace) -> int:
     with output_lock(args.out), figures_lock:
         for path in [args.out] + ([figures] if figures else []):
             remove_stale(path)  # a killed run's temporary files; its previous report back
+        if figures is not None:
+            check_replaceable(figures, "--figures")
         _compute(adata, args, methods, extra, k)
         return publish(adata, args, (keys, replaced, truth), figures)
+
+
+def _check_apart(out: Path, figures: Path) -> None:
+    """Refuse a report folder that is ``--out`` or holds it: the report replaces its folder
+    whole (a trial's ``--figures`` was the folder of ``--out``: "wrote" it, then deleted it)."""
+    o, f = out.resolve(), figures.resolve()
+    if f == o or f in o.parents:
+        raise ValueError(
+            f"--figures {str(figures)!r} {'is' if f == o else 'holds'} --out {str(out)!r}, and "
+            "the report replaces its folder whole; name another folder for --figures, e.g. "
+            f"{str(out.parent / (out.stem + '_figures'))!r}."
+        )
 
 
 def _load_checked(args: argparse.Namespace, methods: list[str], extra: dict[str, Any]) -> tuple:
     """``(adata, truth, keys, replaced)``: the input read and checked against the run."""
     adata = _load(args.input)
-    if adata.n_obs == 0:
-        raise ValueError(f"The input {args.input!r} has no cells (0 rows); nothing to cluster.")
+    if adata.n_obs < 3:
+        raise ValueError(
+            f"The input {args.input!r} has {adata.n_obs} cell(s); at least 3 are needed to cluster."
+        )
     truth = _truth_column(adata, args.truth)
     largest = max(np.atleast_1d(args.n_clusters)) if args.n_clusters != "auto" else 0
     if largest >= adata.n_obs:
@@ -576,7 +595,7 @@ def main(argv: list[str] | None = None) -> int:
         except (ValueError, MemoryError) as err:
             text = _cli_terms(str(err))
             if getattr(args, "outdir", None) is not None:  # the demo's only output option
-                text = text.replace("--out:", "--outdir:")
+                text = re.sub(r"^(--out|--figures)(?=[: ])", "--outdir", text)
             print(f"scconsensus: error: {text}", file=sys.stderr)
             return 2
 

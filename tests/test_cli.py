@@ -374,6 +374,10 @@ def test_the_command_line_says_its_own_words(tmp_path, capsys):
     (tmp_path / "a_file").write_text("")
     assert main(["demo", "--outdir", str(tmp_path / "a_file")]) == 2
     assert "scconsensus: error: --outdir: cannot create" in capsys.readouterr().err
+    (tmp_path / "d" / "figures").mkdir(parents=True)
+    (tmp_path / "d" / "figures" / "notes.txt").write_text("mine")
+    assert main(["demo", "--outdir", str(tmp_path / "d")]) == 2
+    assert "scconsensus: error: --outdir '" in capsys.readouterr().err
     out2 = ["run", "iris", "--out", str(out), "--no-figures", "--n-partitions", "5"]
     assert main([*out2, "--param", "n_init=abc"]) == 2  # a word where a number goes
     said = capsys.readouterr()

@@ -191,7 +191,11 @@ def test_out_and_report_are_published_together(previous_run, tmp_path, monkeypat
     assert main([*argv[:-2], "--k", "3,6"]) == 2
     err = capsys.readouterr().err
     assert "the report could not be drawn (RuntimeError: a figure failed); wrote" in err
+    assert "left the previous report in" in err
     assert _digest(out) != before and (folder / "report.md").read_text() == report
+    assert main([*argv[:5], str(tmp_path / "new_figs"), *argv[6:]]) == 2
+    said = capsys.readouterr()
+    assert "and wrote no report." in said.err and "pla" in said.out  # the table was said
     assert _leftovers(tmp_path) == [] and _leftovers(out.parent) == []
     # a killed demo's temporary folder under an explicit --figures is cleaned up too
     (tmp_path / ".figs.tmp-0123456789ab").mkdir()
@@ -256,6 +260,53 @@ def test_outputs_are_checked_before_and_made_after_the_input(tmp_path, monkeypat
     assert "cannot be written" in err.err and "Read-only file system" in err.err
     assert "ensemble:" not in err.out  # refused before any computing
     assert not (tmp_path / "o.h5ad").exists()
+
+
+def test_report_folders_that_would_lose_the_output_or_a_link_are_refused(
+    tmp_path, monkeypatch, capsys
+):
+    """A verification trial: --figures F with --out F/res.h5ad "wrote" the file and then
+    deleted it with the old folder; a linked --figures lost its link, left a hidden one
+    that broke every later run, and a dangling one failed after the run; a mount point or
+    an immutable report folder failed after the run; a one-cell input made --out's folder
+    before it was refused."""
+    from scconsensus import _io
+
+    out = tmp_path / "F" / "res.h5ad"
+    for figures in (tmp_path / "F", out, tmp_path):
+        assert main(["run", "iris", "--out", str(out), "--figures", str(figures)]) == 2
+        assert "the report replaces its folder whole" in capsys.readouterr().err
+    assert not (tmp_path / "F").exists()
+    (tmp_path / "real").mkdir()
+    for name, target in (("link", tmp_path / "real"), ("dangling", tmp_path / "nowhere")):
+        (tmp_path / name).symlink_to(target)
+        argv = ["run", "iris", "--out", str(tmp_path / "o.h5ad"), "--figures", str(tmp_path / name)]
+        assert main(argv) == 2
+        said = capsys.readouterr()
+        assert "is a link; name the folder itself" in said.err and "ensemble:" not in said.out
+    # a link left by an older run under the temporary name is removed, not kept
+    (tmp_path / ".rep.old-0123456789ab").symlink_to(tmp_path / "nowhere")
+    _io.remove_stale(tmp_path / "rep")
+    assert not (tmp_path / ".rep.old-0123456789ab").is_symlink()
+    (tmp_path / "rep").mkdir()
+    real = os.replace
+
+    def immutable(src, dst):
+        if Path(src) == tmp_path / "rep":
+            raise PermissionError(1, "Operation not permitted")
+        real(src, dst)
+
+    monkeypatch.setattr(_io.os, "replace", immutable)
+    argv = ["run", "iris", "--out", str(tmp_path / "o.h5ad"), "--figures", str(tmp_path / "rep")]
+    assert main(argv) == 2
+    said = capsys.readouterr()
+    assert "--figures" in said.err and "cannot be replaced (Operation not permitted)" in said.err
+    assert "ensemble:" not in said.out and not (tmp_path / "o.h5ad").exists()
+    monkeypatch.undo()
+    ad.AnnData(np.zeros((1, 3))).write_h5ad(tmp_path / "one.h5ad")
+    assert main(["run", str(tmp_path / "one.h5ad"), "--out", str(tmp_path / "n" / "o.h5ad")]) == 2
+    assert "has 1 cell(s); at least 3 are needed" in capsys.readouterr().err
+    assert not (tmp_path / "n").exists()
 
 
 def _cli(src: Path, out: Path) -> list[str]:

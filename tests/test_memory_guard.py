@@ -176,9 +176,16 @@ def test_the_limit_from_the_environment(tmp_path):
     env = {**os.environ, "SCCONSENSUS_MAX_DENSE_BYTES": "12345"}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert out.stdout.strip() == "12345"
-    env["SCCONSENSUS_MAX_DENSE_BYTES"] = "8GB"
+    env["SCCONSENSUS_MAX_DENSE_BYTES"] = "1e9"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
-    assert "SCCONSENSUS_MAX_DENSE_BYTES='8GB' must be a whole number of bytes" in out.stderr
+    assert out.stdout.strip() == "1000000000"
+    # a bad value is said and ignored: an error at import would end every call in a
+    # traceback, `scconsensus --version` too (a trial)
+    for bad in ("8GB", "-5"):
+        env["SCCONSENSUS_MAX_DENSE_BYTES"] = bad
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+        assert out.returncode == 0 and out.stdout.strip() == str(4 * 1024**3)
+        assert f"SCCONSENSUS_MAX_DENSE_BYTES={bad!r} is not a whole number of bytes" in out.stderr
 
 
 def test_the_command_line_advice_names_its_own_options(monkeypatch, tmp_path, capsys):
