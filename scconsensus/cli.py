@@ -22,6 +22,7 @@ import anndata as ad
 import numpy as np
 
 from . import datasets, tl
+from ._cli_checks import check_apart, check_methods_input, check_param_kinds
 from ._cli_parser import BUNDLED, CONSENSUS_METHODS, command_parser
 from ._cli_publish import publish
 from ._cli_terms import OWN_OPTIONS as _OWN_OPTIONS
@@ -34,7 +35,6 @@ from ._io import (
     output_lock,
     remove_stale,
 )
-from ._memory_guard import SPARSE_ADVICE, check_dense_route
 from ._report import check_report_folder
 from ._results import truth_labels
 from ._validation import (
@@ -45,12 +45,7 @@ from ._validation import (
     check_kwargs,
     check_n_jobs,
 )
-from .core._subset import fit_count
-from .core.dpp._api import MODES as DPP_MODES
 from .core.ensemble import METHODS
-from .core.pcc._consensus import DENSE_ADVICE as PCC_DENSE_ADVICE
-from .core.pcc._consensus import MODES as PCC_MODES
-from .core.pla._model import MODES as PLA_MODES
 from .tl._anndata import consensus_layout
 from .tl._ensemble import companion_ending
 from .tl._null import check_null_input
@@ -167,27 +162,7 @@ def _check_args(args: argparse.Namespace, methods: list[str], extra: dict[str, A
     accepted = {p for m in methods for p in inspect.signature(getattr(tl, m)).parameters}
     accepted -= {"adata", "copy", *_OWN_OPTIONS}
     check_kwargs(extra, accepted, f"--param (for {', '.join(methods)})")
-    _check_param_kinds(methods, extra)
-
-
-#: The annotations' words for values the command line parses as numbers or TRUE/FALSE.
-_NUMBERS = {"int", "float", "bool", "None"}
-
-
-def _check_param_kinds(methods: list[str], extra: dict[str, Any]) -> None:
-    """A word where a method takes only a number (a trial's ``--param n_init=abc`` was
-    refused after the ensemble), read from the methods' annotations."""
-    for name, value in extra.items():
-        if not isinstance(value, str):
-            continue
-        for method in methods:
-            given = inspect.signature(getattr(tl, method)).parameters.get(name)
-            kinds = set(str(getattr(given, "annotation", "")).replace(" ", "").split("|"))
-            if given is not None and kinds <= _NUMBERS:
-                raise ValueError(
-                    f"--param {name}={value}: {method} takes a number there "
-                    f"({' or '.join(sorted(kinds))}), e.g. --param {name}={given.default}."
-                )
+    check_param_kinds(methods, extra)
 
 
 def _n_clusters(text: str) -> str | int | list[int]:
@@ -267,7 +242,7 @@ def run(args: argparse.Namespace) -> int:
     check_not_open(args.out)
     check_writable(Path(args.out).parent, "--out")
     if figures is not None:
-        _check_apart(Path(args.out), figures)
+        check_apart(Path(args.out), figures)
         check_report_folder(figures)
     adata, truth, keys, replaced = _load_checked(args, methods, extra)
     # the figure folder is locked under its own name too: another run's --out may have it
@@ -280,18 +255,6 @@ def run(args: argparse.Namespace) -> int:
             check_replaceable(figures, "--figures")
         _compute(adata, args, methods, extra, k)
         return publish(adata, args, (keys, replaced, truth), figures)
-
-
-def _check_apart(out: Path, figures: Path) -> None:
-    """Refuse a report folder that is ``--out`` or holds it: the report replaces its folder
-    whole (a trial's ``--figures`` was the folder of ``--out``: "wrote" it, then deleted it)."""
-    o, f = out.resolve(), figures.resolve()
-    if f == o or f in o.parents:
-        raise ValueError(
-            f"--figures {str(figures)!r} {'is' if f == o else 'holds'} --out {str(out)!r}, and "
-            "the report replaces its folder whole; name another folder for --figures, e.g. "
-            f"{str(out.parent / (out.stem + '_figures'))!r}."
-        )
 
 
 def _load_checked(args: argparse.Namespace, methods: list[str], extra: dict[str, Any]) -> tuple:
@@ -310,34 +273,8 @@ def _load_checked(args: argparse.Namespace, methods: list[str], extra: dict[str,
         )
     keys = result_keys(methods, args.n_clusters)
     _check_ensemble_key(adata, args)
-    _check_methods_input(adata, methods, extra)
+    check_methods_input(adata, methods, extra)
     return adata, truth, keys, _replaced(adata, keys)
-
-
-def _check_methods_input(adata: ad.AnnData, methods: list[str], extra: dict[str, Any]) -> None:
-    """What the methods would refuse on this input, refused before the ensemble and the
-    first method (a trial lost 86 s of PLA to PCC's memory guard, and a layer missing for
-    DPP after PCC and PLA had run): a ``--param layer`` the input lacks, and each dense
-    route's memory where ``--param mode=dense`` asks for it; a ``mode`` a method lacks
-    (a trial's ``mode=sprase`` was refused after the ensemble)."""
-    layer = extra.get("layer")
-    if layer is not None and layer not in adata.layers:
-        raise ValueError(
-            f"--param layer={layer}: the input has no such layer (layers: "
-            f"{list(adata.layers) or 'none'}); name one of them, or leave it out."
-        )
-    modes = {"pcc": PCC_MODES, "pla": PLA_MODES, "dpp": DPP_MODES}
-    for name in (m for m in methods if m in modes and "mode" in extra):
-        check_choice(extra["mode"], modes[name], f"--param mode (for {name})")
-    if extra.get("mode") != "dense":
-        return
-    fit = (extra.get("fit_size", "auto"), extra.get("fit_fraction"))
-    for name in (m for m in methods if m in ("pcc", "pla")):
-        n_fit = fit_count(adata.n_obs, *fit, method=name)
-        advice = PCC_DENSE_ADVICE if name == "pcc" else SPARSE_ADVICE
-        check_dense_route(name, n_fit, what=f"Dense {name.upper()}", advice=advice)
-    if "dpp" in methods:
-        check_dense_route("dpp", adata.n_obs, what="Exact DPP consensus")
 
 
 def _check_ensemble_key(adata: ad.AnnData, args: argparse.Namespace) -> None:

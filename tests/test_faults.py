@@ -243,7 +243,7 @@ def test_outputs_are_checked_before_and_made_after_the_input(tmp_path, monkeypat
     assert not (tmp_path / "new").exists()
     ad.AnnData(np.zeros((0, 3))).write_h5ad(tmp_path / "empty.h5ad")
     assert main(["run", str(tmp_path / "empty.h5ad"), "--out", str(out)]) == 2
-    assert "has no cells (0 rows)" in capsys.readouterr().err
+    assert "has 0 cell(s); at least 3 are needed" in capsys.readouterr().err
     assert not (tmp_path / "new").exists()
     (tmp_path / "a_file").write_text("")
     argv = ["run", "iris", "--out", str(tmp_path / "o.h5ad"), "--figures"]
