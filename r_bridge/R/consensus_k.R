@@ -34,7 +34,9 @@
 #'   the CDF, delta-area and PAC plots. For a `SingleCellExperiment`, `x` with
 #'   the labels of the kept k in `colData`, every k's labels as
 #'   `reducedDim(x, "<name>_labels")` and the statistics in
-#'   `metadata(x)[[name]]`; [consensusKStats()] makes the data.frame of them.
+#'   `metadata(x)[[name]]`; [consensusKStats()] makes the data.frame of them. A
+#'   rerun under the same `name` replaces every k its earlier run wrote, those it
+#'   does not write again included (a warning names them).
 #' @seealso [plot.sccConsensusK()];
 #'   `ConsensusClusterPlus::ConsensusClusterPlus()`, which this follows.
 #' @examples

@@ -121,11 +121,45 @@
         x <- methods::as(x, "SingleCellExperiment")
     }
     .refuse_foreign(x, names(obs), names(obsm))
+    x <- .drop_earlier_k(x, uns)
     for (col in names(obs)) SummarizedExperiment::colData(x)[[col]] <- unname(obs[[col]])
     for (nm in names(obsm)) SingleCellExperiment::reducedDim(x, nm) <- obsm[[nm]]
     for (nm in names(uns)) S4Vectors::metadata(x)[[nm]] <- uns[[nm]]
     for (nm in built) S4Vectors::metadata(x)[[nm]]$representation <- representation
     if (!is.null(label)) SingleCellExperiment::colLabels(x) <- unname(label)
+    x
+}
+
+# A consensus-k record replaced in `uns` takes with it every k its earlier run wrote and
+# this one does not (as Python's tl.consensus_k does: maxK = 5, then 3, left k4 and k5 in
+# colData beside a record that no longer listed them); one warning names them.
+.drop_earlier_k <- function(x, uns) {
+    meta <- S4Vectors::metadata(x)
+    kinds <- c("consensus_k", "consensus_cluster_plus")
+    gone <- character(0)
+    for (nm in names(uns)) {
+        old <- meta[[nm]]
+        if (!is.list(old) || !isTRUE(old[["method"]] %in% kinds)) next
+        stale <- setdiff(unlist(old[["keys"]]), unlist(uns[[nm]][["keys"]]))
+        stale <- stale[vapply(stale, function(k) isTRUE(meta[[k]][["method"]] %in% kinds),
+                              logical(1))]
+        for (k in stale) {
+            cols <- intersect(paste0(k, c("", "_confidence", "_entropy")),
+                              names(SummarizedExperiment::colData(x)))
+            for (col in cols) SummarizedExperiment::colData(x)[[col]] <- NULL
+            dims <- intersect(paste0(k, c("_membership", "_item_consensus")),
+                              SingleCellExperiment::reducedDimNames(x))
+            for (dim in dims) SingleCellExperiment::reducedDim(x, dim) <- NULL
+            S4Vectors::metadata(x)[[k]] <- NULL
+        }
+        gone <- c(gone, stale)
+    }
+    if (length(gone)) {
+        warning(warningCondition(
+            paste0("removing ", paste(gone, collapse = ", "), ": results of the earlier run ",
+                   "that this run replaces and does not write again; pass another name to ",
+                   "keep them."), category = "UserWarning", class = "scconsensusWarning"))
+    }
     x
 }
 

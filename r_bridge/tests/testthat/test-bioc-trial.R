@@ -70,3 +70,17 @@ test_that("nNull after the cells were put in another order", {
     res <- pcc(sce[, rev(seq_len(ncol(sce)))], nClusters = 2, nNull = 2)
     expect_false(is.null(S4Vectors::metadata(res)$pcc$k_null))
 })
+
+test_that("a consensusK() rerun on a SingleCellExperiment replaces every k its earlier run wrote", {
+    skip_without_python()
+    sce <- SingleCellExperiment::SingleCellExperiment(list(logcounts = two_groups()))
+    sce <- consensusK(sce, maxK = 4, reps = 5, keepK = "all", progress = FALSE)
+    expect_true(all(c("consensus_k_k4", "consensus_k_k4_confidence") %in% names(sce@colData)))
+    expect_warning(sce <- consensusK(sce, maxK = 2, reps = 5, keepK = "all", progress = FALSE),
+                   "removing consensus_k_k3, consensus_k_k4: results of the earlier run",
+                   class = "scconsensusWarning")
+    left <- c(names(SummarizedExperiment::colData(sce)), names(S4Vectors::metadata(sce)),
+              SingleCellExperiment::reducedDimNames(sce))
+    expect_false(any(grepl("_k[34]", left)))
+    expect_true("consensus_k_k2" %in% left)
+})
