@@ -26,8 +26,9 @@ _NUMBERS = {"int", "float", "bool", "None"}
 
 
 def check_param_kinds(methods: list[str], extra: dict[str, Any]) -> None:
-    """A word where a method takes only a number (a trial's ``--param n_init=abc`` was
-    refused after the ensemble), read from the methods' annotations."""
+    """A word where a method takes only a number or true/false (a trial's ``--param
+    n_init=abc`` was refused after the ensemble), read from the methods' annotations
+    (``from __future__ import annotations``: the words ``int | None``, as written)."""
     for name, value in extra.items():
         if not isinstance(value, str):
             continue
@@ -35,21 +36,27 @@ def check_param_kinds(methods: list[str], extra: dict[str, Any]) -> None:
             given = inspect.signature(getattr(tl, method)).parameters.get(name)
             kinds = set(str(getattr(given, "annotation", "")).replace(" ", "").split("|"))
             if given is not None and kinds <= _NUMBERS:
-                raise ValueError(
-                    f"--param {name}={value}: {method} takes a number there "
-                    f"({' or '.join(sorted(kinds))}), e.g. --param {name}={given.default}."
-                )
+                what = "true or false" if kinds == {"bool"} else "a number"
+                also = ", or none" if "None" in kinds else ""
+                raise ValueError(f"--param {name}={value}: {method} takes {what} there{also}.")
 
 
 def check_apart(out: Path, figures: Path) -> None:
-    """Refuse a report folder that is ``--out`` or holds it: the report replaces its folder
-    whole (a trial's ``--figures`` was the folder of ``--out``: "wrote" it, then deleted it)."""
-    o, f = out.resolve(), figures.resolve()
+    """Refuse a report folder that is ``--out``, holds it, or holds the current folder: the
+    report replaces its folder whole (a trial's ``--figures`` was the folder of ``--out``:
+    "wrote" it, then deleted it; ``--figures .`` replaced the shell's folder)."""
+    o, f = out.parent.resolve() / out.name, figures.resolve()  # a link at --out is replaced
     if f == o or f in o.parents:
         raise ValueError(
             f"--figures {str(figures)!r} {'is' if f == o else 'holds'} --out {str(out)!r}, and "
             "the report replaces its folder whole; name another folder for --figures, e.g. "
             f"{str(out.parent / (out.stem + '_figures'))!r}."
+        )
+    here = Path.cwd().resolve()
+    if f == here or f in here.parents:
+        raise ValueError(
+            f"--figures {str(figures)!r} holds the current folder, and the report replaces its "
+            "folder whole; name a new folder, e.g. --figures report."
         )
 
 

@@ -26,7 +26,7 @@ def publish(adata: ad.AnnData, args: argparse.Namespace, run: tuple, figures: Pa
     keys, replaced, truth = run
     out, failed = Path(args.out), None
     table = results_table(adata, keys, truth)
-    had_report = figures is not None and figures.is_dir()
+    had_report = figures is not None and (figures / "report.md").is_file()
     with atomic_dir(figures) if figures is not None else nullcontext() as folder:
         with atomic_file(out) as tmp:
             adata.write_h5ad(tmp)
@@ -37,11 +37,9 @@ def publish(adata: ad.AnnData, args: argparse.Namespace, run: tuple, figures: Pa
                     failed = err
         _say_results(adata, keys, truth, replaced, out, table)
         if failed is not None:  # the new folder is dropped, the previous report kept
-            left = (
-                f"left the previous report in {figures} as it was"
-                if had_report
-                else ("wrote no report")
-            )
+            left = "wrote no report"
+            if had_report:
+                left = f"left the previous report in {figures} as it was"
             raise ValueError(
                 f"the report could not be drawn ({type(failed).__name__}: {failed}); wrote "
                 f"{out}, and {left}."

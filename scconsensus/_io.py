@@ -133,7 +133,8 @@ def remove_stale(path: str | Path) -> None:
     """
     path = Path(path)
     olds = sorted(_left_by(path, _OLD), key=lambda p: p.lstat().st_mtime)
-    if olds and olds[-1].is_dir() and not path.exists() and not path.is_symlink():
+    last = olds[-1] if olds else None
+    if last and last.is_dir() and not last.is_symlink() and not os.path.lexists(path):
         os.replace(olds.pop(), path)
     for stale in [*_left_by(path, _TMP), *olds]:
         if stale.is_dir() and not stale.is_symlink():

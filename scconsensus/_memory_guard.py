@@ -4,7 +4,9 @@ and what to do instead."""
 
 from __future__ import annotations
 
-from ._settings import settings
+import warnings
+
+from ._settings import ENV_PROBLEM, settings
 
 #: Advice of :func:`check_dense_memory` for functions that have a sparse route.
 SPARSE_ADVICE = "Use mode='sparse' (sampled pairs)"
@@ -13,6 +15,15 @@ NO_SPARSE_ADVICE = (
     "This has no sparse route: run it on fewer items (e.g. a random subset of cells), "
     "use tl.ensemble with tl.pcc/tl.pla/tl.dpp (mode='sparse') for large data,"
 )
+
+
+def limit() -> int:
+    """:attr:`settings.max_dense_bytes`, saying once that a bad ``SCCONSENSUS_MAX_DENSE_BYTES``
+    was ignored (here, inside the call: the command line words it as its own warnings)."""
+    problem = ENV_PROBLEM.pop() if ENV_PROBLEM else None
+    if problem is not None:
+        warnings.warn(problem, UserWarning, stacklevel=3)
+    return settings.max_dense_bytes
 
 
 def format_bytes(n_bytes: float) -> str:
@@ -45,11 +56,11 @@ def check_dense_memory(
         Naming the size that would be needed and ``advice``.
     """
     need = int(n_items) ** 2 * int(itemsize) * int(n_matrices)
-    limit = settings.max_dense_bytes
-    if need > limit:
+    limit_bytes = limit()
+    if need > limit_bytes:
         raise MemoryError(
             f"{what} needs {n_matrices} dense {n_items} x {n_items} matrix/matrices "
-            f"({format_bytes(need)}), above the limit of {format_bytes(limit)}. {advice} "
+            f"({format_bytes(need)}), above the limit of {format_bytes(limit_bytes)}. {advice} "
             "or raise scconsensus.settings.max_dense_bytes if you have the memory."
         )
 
@@ -117,10 +128,10 @@ def check_dense_route(route: str, n_items: int, *, what: str, advice: str = SPAR
         Naming the memory needed, the limit and ``advice``.
     """
     need = dense_route_bytes(route, n_items)
-    limit = settings.max_dense_bytes
-    if need > limit:
+    limit_bytes = limit()
+    if need > limit_bytes:
         raise MemoryError(
             f"{what} needs {n_items} x {n_items} working arrays, temporaries included, "
-            f"({format_bytes(need)}), above the limit of {format_bytes(limit)}. "
+            f"({format_bytes(need)}), above the limit of {format_bytes(limit_bytes)}. "
             f"{advice} or raise scconsensus.settings.max_dense_bytes if you have the memory."
         )

@@ -96,26 +96,30 @@ _EXAMPLES = {"max_dense_bytes": "8 * 1024**3", "auto_fit_size": "20_000"}
 settings = Settings()
 
 
-def _from_environment() -> None:
-    """:attr:`Settings.max_dense_bytes` from ``SCCONSENSUS_MAX_DENSE_BYTES``; a value that is
-    not a whole number of bytes is said and ignored (an error at import would end every
-    call, ``scconsensus --version`` too, in a traceback)."""
+def _from_environment() -> str | None:
+    """:attr:`Settings.max_dense_bytes` from ``SCCONSENSUS_MAX_DENSE_BYTES``; for a value that
+    is not a non-negative whole number of bytes, the words that say it is ignored. They are
+    said when the limit is first read (:func:`scconsensus._memory_guard.limit`), not at
+    import: an error there would end every call, ``scconsensus --version`` too, in a
+    traceback, and a warning there comes before the command line can word it as its own."""
     text = os.environ.get(ENV_MAX_DENSE_BYTES, "").strip().replace("_", "")
     if not text:
-        return
+        return None
     try:
-        number = float(text)
-        settings.max_dense_bytes = int(number) if number.is_integer() else number
+        try:
+            number = int(text)  # exact for any size; float() rounds above 2**53
+        except ValueError:
+            number = float(text)
+            number = int(number) if number.is_integer() else number
+        settings.max_dense_bytes = number
     except ValueError:
-        import warnings
-
-        warnings.warn(
-            f"{ENV_MAX_DENSE_BYTES}={os.environ[ENV_MAX_DENSE_BYTES]!r} is not a whole number "
-            f"of bytes: ignored, the limit stays {settings.max_dense_bytes} bytes (e.g. "
-            f"{ENV_MAX_DENSE_BYTES}=8589934592 for 8 GiB).",
-            UserWarning,
-            stacklevel=2,
+        return (
+            f"{ENV_MAX_DENSE_BYTES}={os.environ[ENV_MAX_DENSE_BYTES]!r} is not a non-negative "
+            f"whole number of bytes: ignored, the limit stays {settings.max_dense_bytes} bytes "
+            f"(e.g. {ENV_MAX_DENSE_BYTES}=8589934592 for 8 GiB)."
         )
+    return None
 
 
-_from_environment()
+#: What :func:`_from_environment` found wrong, said once by the memory guard.
+ENV_PROBLEM = [_from_environment()]

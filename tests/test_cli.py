@@ -381,7 +381,15 @@ def test_the_command_line_says_its_own_words(tmp_path, capsys):
     out2 = ["run", "iris", "--out", str(out), "--no-figures", "--n-partitions", "5"]
     assert main([*out2, "--param", "n_init=abc"]) == 2  # a word where a number goes
     said = capsys.readouterr()
-    assert "--param n_init=abc: pcc takes a number there (int)" in said.err
+    assert "--param n_init=abc: pcc takes a number there." in said.err
+    from scconsensus._cli_checks import check_param_kinds
+
+    # words the methods take pass (a review: the check reads annotations as written)
+    check_param_kinds(["pcc", "pla", "dpp"], {"fit_size": "auto", "lam": "cv", "mode": "sparse"})
+    with pytest.raises(ValueError, match="pla takes true or false there"):
+        check_param_kinds(["pla"], {"weighted": "yes"})
+    with pytest.raises(ValueError, match="pcc takes a number there, or none"):
+        check_param_kinds(["pcc"], {"max_iter": "lots"})
     assert "ensemble:" not in said.out
     said = _cli_terms(
         "Build the ensemble over larger k (tl.ensemble's default k='auto' reaches sqrt(n)), "

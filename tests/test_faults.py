@@ -284,10 +284,19 @@ def test_report_folders_that_would_lose_the_output_or_a_link_are_refused(
         assert main(argv) == 2
         said = capsys.readouterr()
         assert "is a link; name the folder itself" in said.err and "ensemble:" not in said.out
-    # a link left by an older run under the temporary name is removed, not kept
-    (tmp_path / ".rep.old-0123456789ab").symlink_to(tmp_path / "nowhere")
-    _io.remove_stale(tmp_path / "rep")
-    assert not (tmp_path / ".rep.old-0123456789ab").is_symlink()
+    # a link left by an older run under the temporary name is removed, not kept, nor put
+    # back as the report folder when it points to one (a review)
+    for target in ("nowhere", "real"):
+        (tmp_path / ".rep.old-0123456789ab").symlink_to(tmp_path / target)
+        _io.remove_stale(tmp_path / "rep")
+        assert not os.path.lexists(tmp_path / ".rep.old-0123456789ab")
+        assert not os.path.lexists(tmp_path / "rep")
+    # the current folder, or one holding it, is no report folder (a review: --figures .)
+    (tmp_path / "real" / "deeper").mkdir()
+    monkeypatch.chdir(tmp_path / "real" / "deeper")
+    for here in (".", ".."):
+        assert main(["run", "iris", "--out", str(tmp_path / "o.h5ad"), "--figures", here]) == 2
+        assert "holds the current folder" in capsys.readouterr().err
     (tmp_path / "rep").mkdir()
     real = os.replace
 

@@ -179,13 +179,23 @@ def test_the_limit_from_the_environment(tmp_path):
     env["SCCONSENSUS_MAX_DENSE_BYTES"] = "1e9"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert out.stdout.strip() == "1000000000"
-    # a bad value is said and ignored: an error at import would end every call in a
-    # traceback, `scconsensus --version` too (a trial)
+    env["SCCONSENSUS_MAX_DENSE_BYTES"] = "12345678901234567891"  # exact, not through float
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.stdout.strip() == "12345678901234567891"
+    # a bad value is said when the limit is read, and ignored: an error at import would end
+    # every call in a traceback, `scconsensus --version` too (a trial)
+    guard = (
+        "import numpy as np, scconsensus; "
+        "scconsensus.core.coassociation(np.zeros((5, 2), dtype=np.int32), 'dense'); " + code[20:]
+    )
     for bad in ("8GB", "-5"):
         env["SCCONSENSUS_MAX_DENSE_BYTES"] = bad
         out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+        assert out.returncode == 0 and out.stderr == ""  # nothing at import
+        out = subprocess.run([sys.executable, "-c", guard], env=env, capture_output=True, text=True)
         assert out.returncode == 0 and out.stdout.strip() == str(4 * 1024**3)
-        assert f"SCCONSENSUS_MAX_DENSE_BYTES={bad!r} is not a whole number of bytes" in out.stderr
+        said = f"SCCONSENSUS_MAX_DENSE_BYTES={bad!r} is not a non-negative whole number of bytes"
+        assert said in out.stderr
 
 
 def test_the_command_line_advice_names_its_own_options(monkeypatch, tmp_path, capsys):
@@ -204,6 +214,13 @@ def test_the_command_line_advice_names_its_own_options(monkeypatch, tmp_path, ca
     assert "Dense PCC needs" in capsys.readouterr().err
     assert main([*argv[:-2], "--method", "dpp", "--param", "layer=counts"]) == 2
     assert "--param layer=counts: the input has no such layer" in capsys.readouterr().err
+    from scconsensus._settings import ENV_PROBLEM
+
+    ENV_PROBLEM.append("SCCONSENSUS_MAX_DENSE_BYTES='8GB' is not")  # as a bad value leaves it
+    assert main([*argv, "--param", "mode=dense"]) == 2  # said as the command line's own
+    assert (
+        "scconsensus: warning: SCCONSENSUS_MAX_DENSE_BYTES='8GB' is not" in capsys.readouterr().err
+    )
     assert main([*argv, "--param", "mode=sprase"]) == 2  # a typo costs no ensemble
     said = capsys.readouterr()
     assert "--param mode (for pla)" in said.err and "ensemble:" not in said.out

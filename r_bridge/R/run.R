@@ -141,8 +141,8 @@
         old <- meta[[nm]]
         if (!is.list(old) || !isTRUE(old[["method"]] %in% kinds)) next
         stale <- setdiff(unlist(old[["keys"]]), unlist(uns[[nm]][["keys"]]))
-        stale <- stale[vapply(stale, function(k) isTRUE(meta[[k]][["method"]] %in% kinds),
-                              logical(1))]
+        ours <- function(k) is.list(meta[[k]]) && isTRUE(meta[[k]][["method"]] %in% kinds)
+        stale <- stale[vapply(stale, ours, logical(1))]  # not what the user put there since
         for (k in stale) {
             cols <- intersect(paste0(k, c("", "_confidence", "_entropy")),
                               names(SummarizedExperiment::colData(x)))

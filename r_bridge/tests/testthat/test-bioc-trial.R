@@ -83,4 +83,9 @@ test_that("a consensusK() rerun on a SingleCellExperiment replaces every k its e
               SingleCellExperiment::reducedDimNames(sce))
     expect_false(any(grepl("_k[34]", left)))
     expect_true("consensus_k_k2" %in% left)
+    # what the user put under a listed name since is theirs, whatever it holds (a review)
+    sce <- consensusK(sce, maxK = 3, reps = 5, keepK = "all", progress = FALSE)
+    S4Vectors::metadata(sce)$consensus_k_k3 <- "my note"
+    sce <- suppressWarnings(consensusK(sce, maxK = 2, reps = 5, keepK = "all", progress = FALSE))
+    expect_identical(S4Vectors::metadata(sce)$consensus_k_k3, "my note")
 })
