@@ -69,7 +69,12 @@ def command_parser(
         "--version", action="version", version=f"%(prog)s {__version__}", help="print the version"
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    p_run = sub.add_parser("run", help="build an ensemble and run consensus methods")
+    p_run = sub.add_parser(
+        "run",
+        help="build an ensemble and run consensus methods",
+        epilog="Dense n x n routes refuse above 4 GiB; raise the limit with the environment "
+        "variable SCCONSENSUS_MAX_DENSE_BYTES=<bytes>, or pass --param mode=sparse.",
+    )
     p_run.add_argument("input", help=f".h5ad file or bundled dataset ({', '.join(BUNDLED)})")
     p_run.add_argument(
         "--method",

@@ -92,7 +92,7 @@ def cli_terms(text: str) -> str:
     --k 2,3); the R bridge does the same for R (``.r_terms``)."""
     text = re.sub(r"(?<![\w(])k=\((\d+), (\d+)\)", r"--k \1,\2", text)
     # the memory guard's advice (a trial was told to set a Python setting)
-    text = re.sub(r"(?<![\w-])mode='(\w+)'", r"--param mode=\1", text)
+    text = re.sub(r"(?<![\w-])(mode|divergence)='(\w+)'", r"--param \1=\2", text)
     text = text.replace(
         "raise scconsensus.settings.max_dense_bytes if you have the memory",
         "raise the limit (environment variable SCCONSENSUS_MAX_DENSE_BYTES, in bytes) if "
@@ -111,4 +111,5 @@ def cli_terms(text: str) -> str:
         text,
     )
     pattern = _CLI_NAME.format(names="|".join(map(re.escape, _CLI_NAMES)))
-    return re.sub(pattern, lambda m: _CLI_NAMES[m[1]], text)
+    text = re.sub(pattern, lambda m: _CLI_NAMES[m[1]], text)
+    return re.sub(r"(?<![\w-])(--[a-z][\w-]*)='([^'\s]*)'", r"\1 \2", text)  # --use-rep X

@@ -310,7 +310,7 @@ def _acquire(fd: int, lock: Path, path: Path, option: str) -> None:
         return
     busy = ValueError(
         f"{option} {str(path)!r} is being written by another scconsensus run; wait for it "
-        "to finish, or write to another file."
+        "to finish, or write to another file or folder."
     )
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -465,8 +465,8 @@ def write_report(
     """Write PNG figures and ``report.md`` describing the consensus results ``keys``.
 
     For every result key in ``.obs``: membership bars, labels/confidence/entropy on an
-    embedding (UMAP, else PCA), the co-association heatmap of the ensemble ordered by the
-    result's labels, and the cluster-relationship graph; for a result that chose its
+    embedding (UMAP, else t-SNE, else PCA), the co-association heatmap of the ensemble
+    ordered by the result's labels, and the cluster-relationship graph; for a result that chose its
     number of clusters, the evidence (:func:`scconsensus.pl.k_selection`), the reason and
     the other stable resolutions; with a ``truth``, one
     reliability diagram of the results' confidence (:func:`scconsensus.pl.calibration`).
@@ -492,7 +492,8 @@ def write_report(
     truth
         ``.obs`` column of known labels to score against and annotate (skipped if absent).
     basis
-        Embedding for the scatter plots (default ``"umap"`` when present, else ``"pca"``).
+        Embedding for the scatter plots (default: the first of ``"umap"``, ``"tsne"``,
+        ``"pca"`` present).
     progress
         Progress bar over the figures (``None``: when scanpy's verbosity is ``'info'`` or
         higher).

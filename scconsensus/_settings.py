@@ -17,7 +17,7 @@ class Settings:
     ----------
     max_dense_bytes
         Largest dense ``n x n`` allocation (in bytes, all matrices of one call
-        together, for PCC and PLA their solvers' working arrays included) that
+        together, for PCC, PLA and DPP their working arrays included) that
         scconsensus makes before refusing with an error that points to the
         sparse route. Default 4 GiB, or the environment variable
         ``SCCONSENSUS_MAX_DENSE_BYTES`` (bytes) when set before import: the command

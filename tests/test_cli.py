@@ -396,6 +396,9 @@ def test_the_command_line_says_its_own_words(tmp_path, capsys):
         "or give the number of clusters. Look at pl.k_selection, and give the number of "
         "clusters if the biology sets one."
     )
+    assert _cli_terms("mode='lowrank' (divergence='l2' only); pass use_rep='X'.") == (
+        "--param mode=lowrank (--param divergence=l2 only); pass --use-rep X."
+    )
     assert said == (
         "Build the ensemble over larger k (the default --k auto reaches sqrt(n)), or give "
         "--n-clusters. Look at the report's figure of K, and give --n-clusters if the "

@@ -342,7 +342,8 @@ def test_pl_calibration_marker_area_is_one_count_scale_for_all_keys():
         per_cell.append(points.get_sizes() / counts)
     per_cell = np.concatenate(per_cell)
     np.testing.assert_allclose(per_cell, per_cell[0])  # one area per cell in every key
-    size_legend = next(a for a in ax.artists if a.get_title().get_text() == "cells per bin")
+    legends = [*ax.artists, *ax.figure.legends]  # the figure's, in a figure of its own
+    size_legend = next(a for a in legends if a.get_title().get_text() == "cells per bin")
     counts = [int(t.get_text()) for t in size_legend.get_texts()]
     areas = [h.get_markersize() ** 2 for h in size_legend.legend_handles]
     np.testing.assert_allclose(np.array(areas) / counts, per_cell[0])  # readable counts

@@ -464,9 +464,11 @@ def test_a_figure_saved_with_savefig_keeps_its_labels_and_bins_whole(adata):
         fig = ax.figure
         fig.canvas.draw()
         renderer = fig.canvas.get_renderer()
-        # everything drawn: labels, ticks, title, legends
+        # everything drawn: labels, ticks, title, legends (the figure's too)
         assert _inside(ax.get_tightbbox(renderer), fig.bbox)
-    legends = ax.findobj(matplotlib.legend.Legend)
+        for legend in fig.legends:
+            assert _inside(legend.get_window_extent(renderer), fig.bbox)
+    legends = [*ax.findobj(matplotlib.legend.Legend), *fig.legends]
     assert len(legends) == 2
     for legend in legends:  # outside the axes, where no bin can lie under them
         assert not legend.get_window_extent(renderer).overlaps(ax.bbox)

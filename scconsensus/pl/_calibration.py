@@ -24,7 +24,9 @@ _MARGIN = 0.07
 #: Where the legends go: beside and below a figure of the plot's own, in the corners of
 #: axes the user gave.
 _OUTSIDE = {
-    "sizes": {"loc": "center left", "bbox_to_anchor": (1.02, 0.5)},
+    # the figure's legend, which constrained layout makes room for (an axes' second
+    # legend, added as an artist, it does not: a plain savefig cut it off)
+    "sizes": {"loc": "outside right center"},
     "keys": {"loc": "upper center", "bbox_to_anchor": (0.5, -0.16)},
 }
 _INSIDE = {"sizes": {"loc": "lower right"}, "keys": {"loc": "upper left"}}
@@ -152,11 +154,12 @@ def _draw(ax: Axes, curves: dict[str, tuple[pd.DataFrame, str]], outside: bool) 
     # outside the axes no bin can lie under a legend (a trial's hid a bin at accuracy 1);
     # room for the largest marker at 0 and 1 either way
     places = _OUTSIDE if outside else _INSIDE
-    size_legend = ax.legend(
+    size_legend = (ax.figure if outside else ax).legend(
         sizes, [str(c) for c in counts], title="cells per bin", fontsize=7, title_fontsize=7,
         frameon=False, labelspacing=1.2, **places["sizes"],
     )  # fmt: skip
-    ax.add_artist(size_legend)
+    if not outside:
+        ax.add_artist(size_legend)  # the keys' legend below replaces the axes' own
     ax.set_xlim(-_MARGIN, 1 + _MARGIN)
     ax.set_ylim(-_MARGIN, 1 + _MARGIN)
     ax.set_xlabel("confidence (bin mean)")

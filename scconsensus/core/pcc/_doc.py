@@ -64,7 +64,8 @@ min_mass
     over the rest. The solver stops at a tolerance, so a cluster the optimum
     empties can keep a residue of a few hundredths. Where dropping them all would
     leave KL's objective infinite (two items some partition kept apart wholly in one
-    cluster), the fewest of them, largest first, that keep it finite stay.""",
+    cluster), some stay: restored largest first, by bisection, until it is finite
+    (usually the fewest that make it so).""",
     # --- the method on an ensemble (core.pcc_consensus, tl.pcc) ---
     "pcc_mode": """\
 mode
