@@ -472,11 +472,15 @@ def test_a_figure_saved_with_savefig_keeps_its_labels_and_bins_whole(adata):
     assert len(legends) == 2
     for legend in legends:  # outside the axes, where no bin can lie under them
         assert not legend.get_window_extent(renderer).overlaps(ax.bbox)
+    # every marker whole inside the axes, the largest one at (1, 1) too (a review: the
+    # collection's own extent is a null box here, which any check passes)
+    a.obs["pcc_confidence"], a.obs["truth"] = 1.0, a.obs["pcc"]
+    ax = scc.pl.calibration(a, "pcc", truth="truth", show=False)
+    ax.figure.canvas.draw()
     box = ax.bbox
-    for dots in ax.collections:  # every marker whole inside the axes (a review: the
-        # collection's own extent is a null box here, which any check passes)
+    for dots in ax.collections:
         centres = ax.transData.transform(dots.get_offsets())
-        radius = np.sqrt(dots.get_sizes()) * fig.dpi / 72 / 2
+        radius = np.sqrt(dots.get_sizes()) * ax.figure.dpi / 72 / 2
         assert (centres[:, 0] - radius >= box.x0).all() and (centres[:, 0] + radius <= box.x1).all()
         assert (centres[:, 1] - radius >= box.y0).all() and (centres[:, 1] + radius <= box.y1).all()
     # in axes the user gave, beside others, the legends stay inside them
