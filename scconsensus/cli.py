@@ -47,9 +47,8 @@ from ._validation import (
 )
 from .core.ensemble import METHODS
 from .tl._anndata import consensus_layout
-from .tl._ensemble import companion_ending
 from .tl._null import check_null_input
-from .tl._record_keys import KINDS, each_k_key, record_kind
+from .tl._record_keys import KINDS, companion_ending, each_k_key, record_kind
 
 
 def available_methods() -> list[str]:

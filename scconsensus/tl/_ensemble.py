@@ -20,7 +20,7 @@ from ._anndata import (
     sanitize_uns,
     warn_overwrite,
 )
-from ._record_keys import is_ensemble_record
+from ._record_keys import COMPANIONS, companion_ending, is_ensemble_record
 from ._runs import ensemble_run_ids, matrix_digest, run_key
 
 #: :func:`ensemble`'s texts of what it writes (the function stays under 80 lines).
@@ -122,19 +122,6 @@ def ensemble(
     params = dict(result.params, use_rep=use_rep, layer=layer, graph=graph_key)
     params["matrix_digest"] = matrix_digest(X)  # tl.k_null checks it reads the same matrix
     return _store(adata.copy() if copy else adata, result, params, key_added, start, copy)
-
-
-#: The endings of the .obsm keys written beside a result, which no ensemble may take.
-COMPANIONS = {
-    "_run": "an ensemble's run ids",
-    "_membership": "a consensus result's memberships",
-    "_labels": "a consensus-k run's labels per k",
-}
-
-
-def companion_ending(key: str) -> str | None:
-    """The ending of :data:`COMPANIONS` that ``key`` has, if any."""
-    return next((end for end in COMPANIONS if key.endswith(end)), None)
 
 
 def _check_target(adata: AnnData, key_added: str) -> None:

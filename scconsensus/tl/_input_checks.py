@@ -8,6 +8,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from .._warnings import warn
+from ._record_keys import COMPANIONS
 
 __all__ = [
     "INPUT_MARK",
@@ -37,8 +38,9 @@ def check_use_rep(adata, use_rep: str | None) -> None:
         )
 
 
-#: Ends of the ``.obsm`` keys scconsensus writes: labels, memberships, consensus values.
-_OURS = ("_membership", "_item_consensus", "_labels", "_run")
+#: Ends of the ``.obsm`` keys scconsensus writes beside its results, and consensus-k's
+#: item consensus: labels, memberships, consensus values, none a representation.
+_OURS = (*COMPANIONS, "_item_consensus")
 
 
 def representations(adata) -> str:

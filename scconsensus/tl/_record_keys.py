@@ -22,6 +22,19 @@ KINDS = {
 _CONSENSUS_K = ("consensus_k", "consensus_cluster_plus")
 
 
+#: The endings of the .obsm keys written beside a result, which no ensemble may take.
+COMPANIONS = {
+    "_run": "an ensemble's run ids",
+    "_membership": "a consensus result's memberships",
+    "_labels": "a consensus-k run's labels per k",
+}
+
+
+def companion_ending(key: str) -> str | None:
+    """The ending of :data:`COMPANIONS` that ``key`` has, if any."""
+    return next((end for end in COMPANIONS if key.endswith(end)), None)
+
+
 def each_k_key(key_added: str, n_clusters: int) -> str:
     """The key one K of a list is stored under: ``f"{key_added}_k{K}"``."""
     return f"{key_added}_k{int(n_clusters)}"

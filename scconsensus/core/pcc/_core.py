@@ -438,14 +438,17 @@ def _returned(data, sparse_input, Y, obj, bregman, min_mass, has_pair):
         return membership, order, obj
     dropped = np.setdiff1d(np.arange(Y.shape[1]), order)
     dropped = dropped[np.argsort(-Y[:, dropped].sum(axis=0), kind="stable")]
-    lo, hi = 1, dropped.size  # restoring all of them gives the solver's finite point
+    lo, hi, found = 1, dropped.size, None  # restoring all gives the solver's finite point
     while lo < hi:
         mid = (lo + hi) // 2
-        kept = _memberships(Y, min_mass, has_pair, restore=dropped[:mid])[0]
-        finite = np.isfinite(_objective(data, sparse_input, kept, bregman))
-        lo, hi = (lo, mid) if finite else (mid + 1, hi)
-    membership, order = _memberships(Y, min_mass, has_pair, restore=dropped[:lo])
-    return membership, order, _objective(data, sparse_input, membership, bregman)
+        kept = _memberships(Y, min_mass, has_pair, restore=dropped[:mid])
+        obj = _objective(data, sparse_input, kept[0], bregman)
+        lo, hi = (lo, mid) if np.isfinite(obj) else (mid + 1, hi)
+        found = (*kept, obj) if np.isfinite(obj) else found  # the point at hi
+    if found is None:  # only restoring all is finite, which the loop never evaluates
+        membership, order = _memberships(Y, min_mass, has_pair, restore=dropped[:lo])
+        found = (membership, order, _objective(data, sparse_input, membership, bregman))
+    return found
 
 
 def _memberships(
